@@ -1,0 +1,140 @@
+# tfm: one non-recursive Makefile.  Objects go under build/.
+#   make                 libtfm.a, libtfm.so, build/bin/tfm-*
+#   make check           unit tests, bats tests, man-page lint
+#   make demo            run a real model
+#   make install PREFIX=/usr/local DESTDIR=
+#   CUDA=auto|0|1        build the CUDA backend (auto: when nvcc is on PATH)
+#   SANITIZE=1           ASan + UBSan
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CUDA     ?= auto
+SANITIZE ?= 0
+CC       ?= cc
+NVCC     ?= nvcc
+B        := build
+
+PKGS     := openblas libarchive libzstd jansson libpcre2-8
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+XCFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+            -Wno-sign-compare -fPIC -pthread -Ilib -MMD -MP $(PKG_CFLAGS)
+LDLIBS   := $(PKG_LIBS) -lm -pthread
+ifeq ($(SANITIZE),1)
+XCFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# CUDA: auto builds the backend when nvcc is on PATH, and says so.
+ifeq ($(CUDA),auto)
+HAVE_NVCC := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo 1)
+CUDA_ON   := $(if $(HAVE_NVCC),1,0)
+else
+CUDA_ON   := $(CUDA)
+endif
+CU_SRC   := $(wildcard lib/kernels/cuda/*.cu)
+ifeq ($(CUDA_ON),1)
+ifneq ($(CU_SRC),)
+CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC))))
+XCFLAGS  += -DTFM_CUDA=1 -I$(CUDA_HOME)/include
+LDLIBS   += -L$(CUDA_HOME)/lib64 -lcudart -lcublas
+endif
+endif
+
+# Sources are discovered: every lib/**/*.c is in libtfm, every cmd/tfm-*.c is a
+# program, every tests/unit/test_*.c is a test program.
+LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+ifeq ($(CUDA_ON),1)
+LIB_OBJ  += $(CU_SRC:%.cu=$(B)/%.o)
+endif
+CMD_SRC  := $(wildcard cmd/tfm-*.c)
+CMD_BIN  := $(CMD_SRC:cmd/%.c=$(B)/bin/%)
+CMD_COMMON := $(filter-out cmd/tfm-%.c,$(wildcard cmd/*.c))
+CMD_COMMON_OBJ := $(CMD_COMMON:%.c=$(B)/%.o)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+TEST_COMMON_OBJ := $(patsubst %.c,$(B)/%.o,$(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c)))
+
+# SIMD kernels are compiled for their instruction set and chosen at run time.
+$(B)/lib/kernels/cpu/%-avx2.o: XCFLAGS += -mavx2 -mfma -mf16c
+$(B)/lib/kernels/cpu/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
+	-mavx512dq -mavx512vnni -mavx512bf16 -mfma -mf16c
+$(B)/lib/quant/%-avx2.o: XCFLAGS += -mavx2 -mfma -mf16c
+$(B)/lib/quant/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
+	-mavx512dq -mavx512vnni -mavx512bf16 -mfma -mf16c
+
+.PHONY: all deps check unit bats manlint demo install clean cuda-info
+all: cuda-info $(B)/libtfm.a $(B)/libtfm.so $(CMD_BIN)
+
+cuda-info:
+ifeq ($(CUDA_ON),1)
+	@if [ -n "$(CU_SRC)" ]; then echo "cuda: building the CUDA backend ($(NVCC))"; \
+	 else echo "cuda: nvcc found, but there are no CUDA kernels yet: CPU only"; fi >&2
+else
+	@echo "cuda: not built (CUDA=$(CUDA)$(if $(filter auto,$(CUDA)), and no nvcc on PATH))" >&2
+endif
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -Ilib -Xcompiler -fPIC -c $< -o $@
+
+$(B)/libtfm.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libtfm.so: $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/bin/%: $(B)/cmd/%.o $(CMD_COMMON_OBJ) $(B)/libtfm.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(CMD_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)
+
+$(B)/tests/%: $(B)/tests/unit/%.o $(TEST_COMMON_OBJ) $(B)/libtfm.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)
+
+deps:
+	@./scripts/install-deps
+
+# check: install what is missing, build, then unit tests, bats, man lint.
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@./tests/run-all $(TEST_BIN)
+
+unit: all $(TEST_BIN)
+	@./tests/run-all --unit $(TEST_BIN)
+
+bats: all
+	@./tests/run-all --bats
+
+manlint:
+	@./tests/run-all --man
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@./scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/tfm $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(CMD_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(B)/libtfm.a $(B)/libtfm.so $(DESTDIR)$(PREFIX)/lib/
+	cd lib && for h in $$(find . -name '*.h' ! -name '*-impl.h'); do \
+	  install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/tfm/$$h; done
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(PKG_LIBS) -lm -pthread|' \
+	  scripts/tfm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tfm.pc
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,73 @@
+/* common.c: see common.h. */
+#include "common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *prog = "tfm";
+
+void cmd_init(const char *name)
+{
+	prog = name;
+	signal(SIGPIPE, SIG_IGN);
+	const char *lvl = getenv("TFM_LOG");
+	if (lvl && *lvl >= '0' && *lvl <= '4')
+		tfm_log_set_level(*lvl - '0');
+}
+
+int cmd_fail(int st)
+{
+	if (st == TFM_E_PIPE)
+		return 0;
+	fprintf(stderr, "%s: %s\n", prog, tfm_errmsg());
+	return tfm_exit_code(st);
+}
+
+int cmd_usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (usage)
+		fputs(usage, stderr);
+	return 64;
+}
+
+void cmd_version(void)
+{
+	printf("%s (tfm) %s\n", prog, TFM_VERSION);
+}
+
+int cmd_close_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (errno == EPIPE)
+			return 0;
+		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+		return 74;
+	}
+	return 0;
+}
+
+int cmd_opt_i64(const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)
+{
+	if (tfm_parse_i64(arg, lo, hi, out)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, opt, tfm_errmsg());
+		return 64;
+	}
+	return 0;
+}
+
+int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+	if (tfm_parse_f64(arg, lo, hi, out)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, opt, tfm_errmsg());
+		return 64;
+	}
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* common.h: glue shared by the tfm-* commands: error reporting with the
+ * program name, the status-to-exit mapping, version text, stdout checks. */
+#ifndef TFM_CMD_COMMON_H
+#define TFM_CMD_COMMON_H
+
+#include "tfm.h"
+
+extern const char *prog; /* set by cmd_init */
+
+/* Set prog, default log level, and the SIGPIPE policy (EPIPE reported as
+ * TFM_E_PIPE so a command ends quietly when its reader goes away). */
+void cmd_init(const char *name);
+/* "prog: message" on stderr from the library's error text; returns the exit
+ * code for st (0 for TFM_E_PIPE, which is silent). */
+int cmd_fail(int st);
+/* "prog: message" for a usage error; returns 64. */
+int cmd_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cmd_version(void);
+/* Flush and check stdout at exit: returns 0, or 74 with a message (EPIPE: 0). */
+int cmd_close_stdout(void);
+/* Parse helpers for options: on error print "prog: -x: message", return 64. */
+int cmd_opt_i64(const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out);
+int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *out);
+
+#endif

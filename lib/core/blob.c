@@ -1,0 +1,209 @@
+/* blob.c: the whole of an input (path, "-" or pipe) as bytes in memory.
+ * Regular files are mmapped; pipes and stdin are read.  A zstd frame is
+ * decompressed into memory transparently. */
+#include "tfm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+static int read_all(int fd, uint8_t **out, size_t *size, const char *name)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = tfm_malloc(cap);
+	if (!buf)
+		return TFM_E_NOMEM;
+	for (;;) {
+		if (n == cap) {
+			uint8_t *nb = tfm_realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return TFM_E_NOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return tfm_seterr(TFM_E_IO, "%s: read: %s", name, strerror(errno));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*out = buf;
+	*size = n;
+	return TFM_OK;
+}
+
+static int is_zstd(const uint8_t *p, size_t n)
+{
+	return n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD;
+}
+
+/* Decompress a zstd stream of unknown size with the streaming API. */
+static int unzstd(struct tfm_blob *b)
+{
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	if (!ds)
+		return tfm_seterr(TFM_E_NOMEM, "zstd: out of memory");
+	size_t cap = b->size * 4 + (1 << 20), n = 0;
+	unsigned long long hint = ZSTD_getFrameContentSize(b->data, b->size);
+	if (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR &&
+	    hint < ((size_t)1 << 40))
+		cap = (size_t)hint + 1;
+	uint8_t *buf = tfm_malloc(cap);
+	int st = TFM_OK;
+	if (!buf) {
+		ZSTD_freeDStream(ds);
+		return TFM_E_NOMEM;
+	}
+	ZSTD_inBuffer in = { b->data, b->size, 0 };
+	size_t ret = 1;
+	while (in.pos < in.size) {
+		if (n == cap) {
+			uint8_t *nb = tfm_realloc(buf, cap * 2);
+			if (!nb) {
+				st = TFM_E_NOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ZSTD_outBuffer ob = { buf + n, cap - n, 0 };
+		ret = ZSTD_decompressStream(ds, &ob, &in);
+		if (ZSTD_isError(ret)) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: zstd: %s", b->name,
+					ZSTD_getErrorName(ret));
+			goto out;
+		}
+		n += ob.pos;
+		if (ob.pos == 0 && in.pos == in.size)
+			break;
+	}
+	/* flush what remains buffered inside the decoder */
+	while (ret != 0) {
+		if (n == cap) {
+			uint8_t *nb = tfm_realloc(buf, cap * 2);
+			if (!nb) {
+				st = TFM_E_NOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ZSTD_outBuffer ob = { buf + n, cap - n, 0 };
+		ret = ZSTD_decompressStream(ds, &ob, &in);
+		if (ZSTD_isError(ret)) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: zstd: %s", b->name,
+					ZSTD_getErrorName(ret));
+			goto out;
+		}
+		n += ob.pos;
+		if (ob.pos == 0) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: zstd: truncated stream", b->name);
+			goto out;
+		}
+	}
+out:
+	ZSTD_freeDStream(ds);
+	if (st) {
+		free(buf);
+		return st;
+	}
+	/* replace the compressed bytes with the decompressed ones */
+	if (b->map_)
+		munmap(b->map_, b->map_size_);
+	free(b->owned_);
+	b->map_ = NULL;
+	b->owned_ = buf;
+	b->data = buf;
+	b->size = n;
+	return TFM_OK;
+}
+
+int tfm_blob_open(struct tfm_blob *b, const char *path)
+{
+	memset(b, 0, sizeof *b);
+	int fd = 0, st = TFM_OK;
+	int use_stdin = !path || !strcmp(path, "-");
+	b->name = tfm_strdup(use_stdin ? "<stdin>" : path);
+	if (!b->name)
+		return TFM_E_NOMEM;
+	if (!use_stdin) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			st = tfm_seterr(TFM_E_OPEN, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) < 0) {
+		st = tfm_seterr(TFM_E_IO, "%s: %s", b->name, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		st = tfm_seterr(TFM_E_OPEN, "%s: is a directory", b->name);
+		goto fail;
+	}
+	if (S_ISREG(sb.st_mode) && sb.st_size > 0) {
+		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			st = tfm_seterr(TFM_E_IO, "%s: mmap: %s", b->name, strerror(errno));
+			goto fail;
+		}
+		b->map_ = m;
+		b->map_size_ = (size_t)sb.st_size;
+		b->data = m;
+		b->size = (size_t)sb.st_size;
+	} else {
+		st = read_all(fd, &b->owned_, &b->size, b->name);
+		if (st)
+			goto fail;
+		b->data = b->owned_;
+	}
+	if (!use_stdin)
+		close(fd);
+	fd = -1;
+	if (is_zstd(b->data, b->size) && (st = unzstd(b)))
+		goto fail;
+	return TFM_OK;
+fail:
+	if (fd > 0)
+		close(fd);
+	tfm_blob_close(b);
+	return st;
+}
+
+void tfm_blob_wrap(struct tfm_blob *b, const void *data, size_t size, const char *name)
+{
+	memset(b, 0, sizeof *b);
+	b->data = data;
+	b->size = size;
+	b->name = tfm_strdup(name ? name : "<memory>");
+}
+
+void tfm_blob_close(struct tfm_blob *b)
+{
+	if (!b)
+		return;
+	if (b->map_)
+		munmap(b->map_, b->map_size_);
+	free(b->owned_);
+	free(b->name);
+	memset(b, 0, sizeof *b);
+}
+
+int tfm_path_is_dir(const char *path)
+{
+	struct stat sb;
+	return path && strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}

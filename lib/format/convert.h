@@ -1,0 +1,21 @@
+/* convert.h: any checkpoint to a GGUF.  The result is an in-memory GGUF
+ * whose tensors are produced on demand from the source (converted to the
+ * requested dtype, Q/K permuted for llama.cpp's rope layout where needed),
+ * so tfm-convert streams it to a file and tfm_model_open uses it directly. */
+#ifndef TFM_CONVERT_H
+#define TFM_CONVERT_H
+
+struct tfm_gguf;
+struct tfm_convert;
+
+struct tfm_convert_opts {
+	const char *vocab;   /* llama2.c tokenizer.bin */
+	int dtype;           /* enum tfm_type for 2-D weights: -1 keeps the source */
+};
+
+/* Open path (any checkpoint or GGUF) and build the output GGUF. */
+int tfm_convert_open(struct tfm_convert **cv, const char *path, const struct tfm_convert_opts *o);
+struct tfm_gguf *tfm_convert_gguf(struct tfm_convert *cv);
+void tfm_convert_close(struct tfm_convert *cv);
+
+#endif

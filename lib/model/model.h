@@ -1,0 +1,44 @@
+/* model.h: a loaded model (spec + bound weights + tokenizer + backend) and
+ * evaluation contexts (KV cache and recurrent state for one sequence).
+ * tfm_model_open takes any GGUF, or anything tfm-convert reads (converted in
+ * memory).  One block executor runs every spec. */
+#ifndef TFM_MODEL_H
+#define TFM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tfm_spec;
+struct tfm_tokenizer;
+struct tfm_gguf;
+struct tfm_model;
+struct tfm_ctx;
+
+struct tfm_model_opts {
+	int n_threads;           /* 0: online cores */
+	const char *vocab;       /* llama2.c tokenizer.bin for llama2.c checkpoints */
+	const char *device;      /* "auto" (NULL), "cpu", "cuda" */
+	const char *const *set;  /* --set KEY=VALUE overrides, applied in order */
+	int n_set;
+	int kv_type;             /* enum tfm_type of the KV cache: F32 (default) */
+};
+
+int tfm_model_open(struct tfm_model **m, const char *path, const struct tfm_model_opts *o);
+void tfm_model_close(struct tfm_model *m);
+const struct tfm_spec *tfm_model_spec(const struct tfm_model *m);
+const struct tfm_tokenizer *tfm_model_tokenizer(const struct tfm_model *m); /* may be NULL */
+const struct tfm_gguf *tfm_model_gguf(const struct tfm_model *m);
+
+/* A context holds the KV cache for up to n_ctx positions. */
+int tfm_ctx_new(struct tfm_ctx **c, struct tfm_model *m, int64_t n_ctx);
+void tfm_ctx_free(struct tfm_ctx *c);
+void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
+int64_t tfm_ctx_pos(const struct tfm_ctx *c); /* tokens in the cache */
+int64_t tfm_ctx_size(const struct tfm_ctx *c);
+
+/* Feed n tokens at the current position (prefill when n > 1, decode when
+ * n == 1) and advance.  logits: n_vocab floats for the last token, or, with
+ * all set, n * n_vocab floats (row i for token i).  NULL: no logits. */
+int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits, int all);
+
+#endif

@@ -1,0 +1,169 @@
+/* spec.h: the variant spec.  A model is a spec plus weights; the spec is a
+ * plain struct of knobs covering every variant of DESIGN.md section 3.
+ * Architecture presets only fill knobs; one block executor runs any spec.
+ * Knobs the executor does not run yet are still represented here, and the
+ * executor refuses them with a clear "not supported yet" error. */
+#ifndef TFM_SPEC_H
+#define TFM_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct tfm_gguf;
+
+#define TFM_MAX_LAYERS 512
+#define TFM_MAX_ROPE_FACTORS 256
+
+enum tfm_family { TFM_FAMILY_DECODER = 0, TFM_FAMILY_ENCODER, TFM_FAMILY_ENCDEC };
+enum tfm_layer_kind { TFM_LAYER_ATTN = 0, TFM_LAYER_MAMBA, TFM_LAYER_MAMBA2, TFM_LAYER_RWKV };
+enum tfm_norm_type { TFM_NORM_RMS = 0, TFM_NORM_LAYER, TFM_NORM_NONE };
+/* Where norms sit around each sublayer:
+ *  PRE:      x = x + f(norm(x))                       (llama, gpt2)
+ *  POST:     x = norm(x + f(x))                       (bert, original transformer)
+ *  SANDWICH: x = x + post_norm(f(norm(x)))            (gemma2/3)
+ *  POST_IN:  x = x + norm(f(x))                       (olmo2: norm inside the residual) */
+enum tfm_norm_place { TFM_NORM_PRE = 0, TFM_NORM_POST, TFM_NORM_SANDWICH, TFM_NORM_POST_IN };
+enum tfm_act { TFM_ACT_SILU = 0, TFM_ACT_GELU, TFM_ACT_GELU_TANH, TFM_ACT_RELU,
+	       TFM_ACT_RELU2, TFM_ACT_GELU_QUICK };
+/* Positions added to the embeddings. */
+enum tfm_pos_embd { TFM_POS_EMBD_NONE = 0, TFM_POS_EMBD_LEARNED, TFM_POS_EMBD_SINUSOIDAL };
+/* Positions inside attention. */
+enum tfm_pos_attn { TFM_POS_NONE = 0, TFM_POS_ROPE, TFM_POS_ALIBI, TFM_POS_T5 };
+enum tfm_rope_scaling { TFM_ROPE_SCALE_NONE = 0, TFM_ROPE_SCALE_LINEAR, TFM_ROPE_SCALE_NTK,
+			TFM_ROPE_SCALE_DYNAMIC, TFM_ROPE_SCALE_YARN, TFM_ROPE_SCALE_LLAMA3,
+			TFM_ROPE_SCALE_LONGROPE };
+enum tfm_mask { TFM_MASK_CAUSAL = 0, TFM_MASK_BIDIR, TFM_MASK_WINDOW, TFM_MASK_CHUNKED };
+enum tfm_qk_norm { TFM_QK_NORM_NONE = 0, TFM_QK_NORM_HEAD, TFM_QK_NORM_FULL };
+enum tfm_moe_gate { TFM_MOE_GATE_SOFTMAX = 0, TFM_MOE_GATE_SIGMOID };
+enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED };
+enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST };
+
+struct tfm_spec {
+	char arch[32];            /* preset name: "llama", "gemma2", ... */
+	char gguf_arch[32];       /* llama.cpp's general.architecture for it */
+	int family;               /* enum tfm_family */
+
+	/* sizes */
+	int64_t n_vocab, n_embd, n_layer, n_ctx_train;
+	int64_t n_layer_dec;      /* encoder-decoder: decoder layers (n_layer = encoder) */
+
+	/* embeddings */
+	float embd_scale;         /* 0 or 1: none; gemma: sqrt(n_embd) */
+	int pos_embd;             /* enum tfm_pos_embd */
+	int64_t pos_offset;       /* opt: learned positions start at 2 */
+	int64_t n_token_types;    /* bert: 2 */
+	int embd_norm;            /* bloom, bert: a norm right after the embeddings */
+	int tied_output;          /* output head shares token_embd */
+
+	/* attention */
+	int64_t n_head, n_head_kv, head_dim;   /* head_dim may differ from n_embd/n_head */
+	int64_t q_lora_rank, kv_lora_rank;     /* MLA (deepseek); 0 = not MLA */
+	int64_t qk_rope_dim, qk_nope_dim, v_head_dim;
+	int attn_bias_qkv, attn_bias_out;      /* biases present */
+	float attn_scale;         /* 0: 1/sqrt(head_dim) */
+	float attn_softcap;       /* 0: none (gemma2: 50) */
+	int qk_norm;              /* enum tfm_qk_norm */
+	int mask;                 /* enum tfm_mask (the default for all layers) */
+	int64_t window;           /* sliding window size (tokens), 0 = none */
+	int64_t chunk;            /* chunked attention size, 0 = none */
+	int diff_attn;            /* differential attention */
+	int linear_attn;          /* linear attention */
+	int cross_attn;           /* decoder layers attend to the encoder (enc-dec) */
+
+	/* positions in attention */
+	int pos_attn;             /* enum tfm_pos_attn */
+	double rope_theta;
+	int64_t rope_dims;        /* rotary dims per head (partial rotary) */
+	int rope_interleaved;     /* 1: pairs (2i, 2i+1) (GPT-J / Meta llama layout);
+	                             0: halves (i, i + d/2) (NeoX / HF layout) */
+	int rope_scaling;         /* enum tfm_rope_scaling */
+	double rope_factor;
+	int64_t rope_orig_ctx;    /* original_max_position_embeddings */
+	double yarn_beta_fast, yarn_beta_slow, yarn_attn_factor, yarn_mscale, yarn_mscale_all_dim;
+	double llama3_low_freq_factor, llama3_high_freq_factor;
+	int64_t n_rope_factors;   /* LongRoPE: entries of each factor list */
+	float rope_long_factors[TFM_MAX_ROPE_FACTORS];
+	float rope_short_factors[TFM_MAX_ROPE_FACTORS];
+	double alibi_max_bias;    /* 8 in bloom/mpt */
+	int64_t t5_buckets, t5_max_distance;
+
+	/* norms */
+	int norm;                 /* enum tfm_norm_type */
+	double norm_eps;
+	int norm_bias;            /* LayerNorm with bias */
+	int norm_plus_one;        /* gemma: weight stored as w-1 */
+	int norm_place;           /* enum tfm_norm_place */
+	int parallel_residual;    /* x + attn(ln(x)) + ffn(ln(x)) (gpt-neox, falcon, phi) */
+	int shared_attn_ffn_norm; /* parallel residual with one norm (falcon-7b, gpt-j) */
+	int final_norm;           /* a norm before the head */
+
+	/* feed-forward */
+	int act;                  /* enum tfm_act */
+	int gated;                /* act(gate(x)) * up(x) */
+	int64_t n_ff;
+	int ffn_bias;
+
+	/* mixture of experts */
+	int64_t n_expert, n_expert_used, n_expert_shared;
+	int64_t n_ff_expert, n_ff_shared;
+	int moe_gate;             /* enum tfm_moe_gate */
+	int moe_norm_topk;        /* renormalise the top-k weights */
+	int64_t moe_n_group, moe_topk_group;
+	double moe_routed_scale;
+	int64_t moe_first_dense;  /* first k layers are dense */
+	int64_t moe_every;        /* every k-th layer is MoE (1 = all) */
+
+	/* state-space and RWKV */
+	int64_t ssm_d_state, ssm_d_conv, ssm_d_inner, ssm_dt_rank, ssm_n_head, ssm_n_group;
+	int rwkv_version;         /* 4, 5, 6, 7 */
+	int64_t rwkv_head_size;
+
+	/* heads */
+	float final_softcap;      /* 0: none (gemma2: 30) */
+	int head;                 /* enum tfm_head */
+	int pooling;              /* enum tfm_pooling */
+	int64_t n_labels;
+
+	/* per-layer pattern */
+	uint8_t layer_kind[TFM_MAX_LAYERS];   /* enum tfm_layer_kind */
+	uint8_t layer_moe[TFM_MAX_LAYERS];    /* 1: MoE FFN */
+	uint8_t layer_window[TFM_MAX_LAYERS]; /* 1: sliding window in this layer */
+	uint8_t layer_rope[TFM_MAX_LAYERS];   /* 1: RoPE applies; 0: NoPE layer */
+
+	/* special tokens (when known) */
+	int32_t bos_id, eos_id, pad_id;
+};
+
+/* Defaults: a pre-norm RMSNorm decoder with RoPE (theta 10000), eps 1e-5. */
+void tfm_spec_init(struct tfm_spec *s);
+/* From a Hugging Face config.json object; an unknown model_type is
+ * TFM_E_UNSUPPORTED naming it. */
+int tfm_spec_from_config(struct tfm_spec *s, const json_t *config);
+/* From a GGUF: the tfm.* keys when present, else llama.cpp's own keys. */
+int tfm_spec_from_gguf(struct tfm_spec *s, const struct tfm_gguf *g);
+/* Write the tfm.* keys and llama.cpp's keys for the architecture. */
+int tfm_spec_to_gguf(const struct tfm_spec *s, struct tfm_gguf *g);
+/* --set KEY=VALUE (e.g. "attn.window=256", "rope.scaling=yarn"). */
+int tfm_spec_set(struct tfm_spec *s, const char *key_value);
+/* Consistency checks (head dims divide, counts positive, ...). */
+int tfm_spec_validate(const struct tfm_spec *s);
+/* The spec as a JSON object (for tfm-inspect -F json). */
+json_t *tfm_spec_to_json(const struct tfm_spec *s);
+
+/* Counts computed from the spec alone. */
+struct tfm_counts {
+	int64_t total, active, embedding, non_embedding;
+	int64_t attn, ffn, norms, embd, head, ssm; /* per part */
+	double kv_bytes_per_token;   /* at the given KV element size */
+	double flops_per_token;      /* forward, 2 * active matmul params + attention at ctx */
+};
+/* kv_elem_bytes: 4 for f32, 2 for f16, 34/32 for q8_0; ctx for the attention
+ * FLOPs and the window cap. */
+int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
+		   struct tfm_counts *c);
+/* KV-cache bytes for a context of ctx tokens (window layers cap at the window;
+ * SSM/RWKV layers have a constant state). */
+double tfm_spec_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx);
+
+#endif

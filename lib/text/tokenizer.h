@@ -1,0 +1,48 @@
+/* tokenizer.h: tokenizers behind one handle: SentencePiece-style BPE with
+ * scores and byte fallback ("llama"), byte-level BPE with merges and a
+ * pre-tokenizer chosen by name ("gpt2" + tokenizer.ggml.pre), WordPiece
+ * ("bert").  Built from a GGUF's tokenizer.ggml.* keys or a llama2.c
+ * tokenizer.bin; the same module writes those keys from Hugging Face files
+ * for tfm-convert. */
+#ifndef TFM_TOKENIZER_H
+#define TFM_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tfm_gguf;
+struct tfm_ckpt;
+struct tfm_tokenizer;
+
+int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g);
+/* llama2.c tokenizer.bin: max_token_length, then per token: f32 score,
+ * i32 length, bytes.  BOS 1, EOS 2. */
+int tfm_tokenizer_from_llama2c(struct tfm_tokenizer **out, const uint8_t *data,
+			       size_t size, int64_t n_vocab);
+void tfm_tokenizer_free(struct tfm_tokenizer *t);
+
+int64_t tfm_tokenizer_n_vocab(const struct tfm_tokenizer *t);
+int32_t tfm_tokenizer_bos(const struct tfm_tokenizer *t); /* -1 if none */
+int32_t tfm_tokenizer_eos(const struct tfm_tokenizer *t);
+int tfm_tokenizer_add_bos(const struct tfm_tokenizer *t); /* model wants BOS by default */
+
+/* Encode len bytes of UTF-8 text.  *ids is malloc'd (caller frees). */
+int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
+		 int add_bos, int32_t **ids, size_t *n);
+/* The raw piece of a token as stored in the vocabulary ("▁the", "<0x0A>"). */
+const char *tfm_token_piece(const struct tfm_tokenizer *t, int32_t id, size_t *len);
+/* Bytes that token id contributes to decoded text, given the previous token
+ * (for the leading-space rule after BOS).  Written into buf (at least 256
+ * bytes); returns the byte count, or a negative status. */
+int tfm_token_decode(const struct tfm_tokenizer *t, int32_t prev, int32_t id, char *buf, size_t cap);
+/* Whole-sequence decode; *text is malloc'd and NUL-terminated. */
+int tfm_detokenize(const struct tfm_tokenizer *t, const int32_t *ids, size_t n,
+		   char **text, size_t *len);
+
+/* For tfm-convert: write tokenizer.ggml.* keys from the tokenizer files of a
+ * checkpoint (tokenizer.json, tokenizer.model, vocab.txt + merges.txt, or a
+ * llama2.c tokenizer.bin).  Returns TFM_OK without writing anything when the
+ * checkpoint has no tokenizer files. */
+int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g);
+
+#endif

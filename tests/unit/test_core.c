@@ -1,0 +1,124 @@
+/* test_core.c: status/error text, number parsing, half conversions, blob
+ * input (file, zstd), atomic output, the thread pool. */
+#include "t.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+static void t_errors(void)
+{
+	CHECK(tfm_seterr(TFM_E_FORMAT, "%s: bad magic", "x.gguf") == TFM_E_FORMAT);
+	CHECK(!strcmp(tfm_errmsg(), "x.gguf: bad magic"));
+	tfm_adderr(TFM_E_FORMAT, "ctx");
+	CHECK(!strcmp(tfm_errmsg(), "ctx: x.gguf: bad magic"));
+	CHECK(tfm_exit_code(TFM_E_FORMAT) == 65);
+	CHECK(tfm_exit_code(TFM_E_UNSUPPORTED) == 65);
+	CHECK(tfm_exit_code(TFM_E_OPEN) == 66);
+	CHECK(tfm_exit_code(TFM_E_CREATE) == 73);
+	CHECK(tfm_exit_code(TFM_E_DEVICE) == 69);
+	CHECK(tfm_exit_code(TFM_E_INVAL) == 64);
+}
+
+static void t_parse(void)
+{
+	int64_t v;
+	double d;
+	CHECK_OK(tfm_parse_i64("42", 0, 100, &v));
+	CHECK(v == 42);
+	CHECK_ST(tfm_parse_i64("101", 0, 100, &v), TFM_E_INVAL);
+	CHECK_ST(tfm_parse_i64("4x", 0, 100, &v), TFM_E_INVAL);
+	CHECK_ST(tfm_parse_i64("", 0, 100, &v), TFM_E_INVAL);
+	CHECK_OK(tfm_parse_f64("0.5", 0, 1, &d));
+	CHECK(d == 0.5);
+	CHECK_ST(tfm_parse_f64("nan", 0, 1, &d), TFM_E_INVAL);
+}
+
+static void t_half(void)
+{
+	/* known encodings */
+	CHECK(tfm_f32_to_f16(1.0f) == 0x3c00);
+	CHECK(tfm_f32_to_f16(-2.0f) == 0xc000);
+	CHECK(tfm_f32_to_f16(65504.0f) == 0x7bff);
+	CHECK(tfm_f32_to_f16(65520.0f) == 0x7c00);
+	CHECK(tfm_f32_to_f16(5.9604645e-8f) == 0x0001);
+	CHECK(tfm_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00); /* tie to even */
+	CHECK(tfm_f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02);
+	CHECK(tfm_f16_to_f32(0x3555) == 0.333251953125f);
+	CHECK(tfm_f16_to_f32(0x0001) == 5.9604645e-8f);
+	CHECK(isinf(tfm_f16_to_f32(0x7c00)));
+	CHECK(isnan(tfm_f16_to_f32(0x7e00)));
+	/* every finite half round-trips */
+	int bad = 0;
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		if ((h & 0x7c00) == 0x7c00)
+			continue;
+		if (tfm_f32_to_f16(tfm_f16_to_f32((uint16_t)h)) != h)
+			bad++;
+	}
+	CHECK_MSG(bad == 0, "%d halves did not round-trip", bad);
+	CHECK(tfm_f32_to_bf16(1.0f) == 0x3f80);
+	CHECK(tfm_bf16_to_f32(0x3f80) == 1.0f);
+	CHECK(tfm_f32_to_bf16(1.00390625f) == 0x3f80); /* tie to even */
+	CHECK(tfm_f32_to_bf16(1.01171875f) == 0x3f82);
+}
+
+static void t_blob_and_out(void)
+{
+	char *dir = t_tmpdir();
+	char *p = t_path("%s/a.bin", dir), *pz = t_path("%s/a.bin.zst", dir);
+	struct tfm_out *o;
+	CHECK_OK(tfm_out_open(&o, p, 0));
+	CHECK_OK(tfm_out_write(o, "hello ", 6));
+	CHECK_OK(tfm_out_printf(o, "%s %d", "world", 7));
+	/* nothing at the final path before commit */
+	CHECK(access(p, F_OK) != 0);
+	CHECK_OK(tfm_out_commit(o));
+	struct tfm_blob b;
+	CHECK_OK(tfm_blob_open(&b, p));
+	CHECK(b.size == 13 && !memcmp(b.data, "hello world 7", 13));
+	tfm_blob_close(&b);
+
+	/* zstd output, transparently decompressed on input */
+	CHECK_OK(tfm_out_open(&o, pz, 1));
+	static char big[3 << 20];
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (char)(i * 7 % 251);
+	CHECK_OK(tfm_out_write(o, big, sizeof big));
+	CHECK_OK(tfm_out_commit(o));
+	CHECK_OK(tfm_blob_open(&b, pz));
+	CHECK(b.size == sizeof big && !memcmp(b.data, big, sizeof big));
+	tfm_blob_close(&b);
+
+	/* abort leaves nothing behind */
+	char *pa = t_path("%s/aborted", dir);
+	CHECK_OK(tfm_out_open(&o, pa, 0));
+	tfm_out_write(o, "x", 1);
+	tfm_out_abort(o);
+	CHECK(access(pa, F_OK) != 0);
+
+	CHECK_ST(tfm_blob_open(&b, "/nonexistent/file"), TFM_E_OPEN);
+	CHECK_ST(tfm_blob_open(&b, dir), TFM_E_OPEN);
+	free(p), free(pz), free(pa), free(dir);
+}
+
+static atomic_int hits[1000];
+static void bump(void *ctx, int i, int n) { atomic_fetch_add(&hits[i], 1); }
+
+static void t_pool(void)
+{
+	struct tfm_pool *p;
+	CHECK_OK(tfm_pool_new(&p, 3));
+	for (int r = 0; r < 50; r++)
+		tfm_pool_run(p, bump, NULL, 1000);
+	int bad = 0;
+	for (int i = 0; i < 1000; i++)
+		bad += hits[i] != 50;
+	CHECK(bad == 0);
+	tfm_pool_free(p);
+}
+
+static const struct t_case t_cases[] = {
+	{ "errors", t_errors }, { "parse", t_parse }, { "half", t_half },
+	{ "blob_and_out", t_blob_and_out }, { "pool", t_pool },
+};
+T_MAIN(t_cases)
