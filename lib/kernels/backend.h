@@ -1,0 +1,100 @@
+/* backend.h: the kernel table.  The block executor calls kernels only
+ * through a struct tfm_backend; ref/ holds the scalar specification, cpu/ the
+ * OpenBLAS + AVX2/AVX-512 + threads version; dispatch.c is the only file that
+ * knows which backends exist.  All activations are f32, row-major. */
+#ifndef TFM_KERNELS_BACKEND_H
+#define TFM_KERNELS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tfm_pool;
+
+/* A weight matrix as stored in the file: ggml ne = {in, out}, i.e. row-major
+ * [out][in] of `type` (f32, f16, bf16, q8_0, q4_0).  The data is not owned. */
+struct tfm_mat {
+	const void *data;   /* [out][in] of type */
+	int type;           /* enum tfm_type */
+	int64_t in, out;
+	size_t row_bytes;   /* bytes of one row of in elements */
+};
+
+/* Execution state a backend needs for threaded kernels: the pool, and
+ * scratch per task (n_tasks slices of scratch_per_task floats).  The
+ * evaluation context owns it; one kexec is used by one thread at a time. */
+struct tfm_kexec {
+	struct tfm_pool *pool;
+	int n_tasks;               /* = pool threads */
+	float *scratch;            /* [n_tasks][scratch_per_task] */
+	size_t scratch_per_task;   /* floats */
+	int64_t par_min;           /* run inline below this many multiply-adds */
+};
+
+/* Attention of n_tok queries over a KV cache.  q, out: [n_tok][n_head*head_dim];
+ * kc, vc: [n_slots][n_head_kv*head_dim], position p lives in slot p % n_slots.
+ * Query t sits at position pos0 + t and sees keys j with j <= p and, when
+ * window > 0, p - j < window.  The caller has already written the keys and
+ * values of the n_tok queries into the cache. */
+struct tfm_attn_args {
+	int64_t n_tok, pos0;
+	int64_t n_head, n_head_kv, head_dim;
+	int64_t n_slots;
+	int64_t window;        /* 0: plain causal */
+	float scale;           /* multiplies q.k */
+	float softcap;         /* 0: none; else cap * tanh(s / cap) */
+	const float *alibi;    /* [n_head] slopes (bias slope * (j - p)), or NULL */
+};
+
+/* Activations (same values as enum tfm_act in spec.h). */
+enum { TFM_K_SILU = 0, TFM_K_GELU, TFM_K_GELU_TANH, TFM_K_RELU, TFM_K_RELU2, TFM_K_GELU_QUICK };
+
+struct tfm_backend {
+	const char *name;
+	/* y[n][w->out] = x[n][w->in] . W^T.  y must not alias x. */
+	void (*matmul)(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
+		       int64_t n);
+	/* One row of n: y = x / rms(x) * w  (w NULL: 1; plus_one: 1 + w).  y may be x. */
+	void (*rmsnorm)(float *y, const float *x, const float *w, int64_t n, float eps,
+			int plus_one);
+	/* One row: y = (x - mean) / sqrt(var + eps) * w + b  (w, b may be NULL). */
+	void (*layernorm)(float *y, const float *x, const float *w, const float *b, int64_t n,
+			  float eps, int plus_one);
+	/* Rotate the first n_rot dims of each of n_head heads of x [n_head][head_dim]:
+	 * pair i (i < n_rot/2) is (2i, 2i+1) when interleaved, else (i, i + n_rot/2),
+	 * by the angle whose cos/sin are cs[i]/sn[i]. */
+	void (*rope)(float *x, int64_t n_head, int64_t head_dim, int64_t n_rot, int interleaved,
+		     const float *cs, const float *sn);
+	void (*softmax)(float *x, int64_t n);             /* in place */
+	void (*act)(float *x, int64_t n, int act);        /* in place */
+	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* g = act(g) * u */
+	void (*add)(float *y, const float *a, const float *b, int64_t n); /* may alias */
+	void (*mul)(float *y, const float *a, const float *b, int64_t n);
+	void (*attn)(struct tfm_kexec *k, float *out, const float *q, const float *kc,
+		     const float *vc, const struct tfm_attn_args *a);
+	/* Floats of scratch per task matmul/attn need for these sizes. */
+	size_t (*scratch_need)(int64_t max_in, int64_t n_slots);
+};
+
+/* dispatch.c */
+const struct tfm_backend *tfm_backend_ref(void);
+const struct tfm_backend *tfm_backend_cpu(void);
+/* Backend by name: NULL or "auto" picks the best available; "cpu", "ref".
+ * TFM_E_DEVICE for "cuda" when it is not built. */
+int tfm_backend_find(const struct tfm_backend **be, const char *name);
+/* Every backend, for tests: i in [0, tfm_backend_count()). */
+int tfm_backend_count(void);
+const struct tfm_backend *tfm_backend_at(int i);
+
+/* ref/convert.c: one row of n elements of a weight type to f32 (f32, f16,
+ * bf16, q8_0, q4_0); TFM_E_UNSUPPORTED for other types. */
+int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n);
+int tfm_k_type_ok(int type);
+
+/* The ref backend's entry points (reused as fallbacks by other backends). */
+void tfm_ref_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
+		    int64_t n);
+void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *kc,
+		  const float *vc, const struct tfm_attn_args *a);
+float tfm_ref_act1(float x, int act);
+
+#endif

@@ -1,0 +1,35 @@
+/* cpu-impl.h: internals of the CPU backend shared by its files: the SIMD dot
+ * products (one per instruction set, picked once at run time). */
+#ifndef TFM_CPU_IMPL_H
+#define TFM_CPU_IMPL_H
+
+#include "tfm.h"
+#include "kernels/backend.h"
+
+/* dot(w row of n elements of some type, x[n]) */
+typedef float (*tfm_cpu_dot_fn)(const void *w, const float *x, int64_t n);
+
+float tfm_cpu_dot_f32_avx2(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_f16_avx2(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_bf16_avx2(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_f32_avx512(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_f16_avx512(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_bf16_avx512(const void *w, const float *x, int64_t n);
+
+/* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
+tfm_cpu_dot_fn tfm_cpu_dot(int type);
+const char *tfm_cpu_isa(void); /* "avx512", "avx2" or "scalar" */
+
+/* cpu-ops.c: the element-wise and row kernels */
+void tfm_cpu_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, int plus_one);
+void tfm_cpu_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n,
+		       float eps, int plus_one);
+void tfm_cpu_rope(float *x, int64_t n_head, int64_t head_dim, int64_t n_rot, int interleaved,
+		  const float *cs, const float *sn);
+void tfm_cpu_softmax(float *x, int64_t n);
+void tfm_cpu_act(float *x, int64_t n, int act);
+void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act);
+void tfm_cpu_add(float *y, const float *a, const float *b, int64_t n);
+void tfm_cpu_mul(float *y, const float *a, const float *b, int64_t n);
+
+#endif

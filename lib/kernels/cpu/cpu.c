@@ -1,0 +1,272 @@
+/* cpu.c: the CPU backend's matmul and attention.  Decode (one token) is a
+ * matrix-vector product with AVX2/AVX-512 dot products; prefill (a batch of
+ * tokens) calls OpenBLAS sgemm on tiles of weight rows (f16/bf16/q8_0/q4_0
+ * tiles are converted to f32 in per-task scratch, so no f32 copy of the
+ * weights is ever kept).
+ *
+ * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
+ * thread (openblas_set_num_threads(1) when the backend is first used).  Each
+ * pool task calls sgemm on its own tiles.  One thread system means no
+ * oversubscription and no hand-over between two pools on every layer, and
+ * the split is by output rows in tiles of a fixed size, so every output is
+ * computed by the same instructions in the same order whatever the thread
+ * count: results are bit-identical for any n_threads. */
+#include "kernels/cpu/cpu-impl.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define GEMM_TILE 64   /* weight rows per sgemm call (fixed: see above) */
+
+static float dot_f32_scalar(const void *wv, const float *x, int64_t n)
+{
+	const float *w = wv;
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += w[i] * x[i];
+	return s;
+}
+
+static float dot_f16_scalar(const void *wv, const float *x, int64_t n)
+{
+	const uint16_t *w = wv;
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += tfm_f16_to_f32(w[i]) * x[i];
+	return s;
+}
+
+static float dot_bf16_scalar(const void *wv, const float *x, int64_t n)
+{
+	const uint16_t *w = wv;
+	float s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += tfm_bf16_to_f32(w[i]) * x[i];
+	return s;
+}
+
+static struct {
+	const char *isa;
+	tfm_cpu_dot_fn f32, f16, bf16;
+} g_isa;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void cpu_init(void)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl")) {
+		g_isa.isa = "avx512";
+		g_isa.f32 = tfm_cpu_dot_f32_avx512;
+		g_isa.f16 = tfm_cpu_dot_f16_avx512;
+		g_isa.bf16 = tfm_cpu_dot_bf16_avx512;
+	} else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		/* every AVX2 + FMA processor has F16C */
+		g_isa.isa = "avx2";
+		g_isa.f32 = tfm_cpu_dot_f32_avx2;
+		g_isa.f16 = tfm_cpu_dot_f16_avx2;
+		g_isa.bf16 = tfm_cpu_dot_bf16_avx2;
+	} else {
+		g_isa.isa = "scalar";
+		g_isa.f32 = dot_f32_scalar;
+		g_isa.f16 = dot_f16_scalar;
+		g_isa.bf16 = dot_bf16_scalar;
+	}
+	openblas_set_num_threads(1);
+}
+
+tfm_cpu_dot_fn tfm_cpu_dot(int type)
+{
+	pthread_once(&g_once, cpu_init);
+	switch (type) {
+	case TFM_TYPE_F32: return g_isa.f32;
+	case TFM_TYPE_F16: return g_isa.f16;
+	case TFM_TYPE_BF16: return g_isa.bf16;
+	}
+	return NULL;
+}
+
+const char *tfm_cpu_isa(void)
+{
+	pthread_once(&g_once, cpu_init);
+	return g_isa.isa;
+}
+
+/* ---- matmul ---- */
+
+struct mm_job {
+	struct tfm_kexec *k;
+	float *y;                 /* [n][out] */
+	const float *x;           /* [n][in] */
+	const struct tfm_mat *w;
+	int64_t n, rows, n_chunks;
+	tfm_cpu_dot_fn dot;       /* NULL: convert rows to f32 first */
+	tfm_cpu_dot_fn dot_f32;
+	atomic_llong next;
+};
+
+static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
+{
+	const struct tfm_mat *w = j->w;
+	int64_t o0 = c * j->rows, o1 = o0 + j->rows < w->out ? o0 + j->rows : w->out;
+	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
+	if (j->n == 1) {
+		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
+			if (j->dot) {
+				j->y[o] = j->dot(wd, j->x, w->in);
+			} else {
+				tfm_k_row_to_f32(w->type, wd, scr, w->in);
+				j->y[o] = j->dot_f32(scr, j->x, w->in);
+			}
+		}
+		return;
+	}
+	const float *a = (const float *)wd;
+	if (w->type != TFM_TYPE_F32) {
+		for (int64_t o = o0; o < o1; o++)
+			tfm_k_row_to_f32(w->type, wd + (size_t)(o - o0) * w->row_bytes,
+					 scr + (o - o0) * w->in, w->in);
+		a = scr;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->n, (int)(o1 - o0),
+		    (int)w->in, 1.0f, j->x, (int)w->in, a, (int)w->in, 0.0f, j->y + o0,
+		    (int)w->out);
+}
+
+static void mm_task(void *ctx, int task, int n_tasks)
+{
+	struct mm_job *j = ctx;
+	float *scr = j->k->scratch + (size_t)task * j->k->scratch_per_task;
+	for (;;) {
+		int64_t c = atomic_fetch_add(&j->next, 1);
+		if (c >= j->n_chunks)
+			break;
+		mm_chunk(j, scr, c);
+	}
+}
+
+static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
+		       int64_t n)
+{
+	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n};
+	j.dot = tfm_cpu_dot(w->type);
+	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
+	if (n == 1) {
+		/* any split gives the same rows; aim at ~8 chunks per task */
+		j.rows = w->out / (8 * (int64_t)k->n_tasks);
+		if (j.rows < 8)
+			j.rows = 8;
+	} else {
+		j.rows = GEMM_TILE;
+	}
+	j.n_chunks = (w->out + j.rows - 1) / j.rows;
+	atomic_init(&j.next, 0);
+	double work = (double)n * w->in * w->out;
+	if (k->n_tasks <= 1 || work < k->par_min || j.n_chunks == 1)
+		mm_task(&j, 0, 1);
+	else
+		tfm_pool_run(k->pool, mm_task, &j, k->n_tasks);
+}
+
+/* ---- attention ---- */
+
+struct attn_job {
+	struct tfm_kexec *k;
+	float *out;
+	const float *q, *kc, *vc;
+	const struct tfm_attn_args *a;
+	int64_t n_items;          /* n_tok * n_head */
+	atomic_llong next;
+};
+
+static void attn_item(struct attn_job *j, float *sc, int64_t it)
+{
+	const struct tfm_attn_args *a = j->a;
+	tfm_cpu_dot_fn dot = g_isa.f32;
+	int64_t t = it / a->n_head, h = it % a->n_head;
+	int64_t hd = a->head_dim, kvd = a->n_head_kv * hd, qd = a->n_head * hd;
+	int64_t kh = h / (a->n_head / a->n_head_kv);
+	int64_t p = a->pos0 + t;
+	int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+	int64_t nk = p - lo + 1;
+	const float *qv = j->q + t * qd + h * hd;
+	float mx = -INFINITY;
+	for (int64_t i = 0; i < nk; i++) {
+		int64_t slot = (lo + i) % a->n_slots;
+		float s = dot(j->kc + slot * kvd + kh * hd, qv, hd) * a->scale;
+		if (a->softcap > 0)
+			s = a->softcap * tanhf(s / a->softcap);
+		if (a->alibi)
+			s += a->alibi[h] * (float)(lo + i - p);
+		sc[i] = s;
+		if (s > mx)
+			mx = s;
+	}
+	float sum = 0;
+	for (int64_t i = 0; i < nk; i++) {
+		sc[i] = expf(sc[i] - mx);
+		sum += sc[i];
+	}
+	float inv = 1.0f / sum;
+	float *o = j->out + t * qd + h * hd;
+	memset(o, 0, (size_t)hd * sizeof *o);
+	for (int64_t i = 0; i < nk; i++) {
+		const float *v = j->vc + ((lo + i) % a->n_slots) * kvd + kh * hd;
+		float pi = sc[i] * inv;
+		for (int64_t d = 0; d < hd; d++)
+			o[d] += pi * v[d];
+	}
+}
+
+static void attn_task(void *ctx, int task, int n_tasks)
+{
+	struct attn_job *j = ctx;
+	float *scr = j->k->scratch + (size_t)task * j->k->scratch_per_task;
+	for (;;) {
+		int64_t it = atomic_fetch_add(&j->next, 1);
+		if (it >= j->n_items)
+			break;
+		attn_item(j, scr, it);
+	}
+}
+
+static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const float *kc,
+		     const float *vc, const struct tfm_attn_args *a)
+{
+	pthread_once(&g_once, cpu_init);
+	struct attn_job j = {.k = k, .out = out, .q = q, .kc = kc, .vc = vc, .a = a};
+	j.n_items = a->n_tok * a->n_head;
+	atomic_init(&j.next, 0);
+	int64_t keys = a->pos0 + a->n_tok;
+	if (a->window > 0 && keys > a->window)
+		keys = a->window;
+	double work = 2.0 * (double)j.n_items * keys * a->head_dim;
+	if (k->n_tasks <= 1 || work < k->par_min)
+		attn_task(&j, 0, 1);
+	else
+		tfm_pool_run(k->pool, attn_task, &j, k->n_tasks);
+}
+
+static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
+{
+	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
+	return a > (size_t)n_slots ? a : (size_t)n_slots;
+}
+
+const struct tfm_backend tfm_cpu_backend = {
+	.name = "cpu",
+	.matmul = cpu_matmul,
+	.rmsnorm = tfm_cpu_rmsnorm,
+	.layernorm = tfm_cpu_layernorm,
+	.rope = tfm_cpu_rope,
+	.softmax = tfm_cpu_softmax,
+	.act = tfm_cpu_act,
+	.act_mul = tfm_cpu_act_mul,
+	.add = tfm_cpu_add,
+	.mul = tfm_cpu_mul,
+	.attn = cpu_attn,
+	.scratch_need = cpu_scratch_need,
+};

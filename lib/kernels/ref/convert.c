@@ -1,0 +1,75 @@
+/* convert.c: weight rows to f32 for the kernels (f32, f16, bf16, and the
+ * ggml q8_0 / q4_0 block layouts).  Scalar; exact (every value of these
+ * types is representable in f32). */
+#include "tfm.h"
+#include "kernels/backend.h"
+
+#include <string.h>
+
+static const char *tname(int type)
+{
+	static const char *const names[] = {"f32", "f16", "q4_0", "q4_1", "type#4", "type#5",
+		"q5_0", "q5_1", "q8_0", "q8_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K"};
+	if (type >= 0 && type < (int)(sizeof names / sizeof names[0]))
+		return names[type];
+	return type == TFM_TYPE_BF16 ? "bf16" : "an unsupported type";
+}
+
+int tfm_k_type_ok(int type)
+{
+	return type == TFM_TYPE_F32 || type == TFM_TYPE_F16 || type == TFM_TYPE_BF16 ||
+	       type == TFM_TYPE_Q8_0 || type == TFM_TYPE_Q4_0;
+}
+
+int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
+{
+	const uint8_t *p = src;
+	switch (type) {
+	case TFM_TYPE_F32:
+		memcpy(dst, src, (size_t)n * sizeof(float));
+		return TFM_OK;
+	case TFM_TYPE_F16:
+		for (int64_t i = 0; i < n; i++) {
+			uint16_t h;
+			memcpy(&h, p + 2 * i, 2);
+			dst[i] = tfm_f16_to_f32(h);
+		}
+		return TFM_OK;
+	case TFM_TYPE_BF16:
+		for (int64_t i = 0; i < n; i++) {
+			uint16_t h;
+			memcpy(&h, p + 2 * i, 2);
+			dst[i] = tfm_bf16_to_f32(h);
+		}
+		return TFM_OK;
+	case TFM_TYPE_Q8_0: /* blocks of 32: f16 scale d, int8 q[32]; x = d * q */
+		if (n % 32)
+			break;
+		for (int64_t b = 0; b < n / 32; b++, p += 34) {
+			uint16_t h;
+			memcpy(&h, p, 2);
+			float d = tfm_f16_to_f32(h);
+			for (int j = 0; j < 32; j++)
+				dst[b * 32 + j] = d * (float)(int8_t)p[2 + j];
+		}
+		return TFM_OK;
+	case TFM_TYPE_Q4_0: /* blocks of 32: f16 d, 16 bytes; low nibbles are
+			     * elements 0..15, high nibbles 16..31; x = d * (q - 8) */
+		if (n % 32)
+			break;
+		for (int64_t b = 0; b < n / 32; b++, p += 18) {
+			uint16_t h;
+			memcpy(&h, p, 2);
+			float d = tfm_f16_to_f32(h);
+			for (int j = 0; j < 16; j++) {
+				dst[b * 32 + j] = d * (float)((p[2 + j] & 15) - 8);
+				dst[b * 32 + j + 16] = d * (float)((p[2 + j] >> 4) - 8);
+			}
+		}
+		return TFM_OK;
+	default:
+		break;
+	}
+	return tfm_seterr(TFM_E_UNSUPPORTED, "weights of type %s (%lld per row) not supported",
+			  tname(type), (long long)n);
+}

@@ -1,0 +1,181 @@
+/* ref.c: the scalar reference backend, the specification every other backend
+ * is tested against.  Plain loops, double accumulators, no threads; speed is
+ * not a goal here. */
+#include "tfm.h"
+#include "kernels/backend.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void tfm_ref_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
+		    int64_t n)
+{
+	float *row = k->scratch; /* [w->in] */
+	const uint8_t *wd = w->data;
+	for (int64_t o = 0; o < w->out; o++) {
+		if (tfm_k_row_to_f32(w->type, wd + (size_t)o * w->row_bytes, row, w->in)) {
+			for (int64_t t = 0; t < n; t++)
+				y[t * w->out + o] = NAN;
+			continue;
+		}
+		for (int64_t t = 0; t < n; t++) {
+			const float *xt = x + t * w->in;
+			double s = 0;
+			for (int64_t i = 0; i < w->in; i++)
+				s += (double)xt[i] * row[i];
+			y[t * w->out + o] = (float)s;
+		}
+	}
+}
+
+static void ref_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps,
+			int plus_one)
+{
+	double ss = 0;
+	for (int64_t i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	double r = 1.0 / sqrt(ss / n + eps);
+	for (int64_t i = 0; i < n; i++) {
+		double g = w ? w[i] + (plus_one ? 1.0 : 0.0) : 1.0;
+		y[i] = (float)(x[i] * r * g);
+	}
+}
+
+static void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n,
+			  float eps, int plus_one)
+{
+	double m = 0, v = 0;
+	for (int64_t i = 0; i < n; i++)
+		m += x[i];
+	m /= n;
+	for (int64_t i = 0; i < n; i++)
+		v += (x[i] - m) * (x[i] - m);
+	v /= n;
+	double r = 1.0 / sqrt(v + eps);
+	for (int64_t i = 0; i < n; i++) {
+		double g = w ? w[i] + (plus_one ? 1.0 : 0.0) : 1.0;
+		y[i] = (float)((x[i] - m) * r * g + (b ? b[i] : 0.0));
+	}
+}
+
+static void ref_rope(float *x, int64_t n_head, int64_t head_dim, int64_t n_rot, int interleaved,
+		     const float *cs, const float *sn)
+{
+	for (int64_t h = 0; h < n_head; h++) {
+		float *v = x + h * head_dim;
+		for (int64_t i = 0; i < n_rot / 2; i++) {
+			int64_t a = interleaved ? 2 * i : i;
+			int64_t b = interleaved ? 2 * i + 1 : i + n_rot / 2;
+			double x0 = v[a], x1 = v[b];
+			v[a] = (float)(x0 * cs[i] - x1 * sn[i]);
+			v[b] = (float)(x0 * sn[i] + x1 * cs[i]);
+		}
+	}
+}
+
+static void ref_softmax(float *x, int64_t n)
+{
+	double mx = -INFINITY, s = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (x[i] > mx)
+			mx = x[i];
+	for (int64_t i = 0; i < n; i++)
+		s += exp(x[i] - mx);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(exp(x[i] - mx) / s);
+}
+
+float tfm_ref_act1(float xf, int act)
+{
+	double x = xf;
+	switch (act) {
+	case TFM_K_SILU: return (float)(x / (1 + exp(-x)));
+	case TFM_K_GELU: return (float)(0.5 * x * (1 + erf(x / sqrt(2.0))));
+	case TFM_K_GELU_TANH:
+		return (float)(0.5 * x * (1 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))));
+	case TFM_K_RELU: return (float)(x > 0 ? x : 0);
+	case TFM_K_RELU2: return (float)(x > 0 ? x * x : 0);
+	case TFM_K_GELU_QUICK: return (float)(x / (1 + exp(-1.702 * x)));
+	}
+	return NAN;
+}
+
+static void ref_act(float *x, int64_t n, int act)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = tfm_ref_act1(x[i], act);
+}
+
+static void ref_act_mul(float *g, const float *u, int64_t n, int act)
+{
+	for (int64_t i = 0; i < n; i++)
+		g[i] = (float)((double)tfm_ref_act1(g[i], act) * u[i]);
+}
+
+static void ref_add(float *y, const float *a, const float *b, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = a[i] + b[i];
+}
+
+static void ref_mul(float *y, const float *a, const float *b, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = a[i] * b[i];
+}
+
+void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *kc,
+		  const float *vc, const struct tfm_attn_args *a)
+{
+	float *sc = k->scratch; /* [n_slots] scores of the visible keys */
+	int64_t hd = a->head_dim, kvd = a->n_head_kv * hd, qd = a->n_head * hd;
+	int64_t grp = a->n_head / a->n_head_kv;
+	for (int64_t t = 0; t < a->n_tok; t++) {
+		int64_t p = a->pos0 + t;
+		int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+		for (int64_t h = 0; h < a->n_head; h++) {
+			const float *qv = q + t * qd + h * hd;
+			int64_t kh = h / grp;
+			for (int64_t j = lo; j <= p; j++) {
+				const float *kv = kc + (j % a->n_slots) * kvd + kh * hd;
+				double s = 0;
+				for (int64_t d = 0; d < hd; d++)
+					s += (double)qv[d] * kv[d];
+				s *= a->scale;
+				if (a->softcap > 0)
+					s = a->softcap * tanh(s / a->softcap);
+				if (a->alibi)
+					s += (double)a->alibi[h] * (double)(j - p);
+				sc[j - lo] = (float)s;
+			}
+			ref_softmax(sc, p - lo + 1);
+			float *o = out + t * qd + h * hd;
+			for (int64_t d = 0; d < hd; d++) {
+				double s = 0;
+				for (int64_t j = lo; j <= p; j++)
+					s += (double)sc[j - lo] * vc[(j % a->n_slots) * kvd + kh * hd + d];
+				o[d] = (float)s;
+			}
+		}
+	}
+}
+
+static size_t ref_scratch_need(int64_t max_in, int64_t n_slots)
+{
+	return (size_t)(max_in > n_slots ? max_in : n_slots);
+}
+
+const struct tfm_backend tfm_ref_backend = {
+	.name = "ref",
+	.matmul = tfm_ref_matmul,
+	.rmsnorm = ref_rmsnorm,
+	.layernorm = ref_layernorm,
+	.rope = ref_rope,
+	.softmax = ref_softmax,
+	.act = ref_act,
+	.act_mul = ref_act_mul,
+	.add = ref_add,
+	.mul = ref_mul,
+	.attn = tfm_ref_attn,
+	.scratch_need = ref_scratch_need,
+};

@@ -1,0 +1,315 @@
+/* test_kernels.c: every kernel of every backend against the scalar reference
+ * (lib/kernels/ref), on odd sizes, with |got - want| <= atol + rtol * |want|.
+ * Prints the worst error per kernel and backend.  The reference itself is
+ * checked on a few hand-computed values. */
+#include "t.h"
+#include "kernels/backend.h"
+
+#include <stdint.h>
+
+static const int64_t sizes[] = {1, 3, 17, 33, 257};
+#define NS ((int)(sizeof sizes / sizeof sizes[0]))
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void) /* uniform in [-1, 1) */
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+static void fill(float *x, int64_t n, float scale)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = frand() * scale;
+}
+
+/* Worst error of a kernel: the largest |got - want| and whether every element
+ * passed the tolerance. */
+struct worst { const char *kernel; double abs; int bad; };
+static struct worst W[64];
+static int nW;
+
+static struct worst *worst_of(const char *kernel)
+{
+	for (int i = 0; i < nW; i++)
+		if (!strcmp(W[i].kernel, kernel))
+			return &W[i];
+	W[nW].kernel = kernel;
+	return &W[nW++];
+}
+
+static void cmp(const char *kernel, const float *got, const float *want, int64_t n, double atol,
+		double rtol)
+{
+	struct worst *w = worst_of(kernel);
+	for (int64_t i = 0; i < n; i++) {
+		double d = fabs((double)got[i] - want[i]);
+		if (!(d <= atol + rtol * fabs(want[i]))) {
+			if (w->bad++ < 5)
+				fprintf(stderr, "%s: [%lld] got %.9g want %.9g\n", kernel,
+					(long long)i, got[i], want[i]);
+		}
+		if (d > w->abs || d != d)
+			w->abs = d;
+	}
+}
+
+static struct tfm_pool *pool;
+static float *scratch;
+static struct tfm_kexec kx(int threaded)
+{
+	struct tfm_kexec k = {.pool = pool, .n_tasks = threaded ? 2 : 1, .scratch = scratch,
+			      .scratch_per_task = 1 << 20, .par_min = 0};
+	return k;
+}
+
+/* weights of a type from f32 values; the f32 values are replaced by what the
+ * type can hold, so ref and backend see the same numbers */
+static size_t make_w(int type, float *v, int64_t in, int64_t out, uint8_t *dst)
+{
+	size_t rb = 0;
+	for (int64_t o = 0; o < out; o++) {
+		float *r = v + o * in;
+		if (type == TFM_TYPE_F32) {
+			rb = (size_t)in * 4;
+			memcpy(dst + o * rb, r, rb);
+		} else if (type == TFM_TYPE_F16 || type == TFM_TYPE_BF16) {
+			rb = (size_t)in * 2;
+			for (int64_t i = 0; i < in; i++) {
+				uint16_t h = type == TFM_TYPE_F16 ? tfm_f32_to_f16(r[i]) : tfm_f32_to_bf16(r[i]);
+				memcpy(dst + o * rb + 2 * i, &h, 2);
+			}
+		} else { /* q8_0 / q4_0: random quants and scales */
+			int q8 = type == TFM_TYPE_Q8_0;
+			rb = (size_t)(in / 32) * (q8 ? 34 : 18);
+			uint8_t *p = dst + o * rb;
+			for (int64_t b = 0; b < in / 32; b++, p += q8 ? 34 : 18) {
+				uint16_t d = tfm_f32_to_f16(0.01f + 0.02f * fabsf(frand()));
+				memcpy(p, &d, 2);
+				for (int j = 0; j < (q8 ? 32 : 16); j++)
+					p[2 + j] = q8 ? (uint8_t)(int8_t)(frand() * 127)
+						   : (uint8_t)((frand() + 1) * 127.9f);
+			}
+		}
+	}
+	return rb;
+}
+
+static void t_reference(void)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
+	float x[4] = {1, 2, 3, 4}, y[4];
+	r->rmsnorm(y, x, NULL, 4, 0, 0); /* rms = sqrt(30/4) */
+	CHECK_CLOSE(y[3], 4 / sqrt(7.5), 1e-6, 0);
+	float w[4] = {1, 1, 1, 2}, b[4] = {0, 0, 0, 1};
+	r->layernorm(y, x, w, b, 4, 0, 0); /* mean 2.5, var 1.25 */
+	CHECK_CLOSE(y[3], 1.5 / sqrt(1.25) * 2 + 1, 1e-6, 0);
+	float s[3] = {0, 0, log(2.0)};
+	r->softmax(s, 3);
+	CHECK_CLOSE(s[2], 0.5, 1e-7, 0);
+	CHECK_CLOSE(tfm_ref_act1(1.0f, TFM_K_SILU), 1 / (1 + exp(-1.0)), 1e-7, 0);
+	CHECK_CLOSE(tfm_ref_act1(1.0f, TFM_K_GELU), 0.8413447460685429, 1e-7, 0);
+	CHECK_CLOSE(tfm_ref_act1(1.0f, TFM_K_GELU_TANH), 0.8411919906082768, 1e-7, 0);
+	/* rope by 90 degrees: (1, 0) -> (0, 1) in both layouts */
+	float v[4] = {1, 0, 5, 7}, cs[2] = {0, 1}, sn[2] = {1, 0};
+	r->rope(v, 1, 4, 4, 1, cs, sn);
+	CHECK(v[0] == 0 && v[1] == 1 && v[2] == 5 && v[3] == 7);
+	float u[4] = {1, 5, 0, 7};
+	r->rope(u, 1, 4, 4, 0, cs, sn);
+	CHECK(u[0] == 0 && u[2] == 1 && u[1] == 5 && u[3] == 7);
+	/* q8_0 row: d = 0.5, q = 0..31 -> 0, 0.5, ... */
+	uint8_t blk[34];
+	uint16_t d = tfm_f32_to_f16(0.5f);
+	memcpy(blk, &d, 2);
+	for (int j = 0; j < 32; j++)
+		blk[2 + j] = (uint8_t)(j - 16);
+	float row[32];
+	CHECK_OK(tfm_k_row_to_f32(TFM_TYPE_Q8_0, blk, row, 32));
+	CHECK(row[0] == -8 && row[31] == 7.5f);
+	/* q4_0: byte 0 = 0x3f -> element 0 = (15-8)*d, element 16 = (3-8)*d */
+	uint8_t b4[18] = {0};
+	memcpy(b4, &d, 2);
+	b4[2] = 0x3f;
+	CHECK_OK(tfm_k_row_to_f32(TFM_TYPE_Q4_0, b4, row, 32));
+	CHECK(row[0] == 3.5f && row[16] == -2.5f && row[1] == -4);
+	/* attention with two keys, equal scores: the mean of the values */
+	float q[2] = {1, 0}, kc[4] = {1, 0, 1, 0}, vc[4] = {2, 4, 6, 8}, o[2];
+	struct tfm_attn_args a = {.n_tok = 1, .pos0 = 1, .n_head = 1, .n_head_kv = 1,
+				  .head_dim = 2, .n_slots = 2, .scale = 1};
+	struct tfm_kexec k = kx(0);
+	r->attn(&k, o, q, kc, vc, &a);
+	CHECK_CLOSE(o[0], 4, 1e-6, 0);
+	CHECK_CLOSE(o[1], 6, 1e-6, 0);
+	a.window = 1; /* only the key at position 1 */
+	r->attn(&k, o, q, kc, vc, &a);
+	CHECK_CLOSE(o[0], 6, 1e-6, 0);
+}
+
+static void run_backend(const struct tfm_backend *be)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
+	int64_t big = 257 * 400;
+	float *x = malloc(big * 4), *y = malloc(big * 4), *g = malloc(big * 4), *e = malloc(big * 4);
+	float *w = malloc(big * 4), *b = malloc(big * 4);
+	uint8_t *wq = malloc(big * 4);
+	nW = 0;
+	for (int si = 0; si < NS; si++) {
+		int64_t n = sizes[si];
+		fill(x, n, 3);
+		fill(w, n, 1);
+		fill(b, n, 1);
+		for (int po = 0; po < 2; po++) {
+			r->rmsnorm(e, x, w, n, 1e-5f, po);
+			be->rmsnorm(g, x, w, n, 1e-5f, po);
+			cmp("rmsnorm", g, e, n, 1e-5, 1e-5);
+			r->layernorm(e, x, po ? NULL : w, po ? NULL : b, n, 1e-5f, po);
+			be->layernorm(g, x, po ? NULL : w, po ? NULL : b, n, 1e-5f, po);
+			cmp("layernorm", g, e, n, 1e-4, 1e-4);
+		}
+		memcpy(e, x, n * 4);
+		memcpy(g, x, n * 4);
+		r->softmax(e, n);
+		be->softmax(g, n);
+		cmp("softmax", g, e, n, 1e-7, 1e-5);
+		for (int act = 0; act <= TFM_K_GELU_QUICK; act++) {
+			static const char *names[] = {"act silu", "act gelu", "act gelu_tanh",
+						      "act relu", "act relu2", "act gelu_quick"};
+			memcpy(e, x, n * 4);
+			memcpy(g, x, n * 4);
+			r->act(e, n, act);
+			be->act(g, n, act);
+			cmp(names[act], g, e, n, 1e-6, 1e-5);
+			memcpy(e, x, n * 4);
+			memcpy(g, x, n * 4);
+			r->act_mul(e, w, n, act);
+			be->act_mul(g, w, n, act);
+			cmp("act_mul", g, e, n, 1e-6, 1e-5);
+		}
+		r->add(e, x, w, n);
+		be->add(g, x, w, n);
+		cmp("add", g, e, n, 0, 0);
+		r->mul(e, x, w, n);
+		be->mul(g, x, w, n);
+		cmp("mul", g, e, n, 0, 0);
+		/* rope: 3 heads of head_dim n (rounded up to even), all or half rotated */
+		int64_t hd = n + (n & 1);
+		for (int il = 0; il < 2; il++)
+			for (int64_t rot = hd; rot >= 2; rot = rot / 2 & ~(int64_t)1) {
+				float cs[200], sn[200];
+				for (int64_t i = 0; i < rot / 2; i++) {
+					double ang = 7.0 * pow(10000.0, -2.0 * i / rot);
+					cs[i] = (float)cos(ang);
+					sn[i] = (float)sin(ang);
+				}
+				fill(e, 3 * hd, 2);
+				memcpy(g, e, 3 * hd * 4);
+				r->rope(e, 3, hd, rot, il, cs, sn);
+				be->rope(g, 3, hd, rot, il, cs, sn);
+				cmp("rope", g, e, 3 * hd, 1e-6, 1e-5);
+				if (rot == 2)
+					break;
+			}
+	}
+	/* matmul: every weight type, decode and prefill, inline and threaded */
+	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
+				    TFM_TYPE_Q4_0};
+	static const char *tn[] = {"matmul f32", "matmul f16", "matmul bf16", "matmul q8_0",
+				   "matmul q4_0"};
+	static const int64_t ntok[] = {1, 3, 17};
+	for (int ti = 0; ti < 5; ti++)
+		for (int si = 0; si < NS; si++)
+			for (int oi = 0; oi < NS; oi++)
+				for (int ni = 0; ni < 3; ni++) {
+					int64_t in = sizes[si], out = sizes[oi] + 80 * (si == 4), nt = ntok[ni];
+					if (types[ti] == TFM_TYPE_Q8_0 || types[ti] == TFM_TYPE_Q4_0)
+						in = 32 * (si + 1);
+					fill(w, in * out, 1);
+					fill(x, in * nt, 1);
+					struct tfm_mat m = {.data = wq, .type = types[ti], .in = in, .out = out};
+					m.row_bytes = make_w(types[ti], w, in, out, wq);
+					struct tfm_kexec k0 = kx(0);
+					r->matmul(&k0, e, x, &m, nt);
+					for (int th = 0; th < 2; th++) {
+						struct tfm_kexec k = kx(th);
+						be->matmul(&k, g, x, &m, nt);
+						cmp(tn[ti], g, e, nt * out, 1e-5, 1e-4);
+					}
+				}
+	/* attention: MHA, GQA, MQA; causal and windowed; ring-buffer slots;
+	 * soft-cap and ALiBi */
+	static const int64_t heads[][2] = {{4, 4}, {4, 2}, {3, 1}};
+	float *kc = malloc(300 * 4 * 257 * 4), *vc = malloc(300 * 4 * 257 * 4);
+	for (int hi = 0; hi < 3; hi++)
+		for (int di = 0; di < 4; di++)
+			for (int ni = 0; ni < 3; ni++)
+				for (int wi = 0; wi < 3; wi++)
+					for (int xi = 0; xi < 3; xi++) {
+						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
+						int64_t nt = ntok[ni], pos0 = 5 + 40 * (wi == 2);
+						int64_t win = wi ? 4 : 0;
+						int64_t slots = wi == 2 ? win + nt - 1 : pos0 + nt;
+						float al[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
+						struct tfm_attn_args a = {.n_tok = nt, .pos0 = pos0, .n_head = nh,
+							.n_head_kv = nkv, .head_dim = hd, .n_slots = slots,
+							.window = win, .scale = 1.0f / sqrtf((float)hd),
+							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL};
+						fill(x, nt * nh * hd, 2);
+						fill(kc, slots * nkv * hd, 2);
+						fill(vc, slots * nkv * hd, 2);
+						struct tfm_kexec k0 = kx(0);
+						r->attn(&k0, e, x, kc, vc, &a);
+						for (int th = 0; th < 2; th++) {
+							struct tfm_kexec k = kx(th);
+							be->attn(&k, g, x, kc, vc, &a);
+							cmp("attn", g, e, nt * nh * hd, 1e-5, 1e-4);
+						}
+					}
+	for (int i = 0; i < nW; i++) {
+		fprintf(stderr, "  %-5s %-15s worst |got-want| %.3g%s\n", be->name, W[i].kernel,
+			W[i].abs, W[i].bad ? "  FAILED" : "");
+		CHECK_MSG(!W[i].bad, "%s %s: %d values out of tolerance", be->name, W[i].kernel,
+			  W[i].bad);
+	}
+	free(x), free(y), free(g), free(e), free(w), free(b), free(wq), free(kc), free(vc);
+}
+
+static void t_backends(void)
+{
+	CHECK(tfm_backend_count() >= 2);
+	for (int i = 0; i < tfm_backend_count(); i++)
+		if (tfm_backend_at(i) != tfm_backend_ref())
+			run_backend(tfm_backend_at(i));
+}
+
+static void t_dispatch(void)
+{
+	const struct tfm_backend *be;
+	CHECK_OK(tfm_backend_find(&be, NULL));
+	CHECK(be == tfm_backend_cpu());
+	CHECK_OK(tfm_backend_find(&be, "ref"));
+	CHECK(be == tfm_backend_ref());
+	CHECK_ST(tfm_backend_find(&be, "tpu"), TFM_E_INVAL);
+#ifndef TFM_CUDA
+	CHECK_ST(tfm_backend_find(&be, "cuda"), TFM_E_DEVICE);
+#endif
+	CHECK_ST(tfm_k_row_to_f32(TFM_TYPE_Q4_K, scratch, scratch, 256), TFM_E_UNSUPPORTED);
+}
+
+static void setup(void)
+{
+	tfm_pool_new(&pool, 2);
+	scratch = malloc(2 * (1 << 20) * sizeof(float));
+}
+
+static void t_setup(void) { setup(); CHECK(pool && scratch); }
+static void t_teardown(void) { tfm_pool_free(pool); free(scratch); }
+
+static const struct t_case t_cases[] = {
+	{"setup", t_setup},
+	{"reference", t_reference},
+	{"dispatch", t_dispatch},
+	{"backends", t_backends},
+	{"teardown", t_teardown},
+};
+T_MAIN(t_cases)
