@@ -89,6 +89,7 @@ const struct tfm_backend *tfm_backend_at(int i);
  * bf16, q8_0, q4_0); TFM_E_UNSUPPORTED for other types. */
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n);
 int tfm_k_type_ok(int type);
+const char *tfm_k_type_name(int type);
 
 /* The ref backend's entry points (reused as fallbacks by other backends). */
 void tfm_ref_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,

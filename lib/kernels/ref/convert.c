@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static const char *tname(int type)
+const char *tfm_k_type_name(int type)
 {
 	static const char *const names[] = {"f32", "f16", "q4_0", "q4_1", "type#4", "type#5",
 		"q5_0", "q5_1", "q8_0", "q8_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K"};
@@ -71,5 +71,5 @@ int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
 		break;
 	}
 	return tfm_seterr(TFM_E_UNSUPPORTED, "weights of type %s (%lld per row) not supported",
-			  tname(type), (long long)n);
+			  tfm_k_type_name(type), (long long)n);
 }

@@ -1,0 +1,314 @@
+/* exec.c: the block executor and its evaluation contexts.  One forward pass
+ * for every spec tfm_model_check_spec accepts: embeddings (scale, learned
+ * positions, norm), then per layer norm -> attention (fused or separate QKV,
+ * biases, QK-norm, RoPE, KV cache, causal / sliding-window mask, ALiBi,
+ * soft-cap) -> FFN (gated or not), pre-norm or sandwich, sequential or
+ * parallel residual; final norm, LM head, final soft-cap.
+ * Prefill runs a batch of tokens through sgemm; decode is the same code with
+ * one token.  All scratch lives in the context: no allocation per token. */
+#include "model/model-impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BATCH 256
+
+static size_t al(size_t n) { return (n + 15) & ~(size_t)15; } /* floats, 64-byte multiples */
+
+int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
+{
+	const struct tfm_spec *s = &m->spec;
+	*out = NULL;
+	if (n_ctx <= 0)
+		n_ctx = s->n_ctx_train > 0 ? s->n_ctx_train : 4096;
+	struct tfm_ctx *c = tfm_calloc(1, sizeof *c);
+	if (!c)
+		return TFM_E_NOMEM;
+	c->m = m;
+	c->n_ctx = n_ctx;
+	/* when every layer has a sliding window the cache is a ring of n_ctx
+	 * slots, so generation can run past n_ctx */
+	c->ring = m->all_window && m->max_window <= n_ctx;
+	c->n_slots = n_ctx;
+	c->n_batch = n_ctx < MAX_BATCH ? n_ctx : MAX_BATCH;
+	if (c->ring && c->n_batch > n_ctx - m->max_window + 1)
+		c->n_batch = n_ctx - m->max_window + 1; /* a batch must not overwrite keys it reads */
+	int64_t B = c->n_batch, d = s->n_embd, ff = s->n_ff;
+	int64_t qkv = m->q_dim + 2 * m->kv_dim, rot2 = m->n_rot / 2 > 0 ? m->n_rot / 2 : 1;
+	int64_t max_in = d > m->q_dim ? d : m->q_dim;
+	if (ff > max_in)
+		max_in = ff;
+	int n_tasks = m->n_threads;
+	size_t per_task = al(m->be->scratch_need(max_in, c->n_slots));
+	size_t kv = (size_t)s->n_layer * (size_t)c->n_slots * (size_t)m->kv_dim;
+	size_t sizes[] = {
+		kv, kv,                                   /* kc, vc */
+		(size_t)(B * d), (size_t)(B * d), (size_t)(B * d), (size_t)(B * d), /* x xn h h2 */
+		(size_t)(B * m->q_dim), (size_t)(B * m->kv_dim), (size_t)(B * m->kv_dim),
+		(size_t)(B * m->q_dim),                   /* q k v att */
+		(size_t)(B * qkv),                        /* qkv */
+		(size_t)(B * ff), (size_t)(B * ff),       /* g u */
+		(size_t)(B * rot2), (size_t)(B * rot2),   /* cs sn */
+		per_task * (size_t)n_tasks,               /* kernel scratch */
+	};
+	float **dst[] = {&c->kc, &c->vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
+			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->kx.scratch};
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		total += al(sizes[i]);
+	c->mem = tfm_amalloc(total * sizeof(float));
+	if (!c->mem) {
+		free(c);
+		return tfm_adderr(TFM_E_NOMEM, "context of %lld tokens (%.1f MiB)", (long long)n_ctx,
+				  total * 4.0 / 1048576);
+	}
+	float *p = c->mem;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		*dst[i] = p;
+		p += al(sizes[i]);
+	}
+	memset(c->kc, 0, 2 * al(kv) * sizeof(float));
+	int st = tfm_pool_new(&c->kx.pool, n_tasks);
+	if (st) {
+		tfm_afree(c->mem);
+		free(c);
+		return st;
+	}
+	c->kx.n_tasks = tfm_pool_size(c->kx.pool);
+	c->kx.scratch_per_task = per_task;
+	c->kx.par_min = 1 << 17; /* below ~100K multiply-adds waking threads costs more */
+	*out = c;
+	return TFM_OK;
+}
+
+void tfm_ctx_free(struct tfm_ctx *c)
+{
+	if (!c)
+		return;
+	tfm_pool_free(c->kx.pool);
+	tfm_afree(c->mem);
+	free(c);
+}
+
+void tfm_ctx_reset(struct tfm_ctx *c) { c->pos = 0; }
+int64_t tfm_ctx_pos(const struct tfm_ctx *c) { return c->pos; }
+int64_t tfm_ctx_size(const struct tfm_ctx *c) { return c->n_ctx; }
+void tfm_ctx_set_par_min(struct tfm_ctx *c, int64_t par_min) { c->kx.par_min = par_min; }
+
+/* ---- the forward pass ---- */
+
+/* y[t] = norm(x[t]) for n rows of width w */
+static void norm_rows(const struct tfm_model *m, float *y, const float *x, int64_t n, int64_t w,
+		      const struct tfm_norm_w *nw)
+{
+	const struct tfm_spec *s = &m->spec;
+	for (int64_t t = 0; t < n; t++) {
+		if (s->norm == TFM_NORM_RMS)
+			m->be->rmsnorm(y + t * w, x + t * w, nw->w, w, (float)s->norm_eps,
+				       s->norm_plus_one);
+		else
+			m->be->layernorm(y + t * w, x + t * w, nw->w, nw->b, w, (float)s->norm_eps,
+					 s->norm_plus_one);
+		if (s->norm == TFM_NORM_RMS && nw->b)
+			m->be->add(y + t * w, y + t * w, nw->b, w);
+	}
+}
+
+static void add_bias(const struct tfm_model *m, float *y, const float *b, int64_t n, int64_t w)
+{
+	if (b)
+		for (int64_t t = 0; t < n; t++)
+			m->be->add(y + t * w, y + t * w, b, w);
+}
+
+/* h[n][d] = attention of layer l over xn[n][d] for tokens at pos0.. */
+static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t qd = m->q_dim, kvd = m->kv_dim, hd = m->head_dim;
+	if (L->wqkv.data) {
+		int64_t w = qd + 2 * kvd;
+		be->matmul(&c->kx, c->qkv, c->xn, &L->wqkv, n);
+		add_bias(m, c->qkv, L->bqkv, n, w);
+		for (int64_t t = 0; t < n; t++) {
+			memcpy(c->q + t * qd, c->qkv + t * w, (size_t)qd * sizeof(float));
+			memcpy(c->k + t * kvd, c->qkv + t * w + qd, (size_t)kvd * sizeof(float));
+			memcpy(c->v + t * kvd, c->qkv + t * w + qd + kvd, (size_t)kvd * sizeof(float));
+		}
+	} else {
+		be->matmul(&c->kx, c->q, c->xn, &L->wq, n);
+		be->matmul(&c->kx, c->k, c->xn, &L->wk, n);
+		be->matmul(&c->kx, c->v, c->xn, &L->wv, n);
+		add_bias(m, c->q, L->bq, n, qd);
+		add_bias(m, c->k, L->bk, n, kvd);
+		add_bias(m, c->v, L->bv, n, kvd);
+	}
+	if (s->qk_norm == TFM_QK_NORM_HEAD) {
+		norm_rows(m, c->q, c->q, n * s->n_head, hd, &L->q_norm);
+		norm_rows(m, c->k, c->k, n * s->n_head_kv, hd, &L->k_norm);
+	} else if (s->qk_norm == TFM_QK_NORM_FULL) {
+		norm_rows(m, c->q, c->q, n, qd, &L->q_norm);
+		norm_rows(m, c->k, c->k, n, kvd, &L->k_norm);
+	}
+	int64_t r2 = m->n_rot / 2;
+	float *kc = c->kc + (size_t)l * c->n_slots * kvd, *vc = c->vc + (size_t)l * c->n_slots * kvd;
+	for (int64_t t = 0; t < n; t++) {
+		if (L->rope) {
+			be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved,
+				 c->cs + t * r2, c->sn + t * r2);
+			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved,
+				 c->cs + t * r2, c->sn + t * r2);
+		}
+		int64_t slot = (pos0 + t) % c->n_slots;
+		memcpy(kc + slot * kvd, c->k + t * kvd, (size_t)kvd * sizeof(float));
+		memcpy(vc + slot * kvd, c->v + t * kvd, (size_t)kvd * sizeof(float));
+	}
+	struct tfm_attn_args a = {
+		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
+		.head_dim = hd, .n_slots = c->n_slots, .window = L->window,
+		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
+	};
+	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
+	be->matmul(&c->kx, c->h, c->att, &L->wo, n);
+	add_bias(m, c->h, L->bo, n, s->n_embd);
+}
+
+/* out[n][d] = ffn(in[n][d]) */
+static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float *in)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t ff = s->n_ff;
+	be->matmul(&c->kx, c->u, in, &L->up, n);
+	add_bias(m, c->u, L->up_b, n, ff);
+	float *a = c->u;
+	if (L->gate.data) {
+		be->matmul(&c->kx, c->g, in, &L->gate, n);
+		add_bias(m, c->g, L->gate_b, n, ff);
+		be->act_mul(c->g, c->u, n * ff, s->act);
+		a = c->g;
+	} else {
+		be->act(c->u, n * ff, s->act);
+	}
+	be->matmul(&c->kx, out, a, &L->down, n);
+	add_bias(m, out, L->down_b, n, s->n_embd);
+}
+
+static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd;
+	for (int64_t t = 0; t < n; t++) {
+		float *x = c->x + t * d;
+		tfm_k_row_to_f32(m->tok_embd.type,
+				 (const uint8_t *)m->tok_embd.data + (size_t)tok[t] * m->tok_embd.row_bytes,
+				 x, d);
+		if (s->embd_scale != 0 && s->embd_scale != 1)
+			for (int64_t i = 0; i < d; i++)
+				x[i] *= s->embd_scale;
+		if (m->pos_embd.data) {
+			int64_t p = pos0 + t + s->pos_offset;
+			tfm_k_row_to_f32(m->pos_embd.type,
+					 (const uint8_t *)m->pos_embd.data + (size_t)p * m->pos_embd.row_bytes,
+					 c->h, d);
+			m->be->add(x, x, c->h, d);
+		}
+	}
+	if (s->embd_norm)
+		norm_rows(m, c->x, c->x, n, d, &m->embd_norm);
+	if (m->any_rope)
+		for (int64_t t = 0; t < n; t++)
+			for (int64_t i = 0; i < m->n_rot / 2; i++) {
+				double ang = (double)(pos0 + t) * m->pos_scale * m->inv_freq[i];
+				c->cs[t * (m->n_rot / 2) + i] = (float)cos(ang);
+				c->sn[t * (m->n_rot / 2) + i] = (float)sin(ang);
+			}
+}
+
+/* One batch of n <= n_batch tokens; logits for rows [first, n) into logits. */
+static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *logits,
+		    int64_t first)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	int64_t d = s->n_embd, pos0 = c->pos;
+	embed(c, tok, n, pos0);
+	for (int64_t l = 0; l < s->n_layer; l++) {
+		struct tfm_layer *L = &m->layers[l];
+		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
+		attention(c, l, n, pos0);
+		if (s->norm_place == TFM_NORM_SANDWICH)
+			norm_rows(m, c->h, c->h, n, d, &L->attn_post_norm);
+		if (s->parallel_residual) {
+			/* x + attn(ln1(x)) + ffn(ln2(x)), or one shared norm */
+			if (L->ffn_norm.w && !s->shared_attn_ffn_norm)
+				norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
+			ffn(c, l, n, c->h2, c->xn);
+			be->add(c->x, c->x, c->h, n * d);
+			be->add(c->x, c->x, c->h2, n * d);
+		} else {
+			be->add(c->x, c->x, c->h, n * d);
+			norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
+			ffn(c, l, n, c->h, c->xn);
+			if (s->norm_place == TFM_NORM_SANDWICH)
+				norm_rows(m, c->h, c->h, n, d, &L->ffn_post_norm);
+			be->add(c->x, c->x, c->h, n * d);
+		}
+	}
+	c->pos += n;
+	if (!logits || first >= n)
+		return;
+	float *xr = c->x + first * d;
+	int64_t nr = n - first;
+	if (s->final_norm) {
+		norm_rows(m, c->xn, xr, nr, d, &m->out_norm);
+		xr = c->xn;
+	}
+	be->matmul(&c->kx, logits, xr, &m->output, nr);
+	if (s->final_softcap > 0) {
+		float cap = s->final_softcap;
+		for (int64_t i = 0; i < nr * s->n_vocab; i++)
+			logits[i] = cap * tanhf(logits[i] / cap);
+	}
+}
+
+int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits, int all)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	if (n < 0 || (n > 0 && !tokens))
+		return tfm_seterr(TFM_E_INVAL, "eval: bad token count %lld", (long long)n);
+	for (int64_t i = 0; i < n; i++)
+		if (tokens[i] < 0 || tokens[i] >= s->n_vocab)
+			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",
+					  (int)tokens[i], (long long)s->n_vocab);
+	if (!c->ring && c->pos + n > c->n_ctx)
+		return tfm_seterr(TFM_E_INVAL, "context full (%lld tokens)", (long long)c->n_ctx);
+	if (m->pos_embd.data && c->pos + n + s->pos_offset > m->pos_embd.out)
+		return tfm_seterr(TFM_E_INVAL, "context full (%lld learned positions)",
+				  (long long)(m->pos_embd.out - s->pos_offset));
+	for (int64_t done = 0; done < n;) {
+		int64_t b = n - done < c->n_batch ? n - done : c->n_batch;
+		int last = done + b == n;
+		float *lg = NULL;
+		int64_t first = b;
+		if (logits && all) {
+			lg = logits + done * s->n_vocab;
+			first = 0;
+		} else if (logits && last) {
+			lg = logits;
+			first = b - 1;
+		}
+		forward(c, tokens + done, b, lg, first);
+		done += b;
+	}
+	return TFM_OK;
+}

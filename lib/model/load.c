@@ -1,0 +1,421 @@
+/* load.c: a model from a spec and named weights.  Refuses every knob the
+ * block executor does not run (TFM_E_UNSUPPORTED naming the architecture and
+ * the knob: never a wrong answer), binds tensors by llama.cpp's GGUF names,
+ * checks their shapes against the spec, and keeps f32 copies of the small
+ * vectors (norms, biases).  Matrices stay where they are (mmapped file). */
+#include "model/model-impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNSUP(what) tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s not supported yet", arch, what)
+
+int tfm_model_check_spec(const struct tfm_spec *s)
+{
+	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->family != TFM_FAMILY_DECODER)
+		return UNSUP(s->family == TFM_FAMILY_ENCODER ? "encoder-only models"
+							     : "encoder-decoder models");
+	if (s->n_layer < 1 || s->n_layer > TFM_MAX_LAYERS || s->n_embd < 1 || s->n_vocab < 1 ||
+	    s->n_head < 1 || s->n_head_kv < 0 || s->head_dim < 0 || s->n_ff < 0)
+		return tfm_seterr(TFM_E_FORMAT, "%s: bad sizes (layers %lld, embd %lld, vocab %lld, "
+				  "heads %lld/%lld)", arch, (long long)s->n_layer,
+				  (long long)s->n_embd, (long long)s->n_vocab,
+				  (long long)s->n_head, (long long)s->n_head_kv);
+	int64_t nkv = s->n_head_kv ? s->n_head_kv : s->n_head;
+	if (s->n_head % nkv)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %lld heads not a multiple of %lld KV heads",
+				  arch, (long long)s->n_head, (long long)nkv);
+	int64_t hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
+	if (hd < 1)
+		return tfm_seterr(TFM_E_FORMAT, "%s: head_dim 0", arch);
+	for (int64_t l = 0; l < s->n_layer; l++) {
+		static const char *const kinds[] = {"attention", "mamba layers", "mamba2 layers",
+						    "rwkv layers"};
+		if (s->layer_kind[l] != TFM_LAYER_ATTN)
+			return UNSUP(s->layer_kind[l] < 4 ? kinds[s->layer_kind[l]] : "layer kind");
+		if (s->layer_moe[l])
+			return UNSUP("mixture of experts");
+	}
+	if (s->n_expert > 0)
+		return UNSUP("mixture of experts");
+	if (s->q_lora_rank || s->kv_lora_rank)
+		return UNSUP("multi-head latent attention (MLA)");
+	if (s->v_head_dim && s->v_head_dim != hd)
+		return UNSUP("a value head size different from the key head size");
+	if (s->diff_attn)
+		return UNSUP("differential attention");
+	if (s->linear_attn)
+		return UNSUP("linear attention");
+	if (s->cross_attn)
+		return UNSUP("cross-attention");
+	if (s->mask == TFM_MASK_BIDIR)
+		return UNSUP("attn.mask=bidirectional");
+	if (s->mask == TFM_MASK_CHUNKED || s->chunk)
+		return UNSUP("chunked attention");
+	if (s->mask != TFM_MASK_CAUSAL && s->mask != TFM_MASK_WINDOW)
+		return UNSUP("this attention mask");
+	if (s->mask == TFM_MASK_WINDOW && s->window < 1)
+		return tfm_seterr(TFM_E_FORMAT, "%s: sliding-window mask without a window size", arch);
+	if (s->pos_attn == TFM_POS_T5)
+		return UNSUP("T5 relative position buckets");
+	if (s->pos_attn != TFM_POS_NONE && s->pos_attn != TFM_POS_ROPE &&
+	    s->pos_attn != TFM_POS_ALIBI)
+		return UNSUP("this attention position scheme");
+	if (s->pos_attn == TFM_POS_ROPE) {
+		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR)
+			return UNSUP("this rope.scaling (none and linear run)");
+		if (s->rope_scaling == TFM_ROPE_SCALE_LINEAR && !(s->rope_factor > 0))
+			return tfm_seterr(TFM_E_FORMAT, "%s: linear RoPE scaling without a factor", arch);
+		int64_t rot = s->rope_dims ? s->rope_dims : hd;
+		if (rot < 2 || rot > hd || rot % 2)
+			return tfm_seterr(TFM_E_FORMAT, "%s: %lld rotary dims for head_dim %lld", arch,
+					  (long long)rot, (long long)hd);
+	}
+	if (s->pos_attn == TFM_POS_ALIBI && !(s->alibi_max_bias > 0))
+		return tfm_seterr(TFM_E_FORMAT, "%s: ALiBi without a max bias", arch);
+	if (s->pos_embd == TFM_POS_EMBD_SINUSOIDAL)
+		return UNSUP("sinusoidal position embeddings");
+	if (s->pos_embd != TFM_POS_EMBD_NONE && s->pos_embd != TFM_POS_EMBD_LEARNED)
+		return UNSUP("this position embedding");
+	if (s->n_token_types > 0)
+		return UNSUP("token type embeddings");
+	if (s->norm != TFM_NORM_RMS && s->norm != TFM_NORM_LAYER)
+		return UNSUP("models without norms");
+	if (s->norm_place == TFM_NORM_POST)
+		return UNSUP("post-norm (norm after the residual add)");
+	if (s->norm_place == TFM_NORM_POST_IN)
+		return UNSUP("norm inside the residual (post_in)");
+	if (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_SANDWICH)
+		return UNSUP("this norm placement");
+	if (s->norm_place == TFM_NORM_SANDWICH && s->parallel_residual)
+		return UNSUP("sandwich norms with a parallel residual");
+	if (s->qk_norm != TFM_QK_NORM_NONE && s->qk_norm != TFM_QK_NORM_HEAD &&
+	    s->qk_norm != TFM_QK_NORM_FULL)
+		return UNSUP("this QK-norm");
+	if (s->act < TFM_ACT_SILU || s->act > TFM_ACT_GELU_QUICK)
+		return UNSUP("this activation");
+	if (s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE)
+		return UNSUP("classifier and embedding heads");
+	if (s->n_ff < 1)
+		return tfm_seterr(TFM_E_FORMAT, "%s: feed-forward size 0", arch);
+	return TFM_OK;
+}
+
+/* ---- binding ---- */
+
+struct binder {
+	struct tfm_model *m;
+	const struct tfm_model_tensor **sorted; /* by name */
+	int64_t n;
+	const char *arch;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct tfm_model_tensor *const *)a)->name,
+		      (*(const struct tfm_model_tensor *const *)b)->name);
+}
+
+static const struct tfm_model_tensor *find(struct binder *b, const char *name)
+{
+	struct tfm_model_tensor key = {.name = name};
+	const struct tfm_model_tensor *kp = &key;
+	const struct tfm_model_tensor **r = bsearch(&kp, b->sorted, (size_t)b->n,
+						    sizeof *b->sorted, by_name);
+	return r ? *r : NULL;
+}
+
+static int own(struct tfm_model *m, void *p)
+{
+	if (m->n_owned == m->cap_owned) {
+		int64_t cap = m->cap_owned ? 2 * m->cap_owned : 64;
+		void **o = tfm_realloc(m->owned, (size_t)cap * sizeof *o);
+		if (!o) {
+			tfm_afree(p);
+			return TFM_E_NOMEM;
+		}
+		m->owned = o;
+		m->cap_owned = cap;
+	}
+	m->owned[m->n_owned++] = p;
+	return TFM_OK;
+}
+
+static int shape_ok(const struct tfm_model_tensor *t, int64_t ne0, int64_t ne1)
+{
+	int64_t n = 1;
+	for (int i = 2; i < t->n_dims && i < 4; i++)
+		n *= t->ne[i];
+	return t->ne[0] == ne0 && (t->n_dims < 2 ? 1 : t->ne[1]) == ne1 && n == 1;
+}
+
+static int shape_err(const struct tfm_model_tensor *t, int64_t ne0, int64_t ne1)
+{
+	return tfm_seterr(TFM_E_FORMAT, "%s: shape {%lld, %lld}, want {%lld, %lld}", t->name,
+			  (long long)t->ne[0], (long long)(t->n_dims > 1 ? t->ne[1] : 1),
+			  (long long)ne0, (long long)ne1);
+}
+
+/* A matrix {ne0, ne1}; ne1 < 0 accepts any row count. */
+static int bind_mat(struct binder *b, struct tfm_mat *w, const char *name, int64_t ne0,
+		    int64_t ne1, int required)
+{
+	const struct tfm_model_tensor *t = find(b, name);
+	memset(w, 0, sizeof *w);
+	if (!t)
+		return required ? tfm_seterr(TFM_E_FORMAT, "%s: missing tensor %s", b->arch, name)
+				: TFM_OK;
+	if (!shape_ok(t, ne0, ne1 < 0 ? (t->n_dims > 1 ? t->ne[1] : 1) : ne1))
+		return shape_err(t, ne0, ne1);
+	if (!tfm_k_type_ok(t->type))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: weights of type %s not supported yet",
+				  name, tfm_k_type_name(t->type));
+	if ((t->type == TFM_TYPE_Q8_0 || t->type == TFM_TYPE_Q4_0) && ne0 % 32)
+		return tfm_seterr(TFM_E_FORMAT, "%s: rows of %lld not a multiple of 32", name,
+				  (long long)ne0);
+	if (!t->data)
+		return tfm_seterr(TFM_E_INTERNAL, "%s: no data", name);
+	w->data = t->data;
+	w->type = t->type;
+	w->in = ne0;
+	w->out = t->n_dims > 1 ? t->ne[1] : 1;
+	w->row_bytes = t->type == TFM_TYPE_F32 ? (size_t)ne0 * 4
+		: t->type == TFM_TYPE_F16 || t->type == TFM_TYPE_BF16 ? (size_t)ne0 * 2
+		: (size_t)(ne0 / 32) * (t->type == TFM_TYPE_Q8_0 ? 34 : 18);
+	return TFM_OK;
+}
+
+/* A vector of n, copied to f32. */
+static int bind_vec(struct binder *b, float **v, const char *name, int64_t n, int required)
+{
+	struct tfm_mat w;
+	*v = NULL;
+	int st = bind_mat(b, &w, name, n, 1, required);
+	if (st || !w.data)
+		return st;
+	float *f = tfm_amalloc((size_t)n * sizeof *f);
+	if (!f)
+		return TFM_E_NOMEM;
+	if ((st = own(b->m, f)))
+		return st;
+	if ((st = tfm_k_row_to_f32(w.type, w.data, f, n)))
+		return tfm_adderr(st, "%s", name);
+	*v = f;
+	return TFM_OK;
+}
+
+static int bind_norm(struct binder *b, struct tfm_norm_w *nw, const char *prefix, int64_t n,
+		     int required)
+{
+	char name[96];
+	snprintf(name, sizeof name, "%s.weight", prefix);
+	int st = bind_vec(b, &nw->w, name, n, required);
+	if (st)
+		return st;
+	snprintf(name, sizeof name, "%s.bias", prefix);
+	return bind_vec(b, &nw->b, name, n, nw->w && b->m->spec.norm_bias);
+}
+
+static int bind_layer(struct binder *b, int64_t l)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd, qd = m->q_dim, kvd = m->kv_dim, ff = s->n_ff;
+	char n[96];
+	int st;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	TRY(bind_mat(b, &L->wqkv, NM("attn_qkv.weight"), d, qd + 2 * kvd, 0));
+	if (L->wqkv.data) {
+		TRY(bind_vec(b, &L->bqkv, NM("attn_qkv.bias"), qd + 2 * kvd, s->attn_bias_qkv));
+	} else {
+		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, qd, 1));
+		TRY(bind_mat(b, &L->wk, NM("attn_k.weight"), d, kvd, 1));
+		TRY(bind_mat(b, &L->wv, NM("attn_v.weight"), d, kvd, 1));
+		TRY(bind_vec(b, &L->bq, NM("attn_q.bias"), qd, s->attn_bias_qkv));
+		TRY(bind_vec(b, &L->bk, NM("attn_k.bias"), kvd, s->attn_bias_qkv));
+		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv));
+	}
+	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"), qd, d, 1));
+	TRY(bind_vec(b, &L->bo, NM("attn_output.bias"), d, s->attn_bias_out));
+	if (s->qk_norm != TFM_QK_NORM_NONE) {
+		int full = s->qk_norm == TFM_QK_NORM_FULL;
+		TRY(bind_norm(b, &L->q_norm, NM("attn_q_norm"), full ? qd : m->head_dim, 1));
+		TRY(bind_norm(b, &L->k_norm, NM("attn_k_norm"), full ? kvd : m->head_dim, 1));
+	}
+	int sandwich = s->norm_place == TFM_NORM_SANDWICH;
+	TRY(bind_norm(b, &L->attn_post_norm, NM("attn_post_norm"), d, sandwich));
+	TRY(bind_norm(b, &L->ffn_post_norm, NM("ffn_post_norm"), d, sandwich));
+	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d,
+		      !(s->parallel_residual && s->shared_attn_ffn_norm)));
+	if (s->gated)
+		TRY(bind_mat(b, &L->gate, NM("ffn_gate.weight"), d, ff, 1));
+	TRY(bind_vec(b, &L->gate_b, NM("ffn_gate.bias"), ff, 0));
+	TRY(bind_mat(b, &L->up, NM("ffn_up.weight"), d, ff, 1));
+	TRY(bind_vec(b, &L->up_b, NM("ffn_up.bias"), ff, s->ffn_bias));
+	TRY(bind_mat(b, &L->down, NM("ffn_down.weight"), ff, d, 1));
+	TRY(bind_vec(b, &L->down_b, NM("ffn_down.bias"), d, s->ffn_bias));
+	if (!s->gated && b->sorted && find(b, NM("ffn_gate.weight")))
+		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but the spec says the FFN is not gated",
+				  b->arch, n);
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
+/* Which layers use a window / RoPE.  A spec marks them in layer_window /
+ * layer_rope; when none is marked the default applies to every layer
+ * (mask=window: all windowed; pos=rope: RoPE everywhere). */
+static void layer_pattern(struct tfm_model *m)
+{
+	const struct tfm_spec *s = &m->spec;
+	int any_w = 0, any_r = 0;
+	for (int64_t l = 0; l < s->n_layer; l++) {
+		any_w |= s->layer_window[l];
+		any_r |= s->layer_rope[l];
+	}
+	m->all_window = s->window > 0;
+	m->max_window = 0;
+	for (int64_t l = 0; l < s->n_layer; l++) {
+		struct tfm_layer *L = &m->layers[l];
+		int win = s->window > 0 && (any_w ? s->layer_window[l] : s->mask == TFM_MASK_WINDOW);
+		L->window = win ? s->window : 0;
+		if (!win)
+			m->all_window = 0;
+		else if (L->window > m->max_window)
+			m->max_window = L->window;
+		L->rope = s->pos_attn == TFM_POS_ROPE && (any_r ? s->layer_rope[l] : 1);
+		m->any_rope |= L->rope;
+	}
+}
+
+static int positions(struct tfm_model *m)
+{
+	const struct tfm_spec *s = &m->spec;
+	m->attn_scale = s->attn_scale > 0 ? s->attn_scale : (float)(1.0 / sqrt((double)m->head_dim));
+	m->pos_scale = 1.0;
+	if (s->pos_attn == TFM_POS_ROPE) {
+		m->n_rot = s->rope_dims ? s->rope_dims : m->head_dim;
+		double theta = s->rope_theta > 0 ? s->rope_theta : 10000.0;
+		m->inv_freq = tfm_malloc((size_t)(m->n_rot / 2) * sizeof(float));
+		if (!m->inv_freq)
+			return TFM_E_NOMEM;
+		for (int64_t i = 0; i < m->n_rot / 2; i++)
+			m->inv_freq[i] = (float)pow(theta, -2.0 * (double)i / (double)m->n_rot);
+		if (s->rope_scaling == TFM_ROPE_SCALE_LINEAR)
+			m->pos_scale = 1.0 / s->rope_factor;
+	}
+	if (s->pos_attn == TFM_POS_ALIBI) {
+		/* slopes as in BLOOM / llama.cpp: for the largest power of two
+		 * n2 <= n_head, m0^(h+1); the rest interleave m1^(2k+1) */
+		int64_t nh = s->n_head, n2 = 1;
+		while (n2 * 2 <= nh)
+			n2 *= 2;
+		double m0 = pow(2.0, -s->alibi_max_bias / (double)n2);
+		double m1 = pow(2.0, -s->alibi_max_bias / 2.0 / (double)n2);
+		m->alibi = tfm_malloc((size_t)nh * sizeof(float));
+		if (!m->alibi)
+			return TFM_E_NOMEM;
+		for (int64_t h = 0; h < nh; h++)
+			m->alibi[h] = (float)(h < n2 ? pow(m0, (double)(h + 1))
+						     : pow(m1, (double)(2 * (h - n2) + 1)));
+	}
+	return TFM_OK;
+}
+
+int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
+		  const struct tfm_model_tensor *t, int64_t n_tensors,
+		  const struct tfm_model_opts *o)
+{
+	struct tfm_model_opts dflt = {0};
+	struct binder b = {0};
+	int st = tfm_model_check_spec(s);
+	*out = NULL;
+	if (st)
+		return st;
+	if (!o)
+		o = &dflt;
+	if (o->kv_type != TFM_TYPE_F32)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of type %d not supported yet (f32 only)",
+				  o->kv_type);
+	struct tfm_model *m = tfm_calloc(1, sizeof *m);
+	if (!m)
+		return TFM_E_NOMEM;
+	m->spec = *s;
+	s = &m->spec;
+	if (!m->spec.n_head_kv)
+		m->spec.n_head_kv = m->spec.n_head;
+	m->head_dim = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
+	m->spec.head_dim = m->head_dim;
+	m->q_dim = s->n_head * m->head_dim;
+	m->kv_dim = s->n_head_kv * m->head_dim;
+	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
+	if ((st = tfm_backend_find(&m->be, o->device)))
+		goto fail;
+	b.m = m;
+	b.arch = s->arch[0] ? s->arch : "model";
+	b.n = n_tensors;
+	b.sorted = tfm_malloc((size_t)(n_tensors ? n_tensors : 1) * sizeof *b.sorted);
+	m->layers = tfm_calloc((size_t)s->n_layer, sizeof *m->layers);
+	if (!b.sorted || !m->layers) {
+		st = TFM_E_NOMEM;
+		goto fail;
+	}
+	for (int64_t i = 0; i < n_tensors; i++)
+		b.sorted[i] = &t[i];
+	qsort(b.sorted, (size_t)n_tensors, sizeof *b.sorted, by_name);
+	if ((st = bind_mat(&b, &m->tok_embd, "token_embd.weight", s->n_embd, s->n_vocab, 1)))
+		goto fail;
+	if (s->pos_embd == TFM_POS_EMBD_LEARNED &&
+	    (st = bind_mat(&b, &m->pos_embd, "position_embd.weight", s->n_embd, -1, 1)))
+		goto fail;
+	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm", s->n_embd, 1)))
+		goto fail;
+	if (s->final_norm && (st = bind_norm(&b, &m->out_norm, "output_norm", s->n_embd, 1)))
+		goto fail;
+	if ((st = bind_mat(&b, &m->output, "output.weight", s->n_embd, s->n_vocab, !s->tied_output)))
+		goto fail;
+	if (!m->output.data)
+		m->output = m->tok_embd;  /* tied */
+	for (int64_t l = 0; l < s->n_layer; l++)
+		if ((st = bind_layer(&b, l)))
+			goto fail;
+	layer_pattern(m);
+	if ((st = positions(m)))
+		goto fail;
+	free(b.sorted);
+	*out = m;
+	return TFM_OK;
+fail:
+	free(b.sorted);
+	tfm_model_close(m);
+	return st;
+}
+
+void tfm_model_close(struct tfm_model *m)
+{
+	if (!m)
+		return;
+	if (m->release)
+		m->release(m);
+	tfm_model_free_bound(m);
+	free(m);
+}
+
+void tfm_model_free_bound(struct tfm_model *m)
+{
+	for (int64_t i = 0; i < m->n_owned; i++)
+		tfm_afree(m->owned[i]);
+	free(m->owned);
+	free(m->layers);
+	free(m->inv_freq);
+	free(m->alibi);
+}
+
+const struct tfm_spec *tfm_model_spec(const struct tfm_model *m) { return &m->spec; }
+const struct tfm_tokenizer *tfm_model_tokenizer(const struct tfm_model *m) { return m->tok; }
+const struct tfm_gguf *tfm_model_gguf(const struct tfm_model *m) { return m->gguf; }

@@ -1,0 +1,100 @@
+/* model-impl.h: the bodies of struct tfm_model and struct tfm_ctx, shared by
+ * the files of lib/model (load.c binds weights, exec.c runs the block
+ * executor, open.c reads files).  Not installed. */
+#ifndef TFM_MODEL_IMPL_H
+#define TFM_MODEL_IMPL_H
+
+#include "tfm.h"
+#include "kernels/backend.h"
+
+/* A norm's parameters (f32 copies; b may be NULL). */
+struct tfm_norm_w {
+	float *w, *b;   /* [n] */
+};
+
+struct tfm_layer {
+	struct tfm_norm_w attn_norm, attn_post_norm, ffn_norm, ffn_post_norm;
+	struct tfm_mat wq, wk, wv;   /* {n_embd, q_dim}, {n_embd, kv_dim} x2 */
+	struct tfm_mat wqkv;         /* fused {n_embd, q_dim + 2 kv_dim}, or data NULL */
+	float *bq, *bk, *bv, *bqkv;  /* [q_dim], [kv_dim], [kv_dim], [q_dim + 2 kv_dim] */
+	struct tfm_mat wo;           /* {q_dim, n_embd} */
+	float *bo;                   /* [n_embd] */
+	struct tfm_norm_w q_norm, k_norm; /* [head_dim] (per head) or [q_dim]/[kv_dim] */
+	struct tfm_mat gate, up, down; /* {n_embd, n_ff} x2, {n_ff, n_embd}; gate.data NULL if not gated */
+	float *gate_b, *up_b, *down_b;
+	int64_t window;              /* sliding window (tokens), 0: none */
+	int rope;                    /* RoPE applies here */
+};
+
+struct tfm_model {
+	struct tfm_spec spec;
+	const struct tfm_backend *be;
+	int n_threads;
+	int64_t head_dim, q_dim, kv_dim, n_rot; /* n_rot: rotary dims per head */
+	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
+	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
+	struct tfm_mat output;     /* {n_embd, n_vocab} (token_embd when tied) */
+	struct tfm_norm_w embd_norm, out_norm;
+	struct tfm_layer *layers;  /* [n_layer] */
+	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
+	double pos_scale;          /* position multiplier (linear RoPE scaling) */
+	float *alibi;              /* [n_head] slopes, or NULL */
+	float attn_scale;
+	int any_rope;
+	int all_window;            /* every layer windowed: the cache can be a ring */
+	int64_t max_window;
+	void **owned;              /* f32 copies of vectors, freed on close */
+	int64_t n_owned, cap_owned;
+	/* where the weights came from (open.c) */
+	struct tfm_blob blob;
+	int have_blob;
+	struct tfm_gguf *gguf;     /* owned when parsed here */
+	int own_gguf;
+	struct tfm_convert *cv;
+	void **tensor_bufs;        /* materialised tensors of a converted model */
+	int64_t n_tensor_bufs;
+	struct tfm_tokenizer *tok;
+	/* frees the source above; set by open.c so that load.c (and models built
+	 * in memory) do not depend on the file readers */
+	void (*release)(struct tfm_model *m);
+};
+
+struct tfm_ctx {
+	struct tfm_model *m;
+	int64_t n_ctx, n_slots, pos, n_batch;
+	int ring;                  /* positions wrap around the slots (all layers windowed) */
+	float *kc, *vc;            /* [n_layer][n_slots][kv_dim] */
+	/* scratch for one batch of up to n_batch tokens */
+	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */
+	float *q, *k, *v, *att;    /* [n_batch][q_dim], [n_batch][kv_dim] x2, [n_batch][q_dim] */
+	float *qkv;                /* [n_batch][q_dim + 2 kv_dim] (fused weights only) */
+	float *g, *u;              /* [n_batch][n_ff] */
+	float *cs, *sn;            /* [n_batch][n_rot / 2] */
+	struct tfm_kexec kx;
+	void *mem;                 /* one allocation behind the scratch */
+};
+
+/* A named weight for tfm_model_new (same meaning as in struct tfm_gguf_tensor). */
+struct tfm_model_tensor {
+	const char *name;
+	int type;
+	int n_dims;
+	int64_t ne[4];
+	const void *data;
+};
+
+/* Build a model from a spec and weights in memory (not copied: they must
+ * outlive the model).  Checks the spec (TFM_E_UNSUPPORTED for knobs the
+ * executor does not run) and binds tensors by their llama.cpp names. */
+int tfm_model_new(struct tfm_model **m, const struct tfm_spec *s,
+		  const struct tfm_model_tensor *t, int64_t n_tensors,
+		  const struct tfm_model_opts *o);
+/* Frees what tfm_model_new bound (tfm_model_close calls it). */
+void tfm_model_free_bound(struct tfm_model *m);
+/* The knobs check alone. */
+int tfm_model_check_spec(const struct tfm_spec *s);
+/* Threads below this many multiply-adds per kernel call run inline (tests set
+ * 0 to force the threaded paths on small models). */
+void tfm_ctx_set_par_min(struct tfm_ctx *c, int64_t par_min);
+
+#endif

@@ -1,0 +1,577 @@
+/* test_model.c: the block executor on small random-weight models built in
+ * memory, for several spec combinations.  For each: (a) prefill logits equal
+ * token-by-token decode logits; (b) logits equal a naive dense forward pass
+ * written plainly below (no code shared with lib/model); (c) results are
+ * bit-identical for 1 and 2 threads.  Then the refusals and errors. */
+#include "t.h"
+#include "model/model-impl.h"
+
+#define MAXT 128
+
+/* ---- a model in memory ---- */
+
+struct tm {
+	struct tfm_spec s;
+	struct tfm_model_tensor t[MAXT];
+	float *f[MAXT];       /* f32 values of each tensor (what the executor sees) */
+	void *raw[MAXT];      /* stored bytes when not f32 */
+	int nt;
+	int wtype;            /* type of 2-D weights */
+};
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+
+/* add a tensor {ne0, ne1} of values center + scale * U(-1, 1) */
+static void add(struct tm *m, const char *name, int64_t ne0, int64_t ne1, float center, float scale)
+{
+	int i = m->nt++;
+	int64_t n = ne0 * ne1;
+	float *f = malloc(n * sizeof *f);
+	for (int64_t j = 0; j < n; j++)
+		f[j] = center + scale * frand();
+	struct tfm_model_tensor *t = &m->t[i];
+	t->name = strdup(name);
+	t->n_dims = ne1 > 1 ? 2 : 1;
+	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = t->ne[3] = 1;
+	t->type = TFM_TYPE_F32;
+	t->data = f;
+	if (ne1 > 1 && m->wtype == TFM_TYPE_F16) {
+		uint16_t *h = malloc(n * 2);
+		for (int64_t j = 0; j < n; j++) {
+			h[j] = tfm_f32_to_f16(f[j]);
+			f[j] = tfm_f16_to_f32(h[j]);
+		}
+		t->type = TFM_TYPE_F16;
+		t->data = h;
+		m->raw[i] = h;
+	}
+	m->f[i] = f;
+}
+
+static const float *get(const struct tm *m, const char *fmt, long long l)
+{
+	char name[96];
+	snprintf(name, sizeof name, fmt, l);
+	for (int i = 0; i < m->nt; i++)
+		if (!strcmp(m->t[i].name, name))
+			return m->f[i];
+	return NULL;
+}
+
+static void tm_free(struct tm *m)
+{
+	for (int i = 0; i < m->nt; i++) {
+		free((char *)m->t[i].name);
+		free(m->f[i]);
+		free(m->raw[i]);
+	}
+	m->nt = 0;
+}
+
+static void base_spec(struct tfm_spec *s)
+{
+	memset(s, 0, sizeof *s);
+	strcpy(s->arch, "test");
+	s->n_vocab = 37, s->n_embd = 24, s->n_layer = 2, s->n_ff = 40;
+	s->n_head = 4, s->n_head_kv = 2, s->head_dim = 6;
+	s->pos_attn = TFM_POS_ROPE, s->rope_theta = 10000, s->rope_interleaved = 1;
+	s->norm = TFM_NORM_RMS, s->norm_eps = 1e-5, s->final_norm = 1;
+	s->act = TFM_ACT_SILU, s->gated = 1;
+	for (int l = 0; l < TFM_MAX_LAYERS; l++)
+		s->layer_rope[l] = 1;
+	s->bos_id = 1;
+}
+
+/* weights for the spec, by llama.cpp names */
+static void build(struct tm *m)
+{
+	const struct tfm_spec *s = &m->s;
+	int64_t d = s->n_embd, hd = s->head_dim, qd = s->n_head * hd, kvd = s->n_head_kv * hd;
+	int64_t ff = s->n_ff;
+	float ws = 0.5f / sqrtf((float)d);
+	int lnb = s->norm_bias;
+	char n[96];
+	add(m, "token_embd.weight", d, s->n_vocab, 0, 1);
+	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
+		add(m, "position_embd.weight", d, 64, 0, 0.5f);
+	if (s->embd_norm) {
+		add(m, "token_embd_norm.weight", d, 1, 1, 0.2f);
+		if (lnb)
+			add(m, "token_embd_norm.bias", d, 1, 0, 0.2f);
+	}
+	if (s->final_norm) {
+		add(m, "output_norm.weight", d, 1, s->norm_plus_one ? 0 : 1, 0.2f);
+		if (lnb)
+			add(m, "output_norm.bias", d, 1, 0, 0.2f);
+	}
+	if (!s->tied_output)
+		add(m, "output.weight", d, s->n_vocab, 0, ws * 4);
+	for (int64_t l = 0; l < s->n_layer; l++) {
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+		float c1 = s->norm_plus_one ? 0 : 1;
+		add(m, N("attn_norm.weight"), d, 1, c1, 0.2f);
+		if (lnb)
+			add(m, N("attn_norm.bias"), d, 1, 0, 0.2f);
+		if (s->shared_attn_ffn_norm && s->parallel_residual) {
+			/* no ffn_norm */
+		} else {
+			add(m, N("ffn_norm.weight"), d, 1, c1, 0.2f);
+			if (lnb)
+				add(m, N("ffn_norm.bias"), d, 1, 0, 0.2f);
+		}
+		if (s->norm_place == TFM_NORM_SANDWICH) {
+			add(m, N("attn_post_norm.weight"), d, 1, c1, 0.2f);
+			add(m, N("ffn_post_norm.weight"), d, 1, c1, 0.2f);
+		}
+		if (!strcmp(s->arch, "fused")) {
+			add(m, N("attn_qkv.weight"), d, qd + 2 * kvd, 0, ws * 4);
+			if (s->attn_bias_qkv)
+				add(m, N("attn_qkv.bias"), qd + 2 * kvd, 1, 0, 0.3f);
+		} else {
+			add(m, N("attn_q.weight"), d, qd, 0, ws * 4);
+			add(m, N("attn_k.weight"), d, kvd, 0, ws * 4);
+			add(m, N("attn_v.weight"), d, kvd, 0, ws * 4);
+			if (s->attn_bias_qkv) {
+				add(m, N("attn_q.bias"), qd, 1, 0, 0.3f);
+				add(m, N("attn_k.bias"), kvd, 1, 0, 0.3f);
+				add(m, N("attn_v.bias"), kvd, 1, 0, 0.3f);
+			}
+		}
+		if (s->qk_norm == TFM_QK_NORM_HEAD) {
+			add(m, N("attn_q_norm.weight"), hd, 1, c1, 0.2f);
+			add(m, N("attn_k_norm.weight"), hd, 1, c1, 0.2f);
+		}
+		add(m, N("attn_output.weight"), qd, d, 0, ws * 2);
+		if (s->attn_bias_out)
+			add(m, N("attn_output.bias"), d, 1, 0, 0.3f);
+		if (s->gated)
+			add(m, N("ffn_gate.weight"), d, ff, 0, ws * 4);
+		add(m, N("ffn_up.weight"), d, ff, 0, ws * 4);
+		add(m, N("ffn_down.weight"), ff, d, 0, ws * 2);
+		if (s->ffn_bias) {
+			add(m, N("ffn_up.bias"), ff, 1, 0, 0.3f);
+			add(m, N("ffn_down.bias"), d, 1, 0, 0.3f);
+		}
+#undef N
+	}
+}
+
+/* ---- the naive forward pass: every position of the sequence at once ---- */
+
+static void nnorm(const struct tfm_spec *s, float *x, int64_t n, const float *w, const float *b)
+{
+	double mean = 0, var = 0;
+	if (s->norm == TFM_NORM_LAYER) {
+		for (int64_t i = 0; i < n; i++)
+			mean += x[i];
+		mean /= n;
+	}
+	for (int64_t i = 0; i < n; i++)
+		var += (x[i] - mean) * (x[i] - mean);
+	var /= n;
+	for (int64_t i = 0; i < n; i++) {
+		double g = w ? w[i] + (s->norm_plus_one ? 1 : 0) : 1;
+		x[i] = (float)((x[i] - mean) / sqrt(var + s->norm_eps) * g + (b ? b[i] : 0));
+	}
+}
+
+static float nact(const struct tfm_spec *s, float x)
+{
+	switch (s->act) {
+	case TFM_ACT_SILU: return x / (1 + expf(-x));
+	case TFM_ACT_GELU: return 0.5f * x * (1 + erff(x / sqrtf(2)));
+	case TFM_ACT_GELU_TANH:
+		return 0.5f * x * (1 + tanhf(sqrtf(2 / (float)M_PI) * (x + 0.044715f * x * x * x)));
+	case TFM_ACT_RELU: return x > 0 ? x : 0;
+	}
+	return NAN;
+}
+
+/* y[o] = sum_i W[o][i] x[i] (+ b[o]) with W row-major [out][in] */
+static void nlin(float *y, const float *W, const float *b, const float *x, int64_t in, int64_t out)
+{
+	for (int64_t o = 0; o < out; o++) {
+		double a = b ? b[o] : 0;
+		for (int64_t i = 0; i < in; i++)
+			a += (double)W[o * in + i] * x[i];
+		y[o] = (float)a;
+	}
+}
+
+static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
+{
+	int64_t rot = s->rope_dims ? s->rope_dims : s->head_dim;
+	for (int64_t i = 0; i < rot / 2; i++) {
+		double p = s->rope_scaling == TFM_ROPE_SCALE_LINEAR ? pos / s->rope_factor : pos;
+		double ang = p / pow(s->rope_theta, 2.0 * i / rot);
+		int64_t a = s->rope_interleaved ? 2 * i : i, b = s->rope_interleaved ? 2 * i + 1 : i + rot / 2;
+		float x0 = v[a], x1 = v[b];
+		v[a] = (float)(x0 * cos(ang) - x1 * sin(ang));
+		v[b] = (float)(x0 * sin(ang) + x1 * cos(ang));
+	}
+}
+
+static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logits)
+{
+	const struct tfm_spec *s = &m->s;
+	int64_t d = s->n_embd, H = s->n_head, KV = s->n_head_kv, hd = s->head_dim, ff = s->n_ff;
+	int64_t qd = H * hd, kvd = KV * hd, V = s->n_vocab;
+	float *x = calloc(T * d, 4), *xn = calloc(d, 4), *Q = calloc(T * qd, 4);
+	float *K = calloc(T * kvd, 4), *Vv = calloc(T * kvd, 4), *att = calloc(qd, 4);
+	float *o = calloc(T * d, 4), *f = calloc(T * d, 4), *g = calloc(ff, 4), *u = calloc(ff, 4);
+	float *qkv = calloc(qd + 2 * kvd, 4), *sc = calloc(T, 4), *tmp = calloc(d, 4);
+	const float *E = get(m, "token_embd.weight", 0);
+	for (int64_t t = 0; t < T; t++) {
+		for (int64_t i = 0; i < d; i++)
+			x[t * d + i] = E[tok[t] * d + i] * (s->embd_scale ? s->embd_scale : 1);
+		if (s->pos_embd == TFM_POS_EMBD_LEARNED)
+			for (int64_t i = 0; i < d; i++)
+				x[t * d + i] += get(m, "position_embd.weight", 0)[(t + s->pos_offset) * d + i];
+		if (s->embd_norm)
+			nnorm(s, x + t * d, d, get(m, "token_embd_norm.weight", 0),
+			      get(m, "token_embd_norm.bias", 0));
+	}
+	for (int64_t l = 0; l < s->n_layer; l++) {
+		/* attention sublayer for every position */
+		for (int64_t t = 0; t < T; t++) {
+			memcpy(xn, x + t * d, d * 4);
+			nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
+			if (get(m, "blk.%lld.attn_qkv.weight", l)) {
+				nlin(qkv, get(m, "blk.%lld.attn_qkv.weight", l), get(m, "blk.%lld.attn_qkv.bias", l),
+				     xn, d, qd + 2 * kvd);
+				memcpy(Q + t * qd, qkv, qd * 4);
+				memcpy(K + t * kvd, qkv + qd, kvd * 4);
+				memcpy(Vv + t * kvd, qkv + qd + kvd, kvd * 4);
+			} else {
+				nlin(Q + t * qd, get(m, "blk.%lld.attn_q.weight", l), get(m, "blk.%lld.attn_q.bias", l), xn, d, qd);
+				nlin(K + t * kvd, get(m, "blk.%lld.attn_k.weight", l), get(m, "blk.%lld.attn_k.bias", l), xn, d, kvd);
+				nlin(Vv + t * kvd, get(m, "blk.%lld.attn_v.weight", l), get(m, "blk.%lld.attn_v.bias", l), xn, d, kvd);
+			}
+			for (int64_t h = 0; h < H; h++) {
+				if (s->qk_norm == TFM_QK_NORM_HEAD)
+					nnorm(s, Q + t * qd + h * hd, hd, get(m, "blk.%lld.attn_q_norm.weight", l), NULL);
+				if (s->pos_attn == TFM_POS_ROPE && s->layer_rope[l])
+					nrope(s, Q + t * qd + h * hd, t);
+			}
+			for (int64_t h = 0; h < KV; h++) {
+				if (s->qk_norm == TFM_QK_NORM_HEAD)
+					nnorm(s, K + t * kvd + h * hd, hd, get(m, "blk.%lld.attn_k_norm.weight", l), NULL);
+				if (s->pos_attn == TFM_POS_ROPE && s->layer_rope[l])
+					nrope(s, K + t * kvd + h * hd, t);
+			}
+		}
+		int64_t win = s->layer_window[l] ? s->window : 0;
+		for (int64_t t = 0; t < T; t++) {
+			for (int64_t h = 0; h < H; h++) {
+				int64_t kh = h * KV / H; /* heads share KV heads in consecutive groups */
+				double mx = -1e30, sum = 0;
+				for (int64_t j = 0; j <= t; j++) {
+					sc[j] = -INFINITY;
+					if (win && t - j >= win)
+						continue;
+					double a = 0;
+					for (int64_t e = 0; e < hd; e++)
+						a += (double)Q[t * qd + h * hd + e] * K[j * kvd + kh * hd + e];
+					a *= s->attn_scale ? s->attn_scale : 1 / sqrt((double)hd);
+					if (s->attn_softcap)
+						a = s->attn_softcap * tanh(a / s->attn_softcap);
+					if (s->pos_attn == TFM_POS_ALIBI) /* 4 heads, max bias 8: 2^-2(h+1) */
+						a -= pow(2, -2.0 * (h + 1)) * (t - j);
+					sc[j] = (float)a;
+					if (a > mx)
+						mx = a;
+				}
+				for (int64_t j = 0; j <= t; j++)
+					sum += exp(sc[j] - mx);
+				for (int64_t e = 0; e < hd; e++) {
+					double a = 0;
+					for (int64_t j = 0; j <= t; j++)
+						a += exp(sc[j] - mx) / sum * Vv[j * kvd + kh * hd + e];
+					att[h * hd + e] = (float)a;
+				}
+			}
+			nlin(o + t * d, get(m, "blk.%lld.attn_output.weight", l), get(m, "blk.%lld.attn_output.bias", l), att, qd, d);
+			if (s->norm_place == TFM_NORM_SANDWICH)
+				nnorm(s, o + t * d, d, get(m, "blk.%lld.attn_post_norm.weight", l), NULL);
+		}
+		/* feed-forward and residuals */
+		for (int64_t t = 0; t < T; t++) {
+			memcpy(xn, x + t * d, d * 4);
+			if (!s->parallel_residual)
+				for (int64_t i = 0; i < d; i++)
+					xn[i] += o[t * d + i];
+			if (s->parallel_residual && s->shared_attn_ffn_norm)
+				nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
+			else
+				nnorm(s, xn, d, get(m, "blk.%lld.ffn_norm.weight", l), get(m, "blk.%lld.ffn_norm.bias", l));
+			nlin(u, get(m, "blk.%lld.ffn_up.weight", l), get(m, "blk.%lld.ffn_up.bias", l), xn, d, ff);
+			if (s->gated) {
+				nlin(g, get(m, "blk.%lld.ffn_gate.weight", l), NULL, xn, d, ff);
+				for (int64_t i = 0; i < ff; i++)
+					u[i] = nact(s, g[i]) * u[i];
+			} else {
+				for (int64_t i = 0; i < ff; i++)
+					u[i] = nact(s, u[i]);
+			}
+			nlin(f + t * d, get(m, "blk.%lld.ffn_down.weight", l), get(m, "blk.%lld.ffn_down.bias", l), u, ff, d);
+			if (s->norm_place == TFM_NORM_SANDWICH)
+				nnorm(s, f + t * d, d, get(m, "blk.%lld.ffn_post_norm.weight", l), NULL);
+			for (int64_t i = 0; i < d; i++)
+				x[t * d + i] += o[t * d + i] + f[t * d + i];
+		}
+	}
+	const float *out = s->tied_output ? E : get(m, "output.weight", 0);
+	for (int64_t t = 0; t < T; t++) {
+		memcpy(tmp, x + t * d, d * 4);
+		if (s->final_norm)
+			nnorm(s, tmp, d, get(m, "output_norm.weight", 0), get(m, "output_norm.bias", 0));
+		nlin(logits + t * V, out, NULL, tmp, d, V);
+		if (s->final_softcap)
+			for (int64_t v = 0; v < V; v++)
+				logits[t * V + v] = s->final_softcap * tanhf(logits[t * V + v] / s->final_softcap);
+	}
+	free(x), free(xn), free(Q), free(K), free(Vv), free(att), free(o), free(f), free(g);
+	free(u), free(qkv), free(sc), free(tmp);
+}
+
+/* ---- the checks ---- */
+
+static double maxdiff(const float *a, const float *b, int64_t n)
+{
+	double w = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double dd = fabs((double)a[i] - b[i]);
+		if (dd > w || dd != dd)
+			w = dd;
+	}
+	return w;
+}
+
+/* all logits of tokens by prefill (all=1) and by decode, with n threads */
+static int run(struct tm *tm, const int32_t *tok, int64_t T, int64_t n_ctx, int threads,
+	       float *pre, float *dec)
+{
+	struct tfm_model_opts o = {.n_threads = threads};
+	struct tfm_model *m;
+	struct tfm_ctx *c;
+	int st = tfm_model_new(&m, &tm->s, tm->t, tm->nt, &o);
+	if (st)
+		return st;
+	if ((st = tfm_ctx_new(&c, m, n_ctx))) {
+		tfm_model_close(m);
+		return st;
+	}
+	if (threads > 1)
+		tfm_ctx_set_par_min(c, 0);
+	int64_t V = tm->s.n_vocab;
+	st = tfm_eval(c, tok, T, pre, 1);
+	tfm_ctx_reset(c);
+	for (int64_t t = 0; !st && t < T; t++)
+		st = tfm_eval(c, tok + t, 1, dec + t * V, 0);
+	if (!st && tfm_ctx_pos(c) != T)
+		st = TFM_E_INTERNAL;
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	return st;
+}
+
+static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ctx)
+{
+	int64_t V = tm->s.n_vocab;
+	int32_t tok[64];
+	for (int64_t t = 0; t < T; t++)
+		tok[t] = (int32_t)((frand() + 1) * 0.5f * (float)(V - 1));
+	float *pre1 = malloc(T * V * 4), *dec1 = malloc(T * V * 4), *want = malloc(T * V * 4);
+	float *pre2 = malloc(T * V * 4), *dec2 = malloc(T * V * 4);
+	CHECK_OK(run(tm, tok, T, n_ctx, 1, pre1, dec1));
+	CHECK_OK(run(tm, tok, T, n_ctx, 2, pre2, dec2));
+	naive(tm, tok, T, want);
+	double dpd = maxdiff(pre1, dec1, T * V), dnv = maxdiff(pre1, want, T * V);
+	double dnd = maxdiff(dec1, want, T * V);
+	double scale = maxdiff(want, want + 0, 0);
+	for (int64_t i = 0; i < T * V; i++)
+		scale = fabs(want[i]) > scale ? fabs(want[i]) : scale;
+	fprintf(stderr, "  %-28s prefill-decode %.2g, prefill-naive %.2g, decode-naive %.2g "
+		"(|logit| <= %.2g)\n", what, dpd, dnv, dnd, scale);
+	CHECK_MSG(dpd < 1e-4, "%s: prefill vs decode %g", what, dpd);
+	CHECK_MSG(dnv < 1e-4, "%s: prefill vs naive %g", what, dnv);
+	CHECK_MSG(dnd < 1e-4, "%s: decode vs naive %g", what, dnd);
+	CHECK_MSG(!memcmp(pre1, pre2, T * V * 4), "%s: prefill differs with 2 threads", what);
+	CHECK_MSG(!memcmp(dec1, dec2, T * V * 4), "%s: decode differs with 2 threads", what);
+	CHECK(scale > 0.1); /* the logits are not trivially zero */
+	free(pre1), free(dec1), free(want), free(pre2), free(dec2);
+}
+
+static void t_llama_gqa(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	build(&m);
+	check_model("llama gqa rope-interleaved", &m, 19, 64);
+	tm_free(&m);
+}
+
+static void t_llama_f16(void)
+{
+	struct tm m = {.wtype = TFM_TYPE_F16};
+	base_spec(&m.s);
+	m.s.n_head_kv = 1; /* MQA */
+	m.s.tied_output = 1;
+	m.s.rope_scaling = TFM_ROPE_SCALE_LINEAR, m.s.rope_factor = 4;
+	build(&m);
+	check_model("f16 mqa tied linear-rope", &m, 17, 32);
+	tm_free(&m);
+}
+
+static void t_neox(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	strcpy(m.s.arch, "fused");
+	m.s.n_head_kv = 4, m.s.head_dim = 6, m.s.rope_dims = 4, m.s.rope_interleaved = 0;
+	m.s.norm = TFM_NORM_LAYER, m.s.norm_bias = 1;
+	m.s.parallel_residual = 1;
+	m.s.act = TFM_ACT_GELU, m.s.gated = 0;
+	m.s.attn_bias_qkv = m.s.attn_bias_out = m.s.ffn_bias = 1;
+	m.s.tied_output = 1;
+	build(&m);
+	check_model("neox half-split partial, par", &m, 13, 13);
+	tm_free(&m);
+	base_spec(&m.s);
+	m.s.parallel_residual = m.s.shared_attn_ffn_norm = 1;
+	m.s.act = TFM_ACT_GELU_TANH, m.s.rope_interleaved = 0;
+	build(&m);
+	check_model("parallel shared norm", &m, 9, 16);
+	tm_free(&m);
+}
+
+static void t_gpt2(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.n_head_kv = 4;
+	m.s.pos_attn = TFM_POS_NONE, m.s.pos_embd = TFM_POS_EMBD_LEARNED, m.s.pos_offset = 2;
+	m.s.norm = TFM_NORM_LAYER, m.s.norm_bias = 1, m.s.embd_norm = 1;
+	m.s.act = TFM_ACT_GELU_TANH, m.s.gated = 0;
+	m.s.attn_bias_qkv = m.s.attn_bias_out = m.s.ffn_bias = 1;
+	m.s.tied_output = 1;
+	build(&m);
+	check_model("layernorm gelu learned-pos", &m, 21, 62);
+	tm_free(&m);
+}
+
+static void t_window(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.mask = TFM_MASK_WINDOW, m.s.window = 5;
+	for (int l = 0; l < 2; l++)
+		m.s.layer_window[l] = 1;
+	build(&m);
+	check_model("window 5 of 23", &m, 23, 64);
+	check_model("window 5, ring of 8 slots", &m, 23, 8);
+	tm_free(&m);
+	/* gemma2-like: alternating window / global, NoPE in layer 1, sandwich
+	 * norms stored as w - 1, embedding scale, soft-caps, QK-norm */
+	base_spec(&m.s);
+	m.s.n_layer = 3;
+	m.s.window = 4, m.s.layer_window[0] = m.s.layer_window[2] = 1;
+	m.s.layer_rope[1] = 0;
+	m.s.norm_place = TFM_NORM_SANDWICH, m.s.norm_plus_one = 1;
+	m.s.embd_scale = sqrtf(24), m.s.attn_softcap = 1.5f, m.s.final_softcap = 3;
+	m.s.qk_norm = TFM_QK_NORM_HEAD, m.s.attn_scale = 0.3f;
+	m.s.act = TFM_ACT_GELU_TANH, m.s.tied_output = 1;
+	build(&m);
+	check_model("sandwich mixed-window nope", &m, 15, 40);
+	tm_free(&m);
+}
+
+static void t_alibi(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.n_head_kv = 4;
+	m.s.pos_attn = TFM_POS_ALIBI, m.s.alibi_max_bias = 8;
+	m.s.act = TFM_ACT_RELU, m.s.gated = 0;
+	build(&m);
+	check_model("alibi relu", &m, 11, 16);
+	tm_free(&m);
+}
+
+static void t_errors(void)
+{
+	struct tm m = {0};
+	struct tfm_model *md;
+	struct tfm_ctx *c;
+	base_spec(&m.s);
+	build(&m);
+	/* context full */
+	CHECK_OK(tfm_model_new(&md, &m.s, m.t, m.nt, NULL));
+	CHECK_OK(tfm_ctx_new(&c, md, 4));
+	int32_t tok[6] = {1, 2, 3, 4, 5, 6};
+	float lg[37];
+	CHECK_OK(tfm_eval(c, tok, 3, lg, 0));
+	CHECK_ST(tfm_eval(c, tok, 2, lg, 0), TFM_E_INVAL);
+	CHECK(strstr(tfm_errmsg(), "context full (4 tokens)") != NULL);
+	CHECK_OK(tfm_eval(c, tok, 1, lg, 0));
+	CHECK(tfm_ctx_pos(c) == 4 && tfm_ctx_size(c) == 4);
+	tok[0] = 37;
+	tfm_ctx_reset(c);
+	CHECK_ST(tfm_eval(c, tok, 1, lg, 0), TFM_E_INVAL);
+	tfm_ctx_free(c);
+	tfm_model_close(md);
+	/* refused knobs name the architecture and the knob */
+	struct tfm_spec s = m.s;
+	strcpy(s.arch, "gemma3");
+	s.mask = TFM_MASK_CHUNKED, s.chunk = 8;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	CHECK_MSG(!strcmp(tfm_errmsg(), "gemma3: chunked attention not supported yet"), "%s",
+		  tfm_errmsg());
+	s = m.s;
+	s.layer_kind[1] = TFM_LAYER_MAMBA;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	s = m.s;
+	s.rope_scaling = TFM_ROPE_SCALE_YARN;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	s = m.s;
+	s.n_expert = 8;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	s = m.s;
+	s.family = TFM_FAMILY_ENCODER;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	struct tfm_model_opts o = {.kv_type = TFM_TYPE_F16};
+	CHECK_ST(tfm_model_new(&md, &m.s, m.t, m.nt, &o), TFM_E_UNSUPPORTED);
+	o.kv_type = 0, o.device = "cuda";
+#ifndef TFM_CUDA
+	CHECK_ST(tfm_model_new(&md, &m.s, m.t, m.nt, &o), TFM_E_DEVICE);
+#endif
+	/* a missing tensor and a wrong shape are format errors naming the tensor */
+	s = m.s;
+	s.ffn_bias = 1;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_FORMAT);
+	CHECK_MSG(strstr(tfm_errmsg(), "blk.0.ffn_up.bias") != NULL, "%s", tfm_errmsg());
+	s = m.s;
+	s.n_ff = 41;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_FORMAT);
+	CHECK_MSG(strstr(tfm_errmsg(), "blk.0.ffn_gate.weight: shape {24, 40}, want {24, 41}"),
+		  "%s", tfm_errmsg());
+	tm_free(&m);
+}
+
+static const struct t_case t_cases[] = {
+	{"llama_gqa", t_llama_gqa},
+	{"llama_f16", t_llama_f16},
+	{"neox", t_neox},
+	{"gpt2", t_gpt2},
+	{"window", t_window},
+	{"alibi", t_alibi},
+	{"errors", t_errors},
+};
+T_MAIN(t_cases)
