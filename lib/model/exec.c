@@ -155,6 +155,11 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		norm_rows(m, c->k, c->k, n, kvd, &L->k_norm);
 	}
 	int64_t r2 = m->n_rot / 2;
+	struct tfm_attn_args a = {
+		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
+		.head_dim = hd, .n_slots = c->n_slots, .window = L->window,
+		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
+	};
 	float *kc = c->kc + (size_t)l * c->n_slots * kvd, *vc = c->vc + (size_t)l * c->n_slots * kvd;
 	for (int64_t t = 0; t < n; t++) {
 		if (L->rope) {
@@ -163,15 +168,8 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved,
 				 c->cs + t * r2, c->sn + t * r2);
 		}
-		int64_t slot = (pos0 + t) % c->n_slots;
-		memcpy(kc + slot * kvd, c->k + t * kvd, (size_t)kvd * sizeof(float));
-		memcpy(vc + slot * kvd, c->v + t * kvd, (size_t)kvd * sizeof(float));
+		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * kvd, (pos0 + t) % c->n_slots, &a);
 	}
-	struct tfm_attn_args a = {
-		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
-		.head_dim = hd, .n_slots = c->n_slots, .window = L->window,
-		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
-	};
 	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
 	be->matmul(&c->kx, c->h, c->att, &L->wo, n);
 	add_bias(m, c->h, L->bo, n, s->n_embd);

@@ -137,6 +137,10 @@ static void t_reference(void)
 	float q[2] = {1, 0}, kc[4] = {1, 0, 1, 0}, vc[4] = {2, 4, 6, 8}, o[2];
 	struct tfm_attn_args a = {.n_tok = 1, .pos0 = 1, .n_head = 1, .n_head_kv = 1,
 				  .head_dim = 2, .n_slots = 2, .scale = 1};
+	/* ref layout: [slot][kv_dim] */
+	float k1[2] = {1, 0}, v1[2] = {6, 8}, kc2[4] = {0}, vc2[4] = {0};
+	r->kv_store(kc2, vc2, k1, v1, 1, &a);
+	CHECK(kc2[2] == 1 && kc2[3] == 0 && vc2[2] == 6 && vc2[3] == 8);
 	struct tfm_kexec k = kx(0);
 	r->attn(&k, o, q, kc, vc, &a);
 	CHECK_CLOSE(o[0], 4, 1e-6, 0);
@@ -239,7 +243,9 @@ static void run_backend(const struct tfm_backend *be)
 	/* attention: MHA, GQA, MQA; causal and windowed; ring-buffer slots;
 	 * soft-cap and ALiBi */
 	static const int64_t heads[][2] = {{4, 4}, {4, 2}, {3, 1}};
-	float *kc = malloc(300 * 4 * 257 * 4), *vc = malloc(300 * 4 * 257 * 4);
+	size_t kvn = 300 * 4 * 257;
+	float *kc = malloc(kvn * 4), *vc = malloc(kvn * 4), *kb = malloc(kvn * 4);
+	float *vb = malloc(kvn * 4), *kn = malloc(kvn * 4), *vn = malloc(kvn * 4);
 	for (int hi = 0; hi < 3; hi++)
 		for (int di = 0; di < 4; di++)
 			for (int ni = 0; ni < 3; ni++)
@@ -255,13 +261,17 @@ static void run_backend(const struct tfm_backend *be)
 							.window = win, .scale = 1.0f / sqrtf((float)hd),
 							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL};
 						fill(x, nt * nh * hd, 2);
-						fill(kc, slots * nkv * hd, 2);
-						fill(vc, slots * nkv * hd, 2);
+						fill(kn, slots * nkv * hd, 2);
+						fill(vn, slots * nkv * hd, 2);
+						for (int64_t sl = 0; sl < slots; sl++) {
+							r->kv_store(kc, vc, kn + sl * nkv * hd, vn + sl * nkv * hd, sl, &a);
+							be->kv_store(kb, vb, kn + sl * nkv * hd, vn + sl * nkv * hd, sl, &a);
+						}
 						struct tfm_kexec k0 = kx(0);
 						r->attn(&k0, e, x, kc, vc, &a);
 						for (int th = 0; th < 2; th++) {
 							struct tfm_kexec k = kx(th);
-							be->attn(&k, g, x, kc, vc, &a);
+							be->attn(&k, g, x, kb, vb, &a);
 							cmp("attn", g, e, nt * nh * hd, 1e-5, 1e-4);
 						}
 					}
@@ -271,7 +281,7 @@ static void run_backend(const struct tfm_backend *be)
 		CHECK_MSG(!W[i].bad, "%s %s: %d values out of tolerance", be->name, W[i].kernel,
 			  W[i].bad);
 	}
-	free(x), free(y), free(g), free(e), free(w), free(b), free(wq), free(kc), free(vc);
+	free(x), free(y), free(g), free(e), free(w), free(b), free(wq), free(kc), free(vc), free(kb), free(vb), free(kn), free(vn);
 }
 
 static void t_backends(void)

@@ -16,6 +16,33 @@ float tfm_cpu_dot_f32_avx512(const void *w, const float *x, int64_t n);
 float tfm_cpu_dot_f16_avx512(const void *w, const float *x, int64_t n);
 float tfm_cpu_dot_bf16_avx512(const void *w, const float *x, int64_t n);
 
+/* y[i] += a * x[i] */
+typedef void (*tfm_cpu_axpy_fn)(float *y, float a, const float *x, int64_t n);
+void tfm_cpu_axpy_avx2(float *y, float a, const float *x, int64_t n);
+void tfm_cpu_axpy_avx512(float *y, float a, const float *x, int64_t n);
+
+/* max of x[n]; x[i] = exp(x[i] - mx) returning the sum */
+typedef float (*tfm_cpu_max_fn)(const float *x, int64_t n);
+typedef float (*tfm_cpu_expsum_fn)(float *x, float mx, int64_t n);
+float tfm_cpu_max_avx2(const float *x, int64_t n);
+float tfm_cpu_max_avx512(const float *x, int64_t n);
+float tfm_cpu_expsum_avx2(float *x, float mx, int64_t n);
+float tfm_cpu_expsum_avx512(float *x, float mx, int64_t n);
+
+/* y[r] = W[r] . x for rows r < rows (W rows rb bytes apart, n elements) */
+typedef void (*tfm_cpu_gemv_fn)(float *y, const void *w, size_t rb, const float *x, int64_t n,
+				int64_t rows);
+/* y[j] = sum_d x[d] A[d][j], j < n, d < k (A rows lda floats apart) */
+typedef void (*tfm_cpu_gemv_t_fn)(float *y, const float *a, int64_t lda, const float *x,
+				  int64_t k, int64_t n);
+#define GEMV_DECL(isa) \
+	void tfm_cpu_gemv_f32_##isa(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows); \
+	void tfm_cpu_gemv_f16_##isa(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows); \
+	void tfm_cpu_gemv_bf16_##isa(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows); \
+	void tfm_cpu_gemv_t_##isa(float *y, const float *a, int64_t lda, const float *x, int64_t k, int64_t n);
+GEMV_DECL(avx2)
+GEMV_DECL(avx512)
+
 /* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
 tfm_cpu_dot_fn tfm_cpu_dot(int type);
 const char *tfm_cpu_isa(void); /* "avx512", "avx2" or "scalar" */

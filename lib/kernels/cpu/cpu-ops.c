@@ -73,20 +73,6 @@ void tfm_cpu_rope(float *x, int64_t n_head, int64_t head_dim, int64_t n_rot, int
 	}
 }
 
-void tfm_cpu_softmax(float *x, int64_t n)
-{
-	float mx = -INFINITY, s = 0;
-	for (int64_t i = 0; i < n; i++)
-		mx = x[i] > mx ? x[i] : mx;
-	for (int64_t i = 0; i < n; i++) {
-		x[i] = expf(x[i] - mx);
-		s += x[i];
-	}
-	float inv = 1.0f / s;
-	for (int64_t i = 0; i < n; i++)
-		x[i] *= inv;
-}
-
 static inline float act1(float x, int act)
 {
 	switch (act) {

@@ -48,10 +48,60 @@ static float dot_bf16_scalar(const void *wv, const float *x, int64_t n)
 	return s;
 }
 
+static void axpy_scalar(float *y, float a, const float *x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] += a * x[i];
+}
+
 static struct {
 	const char *isa;
 	tfm_cpu_dot_fn f32, f16, bf16;
+	tfm_cpu_axpy_fn axpy;
+	tfm_cpu_max_fn max;
+	tfm_cpu_expsum_fn expsum;
+	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16;
+	tfm_cpu_gemv_t_fn gemv_t;
 } g_isa;
+
+#define GEMV_SCALAR(NAME, DOT)                                                          \
+static void NAME(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows) \
+{                                                                                       \
+	for (int64_t r = 0; r < rows; r++)                                              \
+		y[r] = DOT((const uint8_t *)w + (size_t)r * rb, x, n);                  \
+}
+GEMV_SCALAR(gemv_f32_scalar, dot_f32_scalar)
+GEMV_SCALAR(gemv_f16_scalar, dot_f16_scalar)
+GEMV_SCALAR(gemv_bf16_scalar, dot_bf16_scalar)
+
+static void gemv_t_scalar(float *y, const float *a, int64_t lda, const float *x, int64_t k,
+			  int64_t n)
+{
+	for (int64_t j = 0; j < n; j++) {
+		float s = 0;
+		for (int64_t d = 0; d < k; d++)
+			s += x[d] * a[d * lda + j];
+		y[j] = s;
+	}
+}
+
+static float max_scalar(const float *x, int64_t n)
+{
+	float m = -INFINITY;
+	for (int64_t i = 0; i < n; i++)
+		m = x[i] > m ? x[i] : m;
+	return m;
+}
+
+static float expsum_scalar(float *x, float mx, int64_t n)
+{
+	float s = 0;
+	for (int64_t i = 0; i < n; i++) {
+		x[i] = expf(x[i] - mx);
+		s += x[i];
+	}
+	return s;
+}
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void cpu_init(void)
@@ -63,19 +113,49 @@ static void cpu_init(void)
 		g_isa.f32 = tfm_cpu_dot_f32_avx512;
 		g_isa.f16 = tfm_cpu_dot_f16_avx512;
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx512;
+		g_isa.axpy = tfm_cpu_axpy_avx512;
+		g_isa.max = tfm_cpu_max_avx512;
+		g_isa.expsum = tfm_cpu_expsum_avx512;
+		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx512;
+		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx512;
+		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx512;
+		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
 	} else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
 		/* every AVX2 + FMA processor has F16C */
 		g_isa.isa = "avx2";
 		g_isa.f32 = tfm_cpu_dot_f32_avx2;
 		g_isa.f16 = tfm_cpu_dot_f16_avx2;
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx2;
+		g_isa.axpy = tfm_cpu_axpy_avx2;
+		g_isa.max = tfm_cpu_max_avx2;
+		g_isa.expsum = tfm_cpu_expsum_avx2;
+		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx2;
+		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx2;
+		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx2;
+		g_isa.gemv_t = tfm_cpu_gemv_t_avx2;
 	} else {
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
 		g_isa.f16 = dot_f16_scalar;
 		g_isa.bf16 = dot_bf16_scalar;
+		g_isa.axpy = axpy_scalar;
+		g_isa.max = max_scalar;
+		g_isa.expsum = expsum_scalar;
+		g_isa.gemv_f32 = gemv_f32_scalar;
+		g_isa.gemv_f16 = gemv_f16_scalar;
+		g_isa.gemv_bf16 = gemv_bf16_scalar;
+		g_isa.gemv_t = gemv_t_scalar;
 	}
 	openblas_set_num_threads(1);
+}
+
+/* Softmax with the SIMD exp (the backend's softmax kernel and attention). */
+void tfm_cpu_softmax(float *x, int64_t n)
+{
+	pthread_once(&g_once, cpu_init);
+	float inv = 1.0f / g_isa.expsum(x, g_isa.max(x, n), n);
+	for (int64_t i = 0; i < n; i++)
+		x[i] *= inv;
 }
 
 tfm_cpu_dot_fn tfm_cpu_dot(int type)
@@ -103,7 +183,7 @@ struct mm_job {
 	const float *x;           /* [n][in] */
 	const struct tfm_mat *w;
 	int64_t n, rows, n_chunks;
-	tfm_cpu_dot_fn dot;       /* NULL: convert rows to f32 first */
+	tfm_cpu_gemv_fn gemv;     /* NULL: convert rows to f32 first */
 	tfm_cpu_dot_fn dot_f32;
 	atomic_llong next;
 };
@@ -114,13 +194,13 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	int64_t o0 = c * j->rows, o1 = o0 + j->rows < w->out ? o0 + j->rows : w->out;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
 	if (j->n == 1) {
+		if (j->gemv) {
+			j->gemv(j->y + o0, wd, w->row_bytes, j->x, w->in, o1 - o0);
+			return;
+		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
-			if (j->dot) {
-				j->y[o] = j->dot(wd, j->x, w->in);
-			} else {
-				tfm_k_row_to_f32(w->type, wd, scr, w->in);
-				j->y[o] = j->dot_f32(scr, j->x, w->in);
-			}
+			tfm_k_row_to_f32(w->type, wd, scr, w->in);
+			j->y[o] = j->dot_f32(scr, j->x, w->in);
 		}
 		return;
 	}
@@ -152,8 +232,9 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		       int64_t n)
 {
 	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n};
-	j.dot = tfm_cpu_dot(w->type);
 	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
+	j.gemv = w->type == TFM_TYPE_F32 ? g_isa.gemv_f32 : w->type == TFM_TYPE_F16 ? g_isa.gemv_f16
+		: w->type == TFM_TYPE_BF16 ? g_isa.gemv_bf16 : NULL;
 	if (n == 1) {
 		/* any split gives the same rows; aim at ~8 chunks per task */
 		j.rows = w->out / (8 * (int64_t)k->n_tasks);
@@ -182,43 +263,46 @@ struct attn_job {
 	atomic_llong next;
 };
 
+/* One (token, head): the cache is [n_head_kv][head_dim][n_slots], so scores
+ * are head_dim axpys along the keys and each output element is one dot
+ * product along them.  The visible keys are slots [s0, s0 + nk) modulo
+ * n_slots: at most two contiguous segments. */
 static void attn_item(struct attn_job *j, float *sc, int64_t it)
 {
 	const struct tfm_attn_args *a = j->a;
-	tfm_cpu_dot_fn dot = g_isa.f32;
 	int64_t t = it / a->n_head, h = it % a->n_head;
-	int64_t hd = a->head_dim, kvd = a->n_head_kv * hd, qd = a->n_head * hd;
+	int64_t hd = a->head_dim, qd = a->n_head * hd, ns = a->n_slots;
 	int64_t kh = h / (a->n_head / a->n_head_kv);
 	int64_t p = a->pos0 + t;
 	int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
-	int64_t nk = p - lo + 1;
+	int64_t nk = p - lo + 1, s0 = lo % ns;
+	int64_t n1 = s0 + nk <= ns ? nk : ns - s0, n2 = nk - n1;
 	const float *qv = j->q + t * qd + h * hd;
-	float mx = -INFINITY;
-	for (int64_t i = 0; i < nk; i++) {
-		int64_t slot = (lo + i) % a->n_slots;
-		float s = dot(j->kc + slot * kvd + kh * hd, qv, hd) * a->scale;
-		if (a->softcap > 0)
-			s = a->softcap * tanhf(s / a->softcap);
-		if (a->alibi)
-			s += a->alibi[h] * (float)(lo + i - p);
-		sc[i] = s;
-		if (s > mx)
-			mx = s;
-	}
-	float sum = 0;
-	for (int64_t i = 0; i < nk; i++) {
-		sc[i] = expf(sc[i] - mx);
-		sum += sc[i];
-	}
+	const float *kt = j->kc + kh * hd * ns, *vt = j->vc + kh * hd * ns;
+	float *qs = sc + ((ns + 15) & ~(int64_t)15), *ot = qs + ((hd + 15) & ~(int64_t)15);
+	for (int64_t d = 0; d < hd; d++)
+		qs[d] = qv[d] * a->scale;
+	g_isa.gemv_t(sc, kt + s0, ns, qs, hd, n1);
+	if (n2)
+		g_isa.gemv_t(sc + n1, kt, ns, qs, hd, n2);
+	if (a->softcap > 0)
+		for (int64_t i = 0; i < nk; i++)
+			sc[i] = a->softcap * tanhf(sc[i] / a->softcap);
+	if (a->alibi)
+		for (int64_t i = 0; i < nk; i++)
+			sc[i] += a->alibi[h] * (float)(lo + i - p);
+	float mx = g_isa.max(sc, nk);
+	float sum = g_isa.expsum(sc, mx, nk);
 	float inv = 1.0f / sum;
 	float *o = j->out + t * qd + h * hd;
-	memset(o, 0, (size_t)hd * sizeof *o);
-	for (int64_t i = 0; i < nk; i++) {
-		const float *v = j->vc + ((lo + i) % a->n_slots) * kvd + kh * hd;
-		float pi = sc[i] * inv;
+	g_isa.gemv_f32(o, vt + s0, (size_t)ns * sizeof(float), sc, n1, hd);
+	if (n2) {
+		g_isa.gemv_f32(ot, vt, (size_t)ns * sizeof(float), sc + n1, n2, hd);
 		for (int64_t d = 0; d < hd; d++)
-			o[d] += pi * v[d];
+			o[d] += ot[d];
 	}
+	for (int64_t d = 0; d < hd; d++)
+		o[d] *= inv;
 }
 
 static void attn_task(void *ctx, int task, int n_tasks)
@@ -250,10 +334,21 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const floa
 		tfm_pool_run(k->pool, attn_task, &j, k->n_tasks);
 }
 
+static void cpu_kv_store(float *kc, float *vc, const float *k, const float *v, int64_t slot,
+			 const struct tfm_attn_args *a)
+{
+	int64_t kvd = a->n_head_kv * a->head_dim, ns = a->n_slots;
+	for (int64_t i = 0; i < kvd; i++) {
+		kc[i * ns + slot] = k[i];
+		vc[i * ns + slot] = v[i];
+	}
+}
+
 static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 {
 	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
-	return a > (size_t)n_slots ? a : (size_t)n_slots;
+	size_t b = (size_t)n_slots + 2 * (size_t)max_in + 48; /* attention: sc, qs, ot */
+	return a > b ? a : b;
 }
 
 const struct tfm_backend tfm_cpu_backend = {
@@ -268,5 +363,6 @@ const struct tfm_backend tfm_cpu_backend = {
 	.add = tfm_cpu_add,
 	.mul = tfm_cpu_mul,
 	.attn = cpu_attn,
+	.kv_store = cpu_kv_store,
 	.scratch_need = cpu_scratch_need,
 };

@@ -3,6 +3,7 @@
 #include "kernels/cpu/cpu-impl.h"
 
 #include <immintrin.h>
+#include <math.h>
 
 static float hsum(__m256 v)
 {
@@ -67,4 +68,74 @@ float tfm_cpu_dot_bf16_avx2(const void *wv, const float *x, int64_t n)
 	for (; i < n; i++)
 		s += tfm_bf16_to_f32(w[i]) * x[i];
 	return s;
+}
+
+void tfm_cpu_axpy_avx2(float *y, float a, const float *x, int64_t n)
+{
+	__m256 va = _mm256_set1_ps(a);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+	for (; i < n; i++)
+		y[i] = fmaf(a, x[i], y[i]);
+}
+
+float tfm_cpu_max_avx2(const float *x, int64_t n)
+{
+	__m256 m = _mm256_set1_ps(-INFINITY);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
+	float t[8], r = -INFINITY;
+	_mm256_storeu_ps(t, m);
+	for (int l = 0; l < 8; l++)
+		r = t[l] > r ? t[l] : r;
+	for (; i < n; i++)
+		r = x[i] > r ? x[i] : r;
+	return r;
+}
+
+/* exp(x) for x <= 88: Cephes' expf, as in dot-avx512.c */
+static inline __m256 exp256(__m256 x)
+{
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+	x = _mm256_min_ps(x, _mm256_set1_ps(88.3f));
+	__m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+				   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	__m256 p = _mm256_set1_ps(1.9875691500E-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+	p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+	/* 2^n: n in [-126, 127] after the clamps */
+	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+float tfm_cpu_expsum_avx2(float *x, float mx, int64_t n)
+{
+	__m256 s = _mm256_setzero_ps(), vm = _mm256_set1_ps(mx);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+		_mm256_storeu_ps(x + i, e);
+		s = _mm256_add_ps(s, e);
+	}
+	float r = hsum(s);
+	if (i < n) {
+		float t[8] = {0};
+		for (int64_t l = i; l < n; l++)
+			t[l - i] = x[l] - mx;
+		__m256 e = exp256(_mm256_loadu_ps(t));
+		_mm256_storeu_ps(t, e);
+		for (int64_t l = i; l < n; l++) {
+			x[l] = t[l - i];
+			r += t[l - i];
+		}
+	}
+	return r;
 }

@@ -3,6 +3,7 @@
 #include "kernels/cpu/cpu-impl.h"
 
 #include <immintrin.h>
+#include <math.h>
 
 float tfm_cpu_dot_f32_avx512(const void *wv, const float *x, int64_t n)
 {
@@ -55,4 +56,68 @@ float tfm_cpu_dot_bf16_avx512(const void *wv, const float *x, int64_t n)
 		a0 = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x + i), a0);
 	}
 	return _mm512_reduce_add_ps(a0);
+}
+
+void tfm_cpu_axpy_avx512(float *y, float a, const float *x, int64_t n)
+{
+	__m512 va = _mm512_set1_ps(a);
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+	if (i < n) {
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+		_mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i),
+								_mm512_maskz_loadu_ps(m, y + i)));
+	}
+}
+
+float tfm_cpu_max_avx512(const float *x, int64_t n)
+{
+	__m512 m = _mm512_set1_ps(-INFINITY);
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		m = _mm512_max_ps(m, _mm512_loadu_ps(x + i));
+	if (i < n) {
+		__mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+		m = _mm512_mask_max_ps(m, k, m, _mm512_maskz_loadu_ps(k, x + i));
+	}
+	return _mm512_reduce_max_ps(m);
+}
+
+/* exp(x) for x <= 88: Cephes' expf (range reduction by ln 2 split in two
+ * parts, degree-6 polynomial), about 1 ulp; inputs below -87.3 give ~1e-38. */
+static inline __m512 exp512(__m512 x)
+{
+	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+	x = _mm512_min_ps(x, _mm512_set1_ps(88.3f));
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+	__m512 p = _mm512_set1_ps(1.9875691500E-4f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
+	p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+	return _mm512_scalef_ps(p, n);
+}
+
+float tfm_cpu_expsum_avx512(float *x, float mx, int64_t n)
+{
+	__m512 s = _mm512_setzero_ps(), vm = _mm512_set1_ps(mx);
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+		_mm512_storeu_ps(x + i, e);
+		s = _mm512_add_ps(s, e);
+	}
+	if (i < n) {
+		__mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+		__m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm));
+		_mm512_mask_storeu_ps(x + i, k, e);
+		s = _mm512_add_ps(s, _mm512_maskz_mov_ps(k, e));
+	}
+	return _mm512_reduce_add_ps(s);
 }

@@ -160,6 +160,16 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *
 	}
 }
 
+static void ref_kv_store(float *kc, float *vc, const float *k, const float *v, int64_t slot,
+			 const struct tfm_attn_args *a)
+{
+	int64_t kvd = a->n_head_kv * a->head_dim;
+	for (int64_t i = 0; i < kvd; i++) {
+		kc[slot * kvd + i] = k[i];
+		vc[slot * kvd + i] = v[i];
+	}
+}
+
 static size_t ref_scratch_need(int64_t max_in, int64_t n_slots)
 {
 	return (size_t)(max_in > n_slots ? max_in : n_slots);
@@ -177,5 +187,6 @@ const struct tfm_backend tfm_ref_backend = {
 	.add = ref_add,
 	.mul = ref_mul,
 	.attn = tfm_ref_attn,
+	.kv_store = ref_kv_store,
 	.scratch_need = ref_scratch_need,
 };
