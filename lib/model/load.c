@@ -64,10 +64,15 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	    s->pos_attn != TFM_POS_ALIBI)
 		return UNSUP("this attention position scheme");
 	if (s->pos_attn == TFM_POS_ROPE) {
-		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR)
-			return UNSUP("this rope.scaling (none and linear run)");
-		if (s->rope_scaling == TFM_ROPE_SCALE_LINEAR && !(s->rope_factor > 0))
-			return tfm_seterr(TFM_E_FORMAT, "%s: linear RoPE scaling without a factor", arch);
+		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR &&
+		    s->rope_scaling != TFM_ROPE_SCALE_LLAMA3)
+			return UNSUP("this rope.scaling (none, linear and llama3 run)");
+		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && !(s->rope_factor > 0))
+			return tfm_seterr(TFM_E_FORMAT, "%s: RoPE scaling without a factor", arch);
+		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3 &&
+		    (s->rope_orig_ctx < 1 || !(s->llama3_high_freq_factor > s->llama3_low_freq_factor)))
+			return tfm_seterr(TFM_E_FORMAT, "%s: llama3 RoPE scaling needs the original "
+					  "context and high > low frequency factors", arch);
 		int64_t rot = s->rope_dims ? s->rope_dims : hd;
 		if (rot < 2 || rot > hd || rot % 2)
 			return tfm_seterr(TFM_E_FORMAT, "%s: %lld rotary dims for head_dim %lld", arch,
@@ -253,9 +258,20 @@ static int bind_layer(struct binder *b, int64_t l)
 	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d,
 		      !(s->parallel_residual && s->shared_attn_ffn_norm)));
 	if (s->gated)
-		TRY(bind_mat(b, &L->gate, NM("ffn_gate.weight"), d, ff, 1));
+		TRY(bind_mat(b, &L->gate, NM("ffn_gate.weight"), d, ff, 0));
+	if (s->gated && !L->gate.data) {
+		/* phi3: gate and up fused in ffn_up {n_embd, 2 n_ff}, gate rows first */
+		TRY(bind_mat(b, &L->up, NM("ffn_up.weight"), d, -1, 1));
+		if (L->up.out != 2 * ff)
+			return tfm_seterr(TFM_E_FORMAT, "%s: missing tensor blk.%lld.ffn_gate.weight",
+					  b->arch, (long long)l);
+		L->gate = L->up;
+		L->gate.out = L->up.out = ff;
+		L->up.data = (const uint8_t *)L->up.data + (size_t)ff * L->up.row_bytes;
+	} else {
+		TRY(bind_mat(b, &L->up, NM("ffn_up.weight"), d, ff, 1));
+	}
 	TRY(bind_vec(b, &L->gate_b, NM("ffn_gate.bias"), ff, 0));
-	TRY(bind_mat(b, &L->up, NM("ffn_up.weight"), d, ff, 1));
 	TRY(bind_vec(b, &L->up_b, NM("ffn_up.bias"), ff, s->ffn_bias));
 	TRY(bind_mat(b, &L->down, NM("ffn_down.weight"), ff, d, 1));
 	TRY(bind_vec(b, &L->down_b, NM("ffn_down.bias"), d, s->ffn_bias));
@@ -308,6 +324,25 @@ static int positions(struct tfm_model *m)
 			m->inv_freq[i] = (float)pow(theta, -2.0 * (double)i / (double)m->n_rot);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LINEAR)
 			m->pos_scale = 1.0 / s->rope_factor;
+		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3) {
+			/* as transformers' _compute_llama3_parameters: long wavelengths
+			 * are divided by the factor, short ones kept, the band between
+			 * interpolated */
+			double lo_wl = (double)s->rope_orig_ctx / s->llama3_low_freq_factor;
+			double hi_wl = (double)s->rope_orig_ctx / s->llama3_high_freq_factor;
+			for (int64_t i = 0; i < m->n_rot / 2; i++) {
+				double f = pow(theta, -2.0 * (double)i / (double)m->n_rot);
+				double wl = 2 * M_PI / f;
+				if (wl > lo_wl) {
+					f /= s->rope_factor;
+				} else if (wl >= hi_wl) {
+					double sm = ((double)s->rope_orig_ctx / wl - s->llama3_low_freq_factor) /
+						    (s->llama3_high_freq_factor - s->llama3_low_freq_factor);
+					f = (1 - sm) * f / s->rope_factor + sm * f;
+				}
+				m->inv_freq[i] = (float)f;
+			}
+		}
 	}
 	if (s->pos_attn == TFM_POS_ALIBI) {
 		/* slopes as in BLOOM / llama.cpp: for the largest power of two

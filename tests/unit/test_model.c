@@ -151,9 +151,13 @@ static void build(struct tm *m)
 		add(m, N("attn_output.weight"), qd, d, 0, ws * 2);
 		if (s->attn_bias_out)
 			add(m, N("attn_output.bias"), d, 1, 0, 0.3f);
-		if (s->gated)
-			add(m, N("ffn_gate.weight"), d, ff, 0, ws * 4);
-		add(m, N("ffn_up.weight"), d, ff, 0, ws * 4);
+		if (s->gated && !strcmp(s->arch, "phi3")) {
+			add(m, N("ffn_up.weight"), d, 2 * ff, 0, ws * 4); /* gate rows, then up */
+		} else {
+			if (s->gated)
+				add(m, N("ffn_gate.weight"), d, ff, 0, ws * 4);
+			add(m, N("ffn_up.weight"), d, ff, 0, ws * 4);
+		}
 		add(m, N("ffn_down.weight"), ff, d, 0, ws * 2);
 		if (s->ffn_bias) {
 			add(m, N("ffn_up.bias"), ff, 1, 0, 0.3f);
@@ -210,7 +214,20 @@ static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 	int64_t rot = s->rope_dims ? s->rope_dims : s->head_dim;
 	for (int64_t i = 0; i < rot / 2; i++) {
 		double p = s->rope_scaling == TFM_ROPE_SCALE_LINEAR ? pos / s->rope_factor : pos;
-		double ang = p / pow(s->rope_theta, 2.0 * i / rot);
+		double freq = 1 / pow(s->rope_theta, 2.0 * i / rot);
+		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3) {
+			double wavelen = 2 * M_PI / freq;
+			double low_wavelen = s->rope_orig_ctx / s->llama3_low_freq_factor;
+			double high_wavelen = s->rope_orig_ctx / s->llama3_high_freq_factor;
+			if (wavelen > low_wavelen) {
+				freq = freq / s->rope_factor;
+			} else if (!(wavelen < high_wavelen)) {
+				double smooth = (s->rope_orig_ctx / wavelen - s->llama3_low_freq_factor) /
+						(s->llama3_high_freq_factor - s->llama3_low_freq_factor);
+				freq = (1 - smooth) * freq / s->rope_factor + smooth * freq;
+			}
+		}
+		double ang = p * freq;
 		int64_t a = s->rope_interleaved ? 2 * i : i, b = s->rope_interleaved ? 2 * i + 1 : i + rot / 2;
 		float x0 = v[a], x1 = v[b];
 		v[a] = (float)(x0 * cos(ang) - x1 * sin(ang));
@@ -311,9 +328,15 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 				nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
 			else
 				nnorm(s, xn, d, get(m, "blk.%lld.ffn_norm.weight", l), get(m, "blk.%lld.ffn_norm.bias", l));
-			nlin(u, get(m, "blk.%lld.ffn_up.weight", l), get(m, "blk.%lld.ffn_up.bias", l), xn, d, ff);
+			const float *up = get(m, "blk.%lld.ffn_up.weight", l);
+			const float *gate = get(m, "blk.%lld.ffn_gate.weight", l);
+			if (s->gated && !gate) { /* fused: [gate rows; up rows] */
+				gate = up;
+				up += ff * d;
+			}
+			nlin(u, up, get(m, "blk.%lld.ffn_up.bias", l), xn, d, ff);
 			if (s->gated) {
-				nlin(g, get(m, "blk.%lld.ffn_gate.weight", l), NULL, xn, d, ff);
+				nlin(g, gate, NULL, xn, d, ff);
 				for (int64_t i = 0; i < ff; i++)
 					u[i] = nact(s, g[i]) * u[i];
 			} else {
@@ -505,6 +528,20 @@ static void t_alibi(void)
 	tm_free(&m);
 }
 
+static void t_phi3_llama3(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	strcpy(m.s.arch, "phi3");
+	m.s.head_dim = 16, m.s.n_head_kv = 4; /* wavelengths 6.3 .. ~2e4 */
+	m.s.rope_theta = 500000;
+	m.s.rope_scaling = TFM_ROPE_SCALE_LLAMA3, m.s.rope_factor = 8, m.s.rope_orig_ctx = 64;
+	m.s.llama3_low_freq_factor = 1, m.s.llama3_high_freq_factor = 4;
+	build(&m);
+	check_model("fused gate/up, llama3 rope", &m, 40, 64);
+	tm_free(&m);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -572,6 +609,7 @@ static const struct t_case t_cases[] = {
 	{"gpt2", t_gpt2},
 	{"window", t_window},
 	{"alibi", t_alibi},
+	{"phi3_llama3", t_phi3_llama3},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)
