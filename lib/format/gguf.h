@@ -107,6 +107,27 @@ int tfm_gguf_add_tensor(struct tfm_gguf *g, const char *name, int type, int n_di
 			tfm_gguf_produce_fn produce, void *ctx);
 size_t tfm_gguf_alignment(const struct tfm_gguf *g);
 
+/* Values as handles, to reach nested arrays (an array whose elements are
+ * arrays).  A handle stays valid until the next change to g. */
+struct tfm_gguf_val;
+const struct tfm_gguf_val *tfm_gguf_get_val(const struct tfm_gguf *g, int64_t i);
+int tfm_gguf_val_type(const struct tfm_gguf_val *v);             /* enum tfm_gguf_type */
+/* An array value: element type, count, raw data (NULL for arrays of
+ * strings or of arrays); TFM_E_FORMAT when v is not an array. */
+int tfm_gguf_val_arr(const struct tfm_gguf_val *v, int *elem_type, int64_t *n,
+		     const void **data);
+int tfm_gguf_val_arr_str(const struct tfm_gguf_val *v, int64_t j, const char **s, size_t *len);
+/* Element j of an array of arrays, or NULL. */
+const struct tfm_gguf_val *tfm_gguf_arr_sub(const struct tfm_gguf_val *v, int64_t j);
+/* Set key to an array of n arrays, element j a deep copy of subs[j] (each
+ * an array value, e.g. from tfm_gguf_get_val of another key). */
+int tfm_gguf_set_arr_arr(struct tfm_gguf *g, const char *key,
+			 const struct tfm_gguf_val *const *subs, int64_t n);
+
+/* Of a parsed file: its version (2 or 3) and where its data section starts. */
+uint32_t tfm_gguf_version(const struct tfm_gguf *g);
+size_t tfm_gguf_data_offset(const struct tfm_gguf *g);
+
 /* Write the whole file (header, kv, tensor infos, aligned data). */
 int tfm_gguf_write(const struct tfm_gguf *g, struct tfm_out *out);
 
