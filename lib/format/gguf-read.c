@@ -198,7 +198,7 @@ static int has_nul(const char *s, size_t len) { return memchr(s, 0, len) != NULL
 
 static int rd_kvs(struct rd *r, struct tfm_gguf *g, uint64_t n_kv)
 {
-	char kb[512];
+	char kb[512], what[560];
 	int st;
 	for (uint64_t i = 0; i < n_kv; i++) {
 		const char *key;
@@ -210,12 +210,12 @@ static int rd_kvs(struct rd *r, struct tfm_gguf *g, uint64_t n_kv)
 		gguf_sane(key, klen, kb);
 		if (has_nul(key, klen))
 			return bad(r, "key %s: contains a NUL byte", kb);
-		r->what = "a value type";
+		snprintf(what, sizeof what, "the value of key %s", kb);
+		r->what = what;
 		if ((st = rd_u32(r, &type)))
 			return st;
 		if (type >= TFM_GGUF_TYPE_COUNT)
 			return bad(r, "key %s: invalid value type %u", kb, type);
-		r->what = "a value";
 		struct tfm_gguf_val v = { 0 };
 		if ((st = rd_val(r, (int)type, &v, 0, kb))) {
 			gguf_val_free(&v);
@@ -241,6 +241,7 @@ static int rd_kvs(struct rd *r, struct tfm_gguf *g, uint64_t n_kv)
 		k[klen] = 0;
 		g->kv[g->n_kv++] = (struct gguf_kv){ .key = k, .key_len = klen, .v = v };
 	}
+	r->what = "the tensor infos"; /* what[] goes out of scope */
 	return TFM_OK;
 }
 
@@ -266,7 +267,7 @@ static int rd_tinfo(struct rd *r, struct gguf_tensor *t)
 	const char *name;
 	size_t len;
 	uint32_t n_dims, type;
-	char nb[512];
+	char nb[512], what[560];
 	int st;
 	r->what = "a tensor name";
 	if ((st = rd_str(r, &name, &len)))
@@ -280,7 +281,8 @@ static int rd_tinfo(struct rd *r, struct gguf_tensor *t)
 	memcpy(copy, name, len);
 	copy[len] = 0;
 	t->pub.name = copy;
-	r->what = "a tensor info";
+	snprintf(what, sizeof what, "the info of tensor %s", nb);
+	r->what = what;
 	if ((st = rd_u32(r, &n_dims)))
 		return st;
 	if (n_dims < 1 || n_dims > TFM_GGUF_MAX_DIMS)
@@ -311,6 +313,7 @@ static int rd_tinfo(struct rd *r, struct gguf_tensor *t)
 	if (!t->pub.nbytes && nel)
 		return bad(r, "tensor %s: %llu elements do not fit in memory", nb,
 			   (unsigned long long)nel);
+	r->what = "the tensor infos"; /* what[] goes out of scope */
 	return TFM_OK;
 }
 

@@ -87,7 +87,7 @@ static uint64_t *plan_offsets(const struct tfm_gguf *g, size_t align)
 static int tensor_bytes(const struct gguf_tensor *t, void **buf, size_t *cap, const void **p)
 {
 	char nb[512];
-	if (t->pub.data) {
+	if (t->pub.data || !t->pub.nbytes) {
 		*p = t->pub.data;
 		return TFM_OK;
 	}

@@ -732,6 +732,78 @@ static void t_corrupt_nesting(void)
 	free(b.p);
 }
 
+/* Random byte changes to a valid file: each parse succeeds or fails with
+ * a status, never crashes (run under SANITIZE=1 to see over-reads). */
+static void t_corrupt_random(void)
+{
+	struct small s = small_ok();
+	struct bb b = { 0 };
+	build_small(&b, &s);
+	uint8_t *c = malloc(b.n);
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int bad = 0, ok = 0;
+	for (int it = 0; it < 5000; it++) {
+		memcpy(c, b.p, b.n);
+		int flips = 1 + it % 4;
+		for (int k = 0; k < flips; k++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			size_t pos = (size_t)(rng >> 33) % b.n;
+			/* mostly inside the header and infos, where the structure is */
+			if (it % 2)
+				pos %= 200;
+			c[pos] = (uint8_t)(rng >> 20);
+		}
+		struct tfm_gguf *g = NULL;
+		int st = tfm_gguf_parse(&g, c, b.n, "t.gguf");
+		if (st == TFM_OK) {
+			ok++;
+			unsigned sum = 0;
+			for (int64_t i = 0; i < tfm_gguf_n_tensors(g); i++) {
+				const struct tfm_gguf_tensor *t = tfm_gguf_tensor(g, i);
+				for (size_t k = 0; k < t->nbytes; k++)
+					sum += ((const uint8_t *)t->data)[k];
+			}
+			for (int64_t i = 0; i < tfm_gguf_n_kv(g); i++)
+				sum += (unsigned)strlen(tfm_gguf_key(g, i));
+			(void)sum;
+			tfm_gguf_free(g);
+		} else if (st != TFM_E_FORMAT && st != TFM_E_UNSUPPORTED) {
+			bad++;
+		}
+	}
+	CHECK_MSG(bad == 0, "%d unexpected statuses", bad);
+	CHECK(ok > 0); /* some changes only touch data bytes */
+	free(c);
+	free(b.p);
+}
+
+/* A zstd-compressed GGUF reads like the plain one (tfm_blob_open). */
+static void t_zstd_input(void)
+{
+	struct tfm_gguf *g, *r = NULL;
+	float x[4] = { 1, 2, 3, 4 };
+	int64_t ne[1] = { 4 };
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_gguf_set_str(g, "general.architecture", "test"));
+	CHECK_OK(tfm_gguf_add_tensor(g, "x", TFM_TYPE_F32, 1, ne, x, NULL, NULL));
+	char *dir = t_tmpdir(), *path = t_path("%s/z.gguf.zst", dir);
+	struct tfm_out *o;
+	CHECK_OK(tfm_out_open(&o, path, 1));
+	CHECK_OK(tfm_gguf_write(g, o));
+	CHECK_OK(tfm_out_commit(o));
+	struct tfm_blob b;
+	CHECK_OK(tfm_blob_open(&b, path));
+	CHECK_OK(tfm_gguf_parse(&r, b.data, b.size, path));
+	if (r) {
+		const struct tfm_gguf_tensor *t = tfm_gguf_find_tensor(r, "x");
+		CHECK(t && !memcmp(t->data, x, 16));
+		tfm_gguf_free(r);
+	}
+	tfm_blob_close(&b);
+	tfm_gguf_free(g);
+	free(path); free(dir);
+}
+
 /* ---- llama.cpp's vocab-only files ---- */
 
 static void t_vocab_files(void)
@@ -816,6 +888,8 @@ static const struct t_case t_cases[] = {
 	{ "corrupt_kv", t_corrupt_kv },
 	{ "corrupt_tensor", t_corrupt_tensor },
 	{ "corrupt_nesting", t_corrupt_nesting },
+	{ "corrupt_random", t_corrupt_random },
+	{ "zstd_input", t_zstd_input },
 	{ "vocab_files", t_vocab_files },
 };
 
