@@ -106,14 +106,29 @@ static int tensor_bytes(const struct gguf_tensor *t, void **buf, size_t *cap, co
 	return TFM_OK;
 }
 
+/* A general.alignment key that readers would reject is refused here. */
+static int check_alignment(const struct tfm_gguf *g)
+{
+	int64_t i = tfm_gguf_find(g, "general.alignment");
+	if (i < 0)
+		return TFM_OK;
+	uint32_t a = (uint32_t)g->kv[i].v.raw;
+	if (g->kv[i].v.type != TFM_GGUF_UINT32 || !a || (a & (a - 1)))
+		return tfm_seterr(TFM_E_INVAL, "gguf: general.alignment must be a uint32 power of two");
+	return TFM_OK;
+}
+
 int tfm_gguf_write(const struct tfm_gguf *g, struct tfm_out *out)
 {
 	struct wr w = { .out = out };
 	size_t align = tfm_gguf_alignment(g);
-	uint64_t *off = plan_offsets(g, align);
+	uint64_t *off;
 	void *buf = NULL;  /* [cap] bytes of the tensor being produced */
 	size_t cap = 0;
-	if (!off)
+	int st = check_alignment(g);
+	if (st)
+		return st;
+	if (!(off = plan_offsets(g, align)))
 		return TFM_E_NOMEM;
 	w_raw(&w, "GGUF", 4);
 	w_u32(&w, 3);

@@ -53,8 +53,9 @@ int tfm_gguf_arr_type(const struct tfm_gguf *g, int64_t i);     /* element type 
 int64_t tfm_gguf_arr_n(const struct tfm_gguf *g, int64_t i);    /* elements of an array */
 
 /* Typed getters by key.  Integers of any width and bool convert to int64,
- * floats of either width to double; a missing key gives TFM_E_FORMAT with a
- * message unless the *_or variants are used. */
+ * floats of either width (and integers) to double; a missing key gives
+ * TFM_E_FORMAT with a message unless the *_or variants are used (which log
+ * a warning and return the default when the key has the wrong type). */
 int tfm_gguf_get_int(const struct tfm_gguf *g, const char *key, int64_t *v);
 int tfm_gguf_get_float(const struct tfm_gguf *g, const char *key, double *v);
 int tfm_gguf_get_str(const struct tfm_gguf *g, const char *key, const char **s, size_t *len);
@@ -68,6 +69,9 @@ int tfm_gguf_get_arr(const struct tfm_gguf *g, const char *key, int *elem_type,
 		     int64_t *n, const void **data);
 int tfm_gguf_get_arr_str(const struct tfm_gguf *g, const char *key, int64_t i,
 			 const char **s, size_t *len);
+/* Numeric arrays converted element by element; n must equal the array's
+ * length (tfm_gguf_arr_n), else TFM_E_FORMAT.  _i64 takes integer and bool
+ * arrays only; _f32 any numeric array. */
 int tfm_gguf_get_arr_f32(const struct tfm_gguf *g, const char *key, float *dst, int64_t n);
 int tfm_gguf_get_arr_i64(const struct tfm_gguf *g, const char *key, int64_t *dst, int64_t n);
 
@@ -92,7 +96,7 @@ int tfm_gguf_set_arr_str(struct tfm_gguf *g, const char *key, const char *const 
 			 const size_t *lens, int64_t n);
 /* Copy key i of src into dst (any type, nested arrays included). */
 int tfm_gguf_copy_kv(struct tfm_gguf *dst, const struct tfm_gguf *src, int64_t i);
-int tfm_gguf_remove(struct tfm_gguf *g, const char *key);
+int tfm_gguf_remove(struct tfm_gguf *g, const char *key); /* TFM_OK when absent too */
 
 /* Tensors. */
 int64_t tfm_gguf_n_tensors(const struct tfm_gguf *g);

@@ -523,6 +523,13 @@ static void check_tensors(size_t align, int custom)
 	CHECK_ST(tfm_gguf_write(g, o), TFM_E_IO);
 	CHECK(strstr(tfm_errmsg(), "tensor q") && strstr(tfm_errmsg(), "producer failed"));
 	tfm_out_abort(o);
+	/* an alignment readers would reject is refused */
+	CHECK_OK(tfm_gguf_set_u64(g, "general.alignment", 64));
+	CHECK_OK(tfm_out_open(&o, path, 0));
+	CHECK_ST(tfm_gguf_write(g, o), TFM_E_INVAL);
+	CHECK_OK(tfm_gguf_set_u32(g, "general.alignment", 24));
+	CHECK_ST(tfm_gguf_write(g, o), TFM_E_INVAL);
+	tfm_out_abort(o);
 	tfm_gguf_free(g);
 	free(path); free(dir);
 }
@@ -777,6 +784,46 @@ static void t_corrupt_random(void)
 	free(b.p);
 }
 
+/* One block of every known type round-trips, computable or not. */
+static void t_all_types(void)
+{
+	struct tfm_gguf *g, *r = NULL;
+	static uint8_t zeros[2 * 292]; /* two blocks of the largest type, q8_K */
+	char name[16];
+	int n = 0;
+	CHECK_OK(tfm_gguf_new(&g));
+	for (int id = 0; id < TFM_TYPE_COUNT; id++) {
+		const struct tfm_type_info *ti = tfm_type_info(id);
+		if (!ti)
+			continue;
+		int64_t ne[2] = { ti->blck, 2 };
+		snprintf(name, sizeof name, "t%d", id);
+		CHECK_OK(tfm_gguf_add_tensor(g, name, id, 2, ne, zeros, NULL, NULL));
+		n++;
+	}
+	char *dir = t_tmpdir(), *path = t_path("%s/all.gguf", dir);
+	CHECK_OK(write_gguf(g, path));
+	struct tfm_blob b;
+	CHECK_OK(tfm_blob_open(&b, path));
+	CHECK_OK(tfm_gguf_parse(&r, b.data, b.size, path));
+	if (r) {
+		int bad = 0;
+		CHECK(tfm_gguf_n_tensors(r) == n);
+		for (int64_t i = 0; i < tfm_gguf_n_tensors(r); i++) {
+			const struct tfm_gguf_tensor *t = tfm_gguf_tensor(r, i);
+			const struct tfm_type_info *ti = tfm_type_info(t->type);
+			snprintf(name, sizeof name, "t%d", t->type);
+			bad += !ti || strcmp(t->name, name) || t->nbytes != 2 * ti->size ||
+			       t->ne[0] != ti->blck || t->ne[1] != 2;
+		}
+		CHECK_MSG(bad == 0, "%d tensors wrong", bad);
+		tfm_gguf_free(r);
+	}
+	tfm_blob_close(&b);
+	tfm_gguf_free(g);
+	free(path); free(dir);
+}
+
 /* A zstd-compressed GGUF reads like the plain one (tfm_blob_open). */
 static void t_zstd_input(void)
 {
@@ -889,6 +936,7 @@ static const struct t_case t_cases[] = {
 	{ "corrupt_tensor", t_corrupt_tensor },
 	{ "corrupt_nesting", t_corrupt_nesting },
 	{ "corrupt_random", t_corrupt_random },
+	{ "all_types", t_all_types },
 	{ "zstd_input", t_zstd_input },
 	{ "vocab_files", t_vocab_files },
 };
