@@ -62,5 +62,8 @@ void gguf_val_free(struct tfm_gguf_val *v);
 int gguf_val_copy(struct tfm_gguf_val *dst, const struct tfm_gguf_val *src);
 /* Append a key (taking ownership of v's contents on success and failure). */
 int gguf_kv_put(struct tfm_gguf *g, const char *key, size_t key_len, struct tfm_gguf_val *v);
+/* The same without looking for an existing key (the reader checks for
+ * duplicates once, after sorting). */
+int gguf_kv_append(struct tfm_gguf *g, const char *key, size_t key_len, struct tfm_gguf_val *v);
 
 #endif

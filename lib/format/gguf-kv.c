@@ -159,6 +159,11 @@ int gguf_kv_put(struct tfm_gguf *g, const char *key, size_t key_len, struct tfm_
 		g->kv[i].v = *v;
 		return TFM_OK;
 	}
+	return gguf_kv_append(g, key, key_len, v);
+}
+
+int gguf_kv_append(struct tfm_gguf *g, const char *key, size_t key_len, struct tfm_gguf_val *v)
+{
 	if (g->n_kv == g->cap_kv) {
 		int64_t cap = g->cap_kv ? 2 * g->cap_kv : 16;
 		struct gguf_kv *kv = tfm_realloc(g->kv, (size_t)cap * sizeof *kv);

@@ -221,25 +221,9 @@ static int rd_kvs(struct rd *r, struct tfm_gguf *g, uint64_t n_kv)
 			gguf_val_free(&v);
 			return st;
 		}
-		/* append (duplicates are found afterwards, in n log n) */
-		if (g->n_kv == g->cap_kv) {
-			int64_t cap = g->cap_kv ? 2 * g->cap_kv : 32;
-			struct gguf_kv *kv = tfm_realloc(g->kv, (size_t)cap * sizeof *kv);
-			if (!kv) {
-				gguf_val_free(&v);
-				return TFM_E_NOMEM;
-			}
-			g->kv = kv;
-			g->cap_kv = cap;
-		}
-		char *k = tfm_malloc(klen + 1);
-		if (!k) {
-			gguf_val_free(&v);
-			return TFM_E_NOMEM;
-		}
-		memcpy(k, key, klen);
-		k[klen] = 0;
-		g->kv[g->n_kv++] = (struct gguf_kv){ .key = k, .key_len = klen, .v = v };
+		/* duplicates are found afterwards, in n log n */
+		if ((st = gguf_kv_append(g, key, klen, &v)))
+			return st;
 	}
 	r->what = "the tensor infos"; /* what[] goes out of scope */
 	return TFM_OK;
