@@ -11,7 +11,7 @@
 struct tfm_pool;
 
 /* A weight matrix as stored in the file: ggml ne = {in, out}, i.e. row-major
- * [out][in] of `type` (f32, f16, bf16, q8_0, q4_0).  The data is not owned. */
+ * [out][in] of `type` (any type tfm_k_type_ok accepts).  Not owned. */
 struct tfm_mat {
 	const void *data;   /* [out][in] of type */
 	int type;           /* enum tfm_type */
@@ -92,10 +92,9 @@ int tfm_backend_count(void);
 const struct tfm_backend *tfm_backend_at(int i);
 
 /* ref/convert.c: one row of n elements of a weight type to f32 (f32, f16,
- * bf16, q8_0, q4_0); TFM_E_UNSUPPORTED for other types. */
+ * bf16, q8_0, q4_0, q4_1, q5_0, q5_1); TFM_E_UNSUPPORTED for other types. */
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n);
 int tfm_k_type_ok(int type);
-const char *tfm_k_type_name(int type);
 
 /* The ref backend's entry points (reused as fallbacks by other backends). */
 void tfm_ref_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,

@@ -176,8 +176,9 @@ static int bind_mat(struct binder *b, struct tfm_mat *w, const char *name, int64
 		return shape_err(t, ne0, ne1);
 	if (!tfm_k_type_ok(t->type))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: weights of type %s not supported yet",
-				  name, tfm_k_type_name(t->type));
-	if ((t->type == TFM_TYPE_Q8_0 || t->type == TFM_TYPE_Q4_0) && ne0 % 32)
+				  name, tfm_type_name(t->type));
+	if (t->type != TFM_TYPE_F32 && t->type != TFM_TYPE_F16 && t->type != TFM_TYPE_BF16 &&
+	    ne0 % 32)
 		return tfm_seterr(TFM_E_FORMAT, "%s: rows of %lld not a multiple of 32", name,
 				  (long long)ne0);
 	if (!t->data)
@@ -186,9 +187,7 @@ static int bind_mat(struct binder *b, struct tfm_mat *w, const char *name, int64
 	w->type = t->type;
 	w->in = ne0;
 	w->out = t->n_dims > 1 ? t->ne[1] : 1;
-	w->row_bytes = t->type == TFM_TYPE_F32 ? (size_t)ne0 * 4
-		: t->type == TFM_TYPE_F16 || t->type == TFM_TYPE_BF16 ? (size_t)ne0 * 2
-		: (size_t)(ne0 / 32) * (t->type == TFM_TYPE_Q8_0 ? 34 : 18);
+	w->row_bytes = tfm_type_nbytes(t->type, ne0);
 	return TFM_OK;
 }
 

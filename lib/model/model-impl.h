@@ -89,6 +89,11 @@ struct tfm_model_tensor {
 int tfm_model_new(struct tfm_model **m, const struct tfm_spec *s,
 		  const struct tfm_model_tensor *t, int64_t n_tensors,
 		  const struct tfm_model_opts *o);
+/* From a GGUF whose tensors are all in memory (not owned: g and its bytes
+ * must outlive the model); the spec is given (tfm_model_open takes it from
+ * the GGUF and the --set overrides). */
+int tfm_model_from_gguf(struct tfm_model **m, const struct tfm_gguf *g, const struct tfm_spec *s,
+			const struct tfm_model_opts *o);
 /* Frees what tfm_model_new bound (tfm_model_close calls it). */
 void tfm_model_free_bound(struct tfm_model *m);
 /* The knobs check alone. */

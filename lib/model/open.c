@@ -71,7 +71,6 @@ int tfm_model_open(struct tfm_model **out, const char *path, const struct tfm_mo
 	struct tfm_model_opts dflt = {0};
 	struct source src = {0};
 	struct tfm_spec spec;
-	struct tfm_model_tensor *ts = NULL;
 	struct tfm_model *m = NULL;
 	int st;
 	*out = NULL;
@@ -86,21 +85,7 @@ int tfm_model_open(struct tfm_model **out, const char *path, const struct tfm_mo
 			goto fail;
 	if ((st = tfm_spec_validate(&spec)))
 		goto fail;
-	int64_t n = tfm_gguf_n_tensors(src.g);
-	ts = tfm_calloc((size_t)(n ? n : 1), sizeof *ts);
-	if (!ts) {
-		st = TFM_E_NOMEM;
-		goto fail;
-	}
-	for (int64_t i = 0; i < n; i++) {
-		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(src.g, i);
-		ts[i].name = t->name;
-		ts[i].type = t->type;
-		ts[i].n_dims = t->n_dims;
-		memcpy(ts[i].ne, t->ne, sizeof ts[i].ne);
-		ts[i].data = t->data;
-	}
-	if ((st = tfm_model_new(&m, &spec, ts, n, o)))
+	if ((st = tfm_model_from_gguf(&m, src.g, &spec, o)))
 		goto fail;
 	m->blob = src.blob;
 	m->have_blob = src.have_blob;
@@ -113,11 +98,9 @@ int tfm_model_open(struct tfm_model **out, const char *path, const struct tfm_mo
 	if (tfm_gguf_find(m->gguf, "tokenizer.ggml.model") >= 0 &&
 	    (st = tfm_tokenizer_from_gguf(&m->tok, m->gguf)))
 		goto fail;
-	free(ts);
 	*out = m;
 	return TFM_OK;
 fail:
-	free(ts);
 	tfm_model_close(m);
 	close_source(&src);
 	return st;

@@ -80,16 +80,20 @@ static size_t make_w(int type, float *v, int64_t in, int64_t out, uint8_t *dst)
 				uint16_t h = type == TFM_TYPE_F16 ? tfm_f32_to_f16(r[i]) : tfm_f32_to_bf16(r[i]);
 				memcpy(dst + o * rb + 2 * i, &h, 2);
 			}
-		} else { /* q8_0 / q4_0: random quants and scales */
-			int q8 = type == TFM_TYPE_Q8_0;
-			rb = (size_t)(in / 32) * (q8 ? 34 : 18);
+		} else { /* blocks of 32: random valid f16 scales (and mins), random quants */
+			const struct tfm_type_info *ti = tfm_type_info(type);
+			int has_min = type == TFM_TYPE_Q4_1 || type == TFM_TYPE_Q5_1;
+			rb = (size_t)(in / 32) * ti->size;
 			uint8_t *p = dst + o * rb;
-			for (int64_t b = 0; b < in / 32; b++, p += q8 ? 34 : 18) {
+			for (int64_t b = 0; b < in / 32; b++, p += ti->size) {
 				uint16_t d = tfm_f32_to_f16(0.01f + 0.02f * fabsf(frand()));
 				memcpy(p, &d, 2);
-				for (int j = 0; j < (q8 ? 32 : 16); j++)
-					p[2 + j] = q8 ? (uint8_t)(int8_t)(frand() * 127)
-						   : (uint8_t)((frand() + 1) * 127.9f);
+				if (has_min) {
+					uint16_t mn = tfm_f32_to_f16(0.1f * frand());
+					memcpy(p + 2, &mn, 2);
+				}
+				for (size_t j = has_min ? 4 : 2; j < ti->size; j++)
+					p[j] = (uint8_t)((frand() + 1) * 127.9f);
 			}
 		}
 	}
@@ -217,16 +221,16 @@ static void run_backend(const struct tfm_backend *be)
 	}
 	/* matmul: every weight type, decode and prefill, inline and threaded */
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
-				    TFM_TYPE_Q4_0};
+				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1};
 	static const char *tn[] = {"matmul f32", "matmul f16", "matmul bf16", "matmul q8_0",
-				   "matmul q4_0"};
+				   "matmul q4_0", "matmul q4_1", "matmul q5_0", "matmul q5_1"};
 	static const int64_t ntok[] = {1, 3, 17};
-	for (int ti = 0; ti < 5; ti++)
+	for (int ti = 0; ti < 8; ti++)
 		for (int si = 0; si < NS; si++)
 			for (int oi = 0; oi < NS; oi++)
 				for (int ni = 0; ni < 3; ni++) {
 					int64_t in = sizes[si], out = sizes[oi] + 80 * (si == 4), nt = ntok[ni];
-					if (types[ti] == TFM_TYPE_Q8_0 || types[ti] == TFM_TYPE_Q4_0)
+					if (ti >= 3)
 						in = 32 * (si + 1);
 					fill(w, in * out, 1);
 					fill(x, in * nt, 1);

@@ -52,6 +52,27 @@ static void add(struct tm *m, const char *name, int64_t ne0, int64_t ne1, float 
 		t->data = h;
 		m->raw[i] = h;
 	}
+	if (ne1 > 1 && m->wtype == TFM_TYPE_Q8_0) {
+		/* ggml's q8_0 by hand: per 32 values d = amax / 127 (as f16), q = round(x / d) */
+		uint8_t *q = malloc(n / 32 * 34);
+		for (int64_t b = 0; b < n / 32; b++) {
+			float amax = 0;
+			for (int j = 0; j < 32; j++)
+				amax = fmaxf(amax, fabsf(f[b * 32 + j]));
+			uint16_t dh = tfm_f32_to_f16(amax / 127);
+			float d = tfm_f16_to_f32(dh);
+			memcpy(q + b * 34, &dh, 2);
+			for (int j = 0; j < 32; j++) {
+				int v = d > 0 ? (int)lrintf(f[b * 32 + j] / d) : 0;
+				v = v > 127 ? 127 : v < -127 ? -127 : v;
+				q[b * 34 + 2 + j] = (uint8_t)(int8_t)v;
+				f[b * 32 + j] = d * (float)v;
+			}
+		}
+		t->type = TFM_TYPE_Q8_0;
+		t->data = q;
+		m->raw[i] = q;
+	}
 	m->f[i] = f;
 }
 
@@ -542,6 +563,49 @@ static void t_phi3_llama3(void)
 	tm_free(&m);
 }
 
+/* The same model through a GGUF file: written, parsed back (mmapped), bound
+ * by tfm_model_from_gguf; logits bit-identical to the in-memory model. */
+static void t_gguf_q8(void)
+{
+	struct tm m = {.wtype = TFM_TYPE_Q8_0};
+	base_spec(&m.s);
+	m.s.n_embd = 32, m.s.head_dim = 8, m.s.n_ff = 64;
+	build(&m);
+	check_model("q8_0 weights", &m, 14, 32);
+	struct tfm_gguf *g, *g2;
+	CHECK_OK(tfm_gguf_new(&g));
+	for (int i = 0; i < m.nt; i++)
+		CHECK_OK(tfm_gguf_add_tensor(g, m.t[i].name, m.t[i].type, m.t[i].n_dims, m.t[i].ne,
+					     m.t[i].data, NULL, NULL));
+	char *dir = t_tmpdir(), *path = t_path("%s/m.gguf", dir);
+	struct tfm_out *out;
+	CHECK_OK(tfm_out_open(&out, path, 0));
+	CHECK_OK(tfm_gguf_write(g, out));
+	CHECK_OK(tfm_out_commit(out));
+	struct tfm_blob b;
+	CHECK_OK(tfm_blob_open(&b, path));
+	CHECK_OK(tfm_gguf_parse(&g2, b.data, b.size, path));
+	struct tfm_model *m1, *m2;
+	struct tfm_ctx *c1, *c2;
+	CHECK_OK(tfm_model_new(&m1, &m.s, m.t, m.nt, NULL));
+	CHECK_OK(tfm_model_from_gguf(&m2, g2, &m.s, NULL));
+	CHECK(tfm_model_gguf(m2) == g2);
+	CHECK_OK(tfm_ctx_new(&c1, m1, 16));
+	CHECK_OK(tfm_ctx_new(&c2, m2, 16));
+	int32_t tok[5] = {1, 7, 3, 36, 0};
+	float l1[5 * 37], l2[5 * 37];
+	CHECK_OK(tfm_eval(c1, tok, 5, l1, 1));
+	CHECK_OK(tfm_eval(c2, tok, 5, l2, 1));
+	CHECK(!memcmp(l1, l2, sizeof l1));
+	tfm_ctx_free(c1), tfm_ctx_free(c2);
+	tfm_model_close(m1), tfm_model_close(m2);
+	tfm_gguf_free(g2);
+	tfm_blob_close(&b);
+	tfm_gguf_free(g);
+	free(path), free(dir);
+	tm_free(&m);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -610,6 +674,7 @@ static const struct t_case t_cases[] = {
 	{"window", t_window},
 	{"alibi", t_alibi},
 	{"phi3_llama3", t_phi3_llama3},
+	{"gguf_q8", t_gguf_q8},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)

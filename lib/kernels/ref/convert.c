@@ -1,24 +1,17 @@
 /* convert.c: weight rows to f32 for the kernels (f32, f16, bf16, and the
- * ggml q8_0 / q4_0 block layouts).  Scalar; exact (every value of these
- * types is representable in f32). */
+ * ggml q8_0 / q4_0 block layouts, written out here as the specification;
+ * q4_1 / q5_0 / q5_1 through lib/quant).  Scalar; exact (every value of
+ * these types is representable in f32). */
 #include "tfm.h"
 #include "kernels/backend.h"
 
 #include <string.h>
 
-const char *tfm_k_type_name(int type)
-{
-	static const char *const names[] = {"f32", "f16", "q4_0", "q4_1", "type#4", "type#5",
-		"q5_0", "q5_1", "q8_0", "q8_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K"};
-	if (type >= 0 && type < (int)(sizeof names / sizeof names[0]))
-		return names[type];
-	return type == TFM_TYPE_BF16 ? "bf16" : "an unsupported type";
-}
-
 int tfm_k_type_ok(int type)
 {
 	return type == TFM_TYPE_F32 || type == TFM_TYPE_F16 || type == TFM_TYPE_BF16 ||
-	       type == TFM_TYPE_Q8_0 || type == TFM_TYPE_Q4_0;
+	       type == TFM_TYPE_Q8_0 || type == TFM_TYPE_Q4_0 || type == TFM_TYPE_Q4_1 ||
+	       type == TFM_TYPE_Q5_0 || type == TFM_TYPE_Q5_1;
 }
 
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
@@ -67,9 +60,15 @@ int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
 			}
 		}
 		return TFM_OK;
+	case TFM_TYPE_Q4_1:
+	case TFM_TYPE_Q5_0:
+	case TFM_TYPE_Q5_1: /* the other 32-element blocks: lib/quant's dequantizer */
+		if (n % 32)
+			break;
+		return tfm_type_to_f32(type, src, dst, n);
 	default:
 		break;
 	}
 	return tfm_seterr(TFM_E_UNSUPPORTED, "weights of type %s (%lld per row) not supported",
-			  tfm_k_type_name(type), (long long)n);
+			  tfm_type_name(type), (long long)n);
 }
