@@ -42,6 +42,8 @@ typedef void (*tfm_cpu_gemv_t_fn)(float *y, const float *a, int64_t lda, const f
 	void tfm_cpu_gemv_t_##isa(float *y, const float *a, int64_t lda, const float *x, int64_t k, int64_t n);
 GEMV_DECL(avx2)
 GEMV_DECL(avx512)
+void tfm_cpu_gemv_q8_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
+void tfm_cpu_gemv_q4_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
 
 /* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
 tfm_cpu_dot_fn tfm_cpu_dot(int type);

@@ -60,7 +60,7 @@ static struct {
 	tfm_cpu_axpy_fn axpy;
 	tfm_cpu_max_fn max;
 	tfm_cpu_expsum_fn expsum;
-	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16;
+	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16, gemv_q8_0, gemv_q4_0; /* q: may be NULL */
 	tfm_cpu_gemv_t_fn gemv_t;
 } g_isa;
 
@@ -120,6 +120,8 @@ static void cpu_init(void)
 		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx512;
 		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx512;
 		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
+		g_isa.gemv_q8_0 = tfm_cpu_gemv_q8_0_avx512;
+		g_isa.gemv_q4_0 = tfm_cpu_gemv_q4_0_avx512;
 	} else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
 		/* every AVX2 + FMA processor has F16C */
 		g_isa.isa = "avx2";
@@ -233,8 +235,13 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 {
 	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n};
 	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
-	j.gemv = w->type == TFM_TYPE_F32 ? g_isa.gemv_f32 : w->type == TFM_TYPE_F16 ? g_isa.gemv_f16
-		: w->type == TFM_TYPE_BF16 ? g_isa.gemv_bf16 : NULL;
+	switch (w->type) {
+	case TFM_TYPE_F32: j.gemv = g_isa.gemv_f32; break;
+	case TFM_TYPE_F16: j.gemv = g_isa.gemv_f16; break;
+	case TFM_TYPE_BF16: j.gemv = g_isa.gemv_bf16; break;
+	case TFM_TYPE_Q8_0: j.gemv = g_isa.gemv_q8_0; break;
+	case TFM_TYPE_Q4_0: j.gemv = g_isa.gemv_q4_0; break;
+	}
 	if (n == 1) {
 		/* any split gives the same rows; aim at ~8 chunks per task */
 		j.rows = w->out / (8 * (int64_t)k->n_tasks);

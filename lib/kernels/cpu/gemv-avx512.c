@@ -5,6 +5,7 @@
 #include "kernels/cpu/cpu-impl.h"
 
 #include <immintrin.h>
+#include <string.h>
 
 #define LD_F32(p, m) _mm512_maskz_loadu_ps(m, (const float *)(p))
 #define LD_F16(p, m) _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)(p)))
@@ -79,5 +80,52 @@ void tfm_cpu_gemv_t_avx512(float *y, const float *a, int64_t lda, const float *x
 			s0 = _mm512_fmadd_ps(_mm512_set1_ps(x[d]),
 					     _mm512_maskz_loadu_ps(m, a + d * lda + j), s0);
 		_mm512_mask_storeu_ps(y + j, m, s0);
+	}
+}
+
+/* q8_0 rows (blocks of 32: f16 d, int8 q[32]): per block the 32 products
+ * q * x are summed in a vector, scaled by d and added to the row's
+ * accumulator.  n is a multiple of 32. */
+void tfm_cpu_gemv_q8_0_avx512(float *y, const void *wv, size_t rb, const float *x, int64_t n,
+			      int64_t rows)
+{
+	const uint8_t *w = wv;
+	for (int64_t r = 0; r < rows; r++) {
+		const uint8_t *b = w + r * rb;
+		__m512 acc = _mm512_setzero_ps();
+		for (int64_t i = 0; i < n; i += 32, b += 34) {
+			uint16_t dh;
+			memcpy(&dh, b, 2);
+			__m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2))));
+			__m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))));
+			__m512 s = _mm512_mul_ps(q0, _mm512_loadu_ps(x + i));
+			s = _mm512_fmadd_ps(q1, _mm512_loadu_ps(x + i + 16), s);
+			acc = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(dh)), s, acc);
+		}
+		y[r] = _mm512_reduce_add_ps(acc);
+	}
+}
+
+/* q4_0 rows (f16 d, 16 bytes: low nibbles elements 0..15, high 16..31, value
+ * d * (q - 8)). */
+void tfm_cpu_gemv_q4_0_avx512(float *y, const void *wv, size_t rb, const float *x, int64_t n,
+			      int64_t rows)
+{
+	const uint8_t *w = wv;
+	const __m512i mask = _mm512_set1_epi32(15), eight = _mm512_set1_epi32(8);
+	for (int64_t r = 0; r < rows; r++) {
+		const uint8_t *b = w + r * rb;
+		__m512 acc = _mm512_setzero_ps();
+		for (int64_t i = 0; i < n; i += 32, b += 18) {
+			uint16_t dh;
+			memcpy(&dh, b, 2);
+			__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)));
+			__m512 q0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(v, mask), eight));
+			__m512 q1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(v, 4), eight));
+			__m512 s = _mm512_mul_ps(q0, _mm512_loadu_ps(x + i));
+			s = _mm512_fmadd_ps(q1, _mm512_loadu_ps(x + i + 16), s);
+			acc = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(dh)), s, acc);
+		}
+		y[r] = _mm512_reduce_add_ps(acc);
 	}
 }
