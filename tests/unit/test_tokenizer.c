@@ -1,0 +1,226 @@
+/* test_tokenizer.c: tokenizers against other programs' outputs: llama.cpp's
+ * tokenizer conformance vectors (SentencePiece BPE, byte-level BPE,
+ * WordPiece), llama2.c's encoder on tok512, decoding round trips. */
+#include "t.h"
+
+#include "text/tokenizer-impl.h"
+
+/* Run one llama.cpp vector file: .inp strings separated by
+ * "\n__ggml_vocab_test__\n", .out one line of ids per string (no BOS). */
+static void run_vectors(const char *name, int *n_ok, int *n_all)
+{
+	char *pg = t_path("%s/tokenizers/llama.cpp-vocab/%s", t_shared(), name);
+	char *pi = t_path("%s.inp", pg), *po = t_path("%s.out", pg);
+	struct tfm_blob bg, bi, bo;
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *tok = NULL;
+	*n_ok = *n_all = 0;
+	CHECK_OK(tfm_blob_open(&bg, pg));
+	CHECK_OK(tfm_blob_open(&bi, pi));
+	CHECK_OK(tfm_blob_open(&bo, po));
+	CHECK_OK(tfm_gguf_parse(&g, bg.data, bg.size, pg));
+	int st = tfm_tokenizer_from_gguf(&tok, g);
+	CHECK_OK(st);
+	if (st)
+		goto done;
+	const char *sep = "\n__ggml_vocab_test__\n";
+	const char *in = (const char *)bi.data, *iend = in + bi.size;
+	const char *out = (const char *)bo.data, *oend = out + bo.size;
+	int bad_shown = 0;
+	while (in < iend) {
+		const char *e = memmem(in, (size_t)(iend - in), sep, strlen(sep));
+		size_t n_in = e ? (size_t)(e - in) : (size_t)(iend - in);
+		/* the file ends with a separator: a trailing empty piece is no test */
+		if (!e && n_in == 0)
+			break;
+		const char *ol = memchr(out, '\n', (size_t)(oend - out));
+		size_t n_out = ol ? (size_t)(ol - out) : (size_t)(oend - out);
+		int32_t want[4096];
+		size_t nw = 0;
+		char *line = strndup(out, n_out), *save = NULL;
+		for (char *w = strtok_r(line, " \t", &save); w && nw < 4096; w = strtok_r(NULL, " \t", &save))
+			want[nw++] = (int32_t)strtol(w, NULL, 10);
+		free(line);
+		int32_t *ids;
+		size_t n;
+		int ok = 0;
+		if (tfm_tokenize(tok, in, n_in, 0, &ids, &n) == TFM_OK) {
+			ok = n == nw && (n == 0 || !memcmp(ids, want, n * sizeof *ids));
+			if (!ok && bad_shown++ < 5) {
+				fprintf(stderr, "%s: mismatch on '%.*s'\n  got ", name, (int)n_in, in);
+				for (size_t k = 0; k < n; k++)
+					fprintf(stderr, " %d", ids[k]);
+				fprintf(stderr, "\n  want");
+				for (size_t k = 0; k < nw; k++)
+					fprintf(stderr, " %d", want[k]);
+				fputc('\n', stderr);
+			}
+			free(ids);
+		}
+		(*n_all)++;
+		*n_ok += ok;
+		in += n_in + (e ? strlen(sep) : 0);
+		out += n_out + (ol ? 1 : 0);
+		if (!e)
+			break;
+	}
+	printf("%s: %d of %d strings match\n", name, *n_ok, *n_all);
+done:
+	tfm_tokenizer_free(tok);
+	tfm_gguf_free(g);
+	tfm_blob_close(&bg);
+	tfm_blob_close(&bi);
+	tfm_blob_close(&bo);
+	free(pg);
+	free(pi);
+	free(po);
+}
+
+static void t_vectors_spm(void)
+{
+	int ok, all;
+	run_vectors("ggml-vocab-llama-spm.gguf", &ok, &all);
+	CHECK(all > 20);
+	CHECK_MSG(ok == all, "llama-spm: %d of %d", ok, all);
+}
+
+static void t_vectors_gpt2(void)
+{
+	int ok, all;
+	run_vectors("ggml-vocab-gpt-2.gguf", &ok, &all);
+	CHECK(all > 20);
+	CHECK_MSG(ok == all, "gpt-2: %d of %d", ok, all);
+}
+
+static void t_vectors_bert(void)
+{
+	int ok, all;
+	run_vectors("ggml-vocab-bert-bge.gguf", &ok, &all);
+	CHECK(all > 20);
+	CHECK_MSG(ok == all, "bert-bge: %d of %d", ok, all);
+}
+
+static struct tfm_tokenizer *tok512(struct tfm_blob *b)
+{
+	char *p = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	struct tfm_tokenizer *t = NULL;
+	CHECK_OK(tfm_blob_open(b, p));
+	CHECK_OK(tfm_tokenizer_from_llama2c(&t, b->data, b->size, 512));
+	free(p);
+	return t;
+}
+
+static int same(const int32_t *a, size_t n, const int32_t *b, size_t m)
+{
+	return n == m && !memcmp(a, b, n * sizeof *a);
+}
+
+/* Expected ids from llama2.c's encode() re-done in Python (a plain
+ * transcription of run.c's loop: BOS, the " " dummy prefix, per-character
+ * lookup with byte fallback id = byte + 3, then repeatedly merge the best
+ * scoring adjacent pair) over tok512.bin, independent of this C code. */
+static void t_llama2c(void)
+{
+	struct tfm_blob b;
+	struct tfm_tokenizer *t = tok512(&b);
+	if (!t)
+		return;
+	CHECK(tfm_tokenizer_n_vocab(t) == 512);
+	CHECK(tfm_tokenizer_bos(t) == 1 && tfm_tokenizer_eos(t) == 2);
+	CHECK(tfm_tokenizer_add_bos(t) == 1);
+	int32_t *ids;
+	size_t n;
+	static const int32_t once[] = { 1, 403, 407, 261, 378 };
+	CHECK_OK(tfm_tokenize(t, "Once upon a time", 16, 1, &ids, &n));
+	CHECK(same(ids, n, once, 5));
+	free(ids);
+	static const int32_t hello[] = { 346, 306, 414, 263, 304, 341 };
+	CHECK_OK(tfm_tokenize(t, "Hello world", 11, 0, &ids, &n));
+	CHECK(same(ids, n, hello, 6));
+	free(ids);
+	/* byte fallback for characters tok512 lacks */
+	const char *u = "\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac";
+	static const int32_t uni[] = { 1, 410, 485, 297, 412, 198, 178, 360, 410,
+				       233, 154, 168, 233, 159, 175 };
+	CHECK_OK(tfm_tokenize(t, u, strlen(u), 1, &ids, &n));
+	CHECK(same(ids, n, uni, 15));
+	/* decoding gives the text back (the leading space after BOS dropped) */
+	char *text;
+	size_t len;
+	CHECK_OK(tfm_detokenize(t, ids, n, &text, &len));
+	CHECK(len == strlen(u) && !strcmp(text, u));
+	free(text);
+	free(ids);
+	CHECK_OK(tfm_tokenize(t, "", 0, 1, &ids, &n));
+	CHECK(n == 1 && ids[0] == 1);
+	free(ids);
+	char buf[256];
+	CHECK(tfm_token_decode(t, 1, 403, buf, sizeof buf) == 4 && !memcmp(buf, "Once", 4));
+	CHECK(tfm_token_decode(t, 403, 407, buf, sizeof buf) == 5 && !memcmp(buf, " upon", 5));
+	CHECK(tfm_token_decode(t, 0, 2, buf, sizeof buf) == 0);
+	CHECK(tfm_token_decode(t, 0, 13, buf, sizeof buf) == 1 && buf[0] == '\n'); /* <0x0A> */
+	CHECK_ST(tfm_token_decode(t, 0, 512, buf, sizeof buf), TFM_E_INVAL);
+	size_t pl;
+	const char *pc = tfm_token_piece(t, 13, &pl);
+	CHECK(pc && pl == 6 && !memcmp(pc, "<0x0A>", 6));
+	tfm_tokenizer_free(t);
+	tfm_blob_close(&b);
+	/* truncated files are refused */
+	CHECK_ST(tfm_tokenizer_from_llama2c(&t, (const uint8_t *)"\4\0\0\0\0\0", 6, 512), TFM_E_FORMAT);
+}
+
+static void t_roundtrip(void)
+{
+	static const char *names[] = { "ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf" };
+	const char *text = "Hello world!\n  tabs\tand \xe2\x80\x94 unicode: \xe6\x97\xa5\xe6\x9c\xac "
+			   "\xf0\x9f\xa6\x99 123456";
+	for (int k = 0; k < 2; k++) {
+		char *p = t_path("%s/tokenizers/llama.cpp-vocab/%s", t_shared(), names[k]);
+		struct tfm_blob b;
+		struct tfm_gguf *g = NULL;
+		struct tfm_tokenizer *t = NULL;
+		CHECK_OK(tfm_blob_open(&b, p));
+		CHECK_OK(tfm_gguf_parse(&g, b.data, b.size, p));
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+		if (t) {
+			int32_t *ids;
+			size_t n, len;
+			char *back;
+			CHECK_OK(tfm_tokenize(t, text, strlen(text), 1, &ids, &n));
+			CHECK(n > 1 && ids[0] == tfm_tokenizer_bos(t));
+			CHECK_OK(tfm_detokenize(t, ids, n, &back, &len));
+			CHECK_MSG(!strcmp(back, text), "%s: '%s'", names[k], back);
+			free(back);
+			free(ids);
+		}
+		tfm_tokenizer_free(t);
+		tfm_gguf_free(g);
+		tfm_blob_close(&b);
+		free(p);
+	}
+}
+
+static void t_pretok_unknown(void)
+{
+	struct tfm_pretok *p;
+	CHECK_ST(tfm_pretok_new(&p, "no-such-pre"), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "no-such-pre") != NULL);
+	CHECK_OK(tfm_pretok_new(&p, "deepseek-llm"));
+	tfm_pretok_free(p);
+	CHECK_OK(tfm_pretok_new(&p, "deepseek-v3"));
+	tfm_pretok_free(p);
+	CHECK_OK(tfm_pretok_new(&p, "qwen2"));
+	tfm_pretok_free(p);
+	CHECK_OK(tfm_pretok_new(&p, "bloom"));
+	tfm_pretok_free(p);
+}
+
+static const struct t_case t_cases[] = {
+	{ "vectors_spm", t_vectors_spm },
+	{ "vectors_gpt2", t_vectors_gpt2 },
+	{ "vectors_bert", t_vectors_bert },
+	{ "llama2c", t_llama2c },
+	{ "roundtrip", t_roundtrip },
+	{ "pretok_unknown", t_pretok_unknown },
+};
+T_MAIN(t_cases)
