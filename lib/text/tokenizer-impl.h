@@ -86,15 +86,15 @@ void tfm_pretok_free(struct tfm_pretok *p);
 int tfm_pretok_split(const struct tfm_pretok *p, const char *text, size_t len,
 		     int (*fn)(void *ctx, const char *w, size_t n), void *ctx);
 
-/* Unicode data (unicode.c): general-category flags, lowercase, NFD. */
+/* Unicode data (unicode-data.c): general-category flags, lowercase, and
+ * NFD reduced to its first code point (as llama.cpp's WordPiece uses it). */
 enum {
 	TFM_UC_LETTER = 1, TFM_UC_NUMBER = 2, TFM_UC_PUNCT = 4, TFM_UC_SYMBOL = 8,
 	TFM_UC_MARK = 16, TFM_UC_CONTROL = 32, TFM_UC_SEPARATOR = 64, TFM_UC_SPACE = 128
 };
 int tfm_uc_flags(uint32_t cp);
 uint32_t tfm_uc_lower(uint32_t cp);
-/* NFD of cp into out (up to 4 code points); returns the count. */
-int tfm_uc_nfd(uint32_t cp, uint32_t *out);
+uint32_t tfm_uc_nfd_first(uint32_t cp);
 
 /* GPT-2 byte <-> unicode mapping. */
 uint32_t tfm_bpe_byte_to_cp(uint8_t b);
