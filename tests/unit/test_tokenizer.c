@@ -215,7 +215,179 @@ static void t_pretok_unknown(void)
 	tfm_pretok_free(p);
 }
 
+/* tfm_tokenizer_to_gguf from side files, read back with from_gguf. */
+static struct tfm_tokenizer *via_gguf(const char *const *names, const void *const *data,
+				      const size_t *sizes, int n, int want_st)
+{
+	struct tfm_ckpt_file files[4];
+	struct tfm_ckpt c = { 0 };
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = NULL;
+	for (int i = 0; i < n; i++)
+		files[i] = (struct tfm_ckpt_file){ (char *)names[i], (uint8_t *)data[i], sizes[i] };
+	c.source = "test";
+	c.files = files;
+	c.n_files = n;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_ST(tfm_tokenizer_to_gguf(&c, g), want_st);
+	if (want_st == TFM_OK)
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+	tfm_gguf_free(g);
+	return t;
+}
+
+static void t_import_llama2c(void)
+{
+	struct tfm_blob b;
+	char *p = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	CHECK_OK(tfm_blob_open(&b, p));
+	const char *names[] = { "tokenizer.bin" };
+	const void *data[] = { b.data };
+	size_t sizes[] = { b.size };
+	struct tfm_ckpt_file f = { "tokenizer.bin", (uint8_t *)b.data, b.size };
+	struct tfm_ckpt c = { .source = "t", .files = &f, .n_files = 1 };
+	struct tfm_gguf *g = NULL;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c, g));
+	const char *s;
+	size_t n;
+	CHECK_OK(tfm_gguf_get_str(g, "tokenizer.ggml.model", &s, &n));
+	CHECK(n == 5 && !memcmp(s, "llama", 5));
+	int64_t types[512];
+	CHECK_OK(tfm_gguf_get_arr_i64(g, "tokenizer.ggml.token_type", types, 512));
+	/* as llama.cpp's llama2c converter: unk 2, bos/eos 3 (control), <0xNN> 6 */
+	CHECK(types[0] == 2 && types[1] == 3 && types[2] == 3 && types[13] == 6 && types[300] == 1);
+	CHECK_OK(tfm_gguf_get_arr_str(g, "tokenizer.ggml.tokens", 403, &s, &n));
+	CHECK(n == 7 && !memcmp(s, "\xe2\x96\x81Once", 7)); /* " Once" with U+2581 */
+	CHECK(tfm_gguf_get_int_or(g, "tokenizer.ggml.bos_token_id", -1) == 1);
+	CHECK(tfm_gguf_get_int_or(g, "tokenizer.ggml.add_bos_token", -1) == 1);
+	tfm_gguf_free(g);
+	/* the GGUF tokenizer encodes as llama2.c does (ids from the python encoder) */
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	if (t) {
+		int32_t *ids;
+		static const int32_t once[] = { 1, 403, 407, 261, 378 };
+		CHECK_OK(tfm_tokenize(t, "Once upon a time", 16, 1, &ids, &n));
+		CHECK(same(ids, n, once, 5));
+		char *text;
+		CHECK_OK(tfm_detokenize(t, ids, n, &text, &n));
+		CHECK(!strcmp(text, "Once upon a time"));
+		free(text);
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	tfm_blob_close(&b);
+	free(p);
+}
+
+static void t_import_hf(void)
+{
+	int32_t *ids;
+	size_t n;
+	/* WordPiece vocab.txt; "Hello worlds!" by hand: hello | world ##s | ! */
+	const char *vt = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n##s\n!\n";
+	const char *n1[] = { "vocab.txt" };
+	const void *d1[] = { vt };
+	size_t s1[] = { strlen(vt) };
+	struct tfm_tokenizer *t = via_gguf(n1, d1, s1, 1, TFM_OK);
+	if (t) {
+		static const int32_t want[] = { 2, 4, 5, 6, 7, 3 };
+		CHECK_OK(tfm_tokenize(t, "Hello worlds!", 13, 1, &ids, &n));
+		CHECK(same(ids, n, want, 6));
+		free(ids);
+		static const int32_t unk[] = { 1 };
+		CHECK_OK(tfm_tokenize(t, "xyz", 3, 0, &ids, &n));
+		CHECK(same(ids, n, unk, 1));
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	/* byte-level BPE tokenizer.json; "ab ab" by hand: words "ab", " ab";
+	 * "a b" (rank 0) then "\u0120 ab" (rank 1) give ab=2, \u0120ab=4 */
+	const char *tj = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2,"
+			 "\"\\u0120\":3,\"\\u0120ab\":4},\"merges\":[\"a b\",\"\\u0120 ab\"]},"
+			 "\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},"
+			 "\"added_tokens\":[{\"id\":5,\"content\":\"<|end|>\",\"special\":true}]}";
+	const char *n2[] = { "tokenizer.json" };
+	const void *d2[] = { tj };
+	size_t s2[] = { strlen(tj) };
+	t = via_gguf(n2, d2, s2, 1, TFM_OK);
+	if (t) {
+		static const int32_t want[] = { 2, 4 };
+		CHECK_OK(tfm_tokenize(t, "ab ab", 5, 0, &ids, &n));
+		CHECK(same(ids, n, want, 2));
+		free(ids);
+		CHECK(tfm_tokenizer_n_vocab(t) == 6);
+		char buf[256];
+		CHECK(tfm_token_decode(t, -1, 5, buf, sizeof buf) == 0); /* control */
+	}
+	tfm_tokenizer_free(t);
+	/* an unknown pre-tokenizer structure is refused, naming it */
+	const char *bad = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},"
+			  "\"pre_tokenizer\":{\"type\":\"Whitespace\"}}";
+	const void *d3[] = { bad };
+	size_t s3[] = { strlen(bad) };
+	via_gguf(n2, d3, s3, 1, TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "Whitespace") != NULL);
+	/* no tokenizer files: nothing written, no error */
+	struct tfm_ckpt_file f4 = { "config.json", (uint8_t *)"{}", 2 };
+	struct tfm_ckpt c4 = { .source = "t", .files = &f4, .n_files = 1 };
+	struct tfm_gguf *g = NULL;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c4, g));
+	CHECK(tfm_gguf_find(g, "tokenizer.ggml.model") < 0);
+	tfm_gguf_free(g);
+}
+
+/* A SentencePiece ModelProto written by hand (protobuf wire format):
+ * pieces <unk> (type 2), <s>, </s> (type 3), "\u2581a" (score -1), "a"
+ * (score -2), "b" (score -3); trainer_spec model_type = 2 (BPE). */
+static void t_import_spm_model(void)
+{
+	uint8_t buf[256];
+	size_t k = 0;
+	static const struct { const char *p; float score; int type; } pc[] = {
+		{ "<unk>", 0, 2 }, { "<s>", 0, 3 }, { "</s>", 0, 3 },
+		{ "\xe2\x96\x81" "a", -1, 1 }, { "a", -2, 1 }, { "b", -3, 1 } };
+	for (int i = 0; i < 6; i++) {
+		size_t pl = strlen(pc[i].p);
+		buf[k++] = 0x0a;                /* field 1, length-delimited */
+		buf[k++] = (uint8_t)(2 + pl + 5 + 2);
+		buf[k++] = 0x0a;                /* piece */
+		buf[k++] = (uint8_t)pl;
+		memcpy(buf + k, pc[i].p, pl);
+		k += pl;
+		buf[k++] = 0x15;                /* score: field 2, fixed32 */
+		memcpy(buf + k, &pc[i].score, 4);
+		k += 4;
+		buf[k++] = 0x18;                /* type: field 3, varint */
+		buf[k++] = (uint8_t)pc[i].type;
+	}
+	buf[k++] = 0x12;                        /* trainer_spec */
+	buf[k++] = 2;
+	buf[k++] = 0x18;                        /* model_type */
+	buf[k++] = 2;
+	const char *names[] = { "tokenizer.model" };
+	const void *data[] = { buf };
+	size_t sizes[] = { k };
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	if (t) {
+		int32_t *ids;
+		size_t n;
+		/* " ab" -> "\u2581a" (3), "b" (5) */
+		static const int32_t want[] = { 1, 3, 5 };
+		CHECK_OK(tfm_tokenize(t, "ab", 2, 1, &ids, &n));
+		CHECK(same(ids, n, want, 3));
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	buf[1] = 0xff; /* truncated */
+	via_gguf(names, data, sizes, 1, TFM_E_FORMAT);
+}
+
 static const struct t_case t_cases[] = {
+	{ "import_llama2c", t_import_llama2c },
+	{ "import_hf", t_import_hf },
+	{ "import_spm_model", t_import_spm_model },
 	{ "vectors_spm", t_vectors_spm },
 	{ "vectors_gpt2", t_vectors_gpt2 },
 	{ "vectors_bert", t_vectors_bert },
