@@ -10,9 +10,9 @@
 
 static const char usage[] =
 	"usage: tfm-tok [-hlV] [--bos] [--decode] [--ids | --pieces] [-m model]\n"
-	"               [--vocab file]\n";
+	"               [--special] [--vocab file]\n";
 
-enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_VOCAB };
+enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_VOCAB };
 
 static const struct option longopts[] = {
 	{ "bos", no_argument, NULL, OPT_BOS },
@@ -22,6 +22,7 @@ static const struct option longopts[] = {
 	{ "lines", no_argument, NULL, 'l' },
 	{ "model", required_argument, NULL, 'm' },
 	{ "pieces", no_argument, NULL, OPT_PIECES },
+	{ "special", no_argument, NULL, OPT_SPECIAL },
 	{ "version", no_argument, NULL, 'V' },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
 	{ NULL, 0, NULL, 0 },
@@ -29,7 +30,7 @@ static const struct option longopts[] = {
 
 struct opts {
 	const char *model, *vocab;
-	int bos, decode, pieces, lines;
+	int bos, decode, pieces, lines, special;
 };
 
 /* A write that failed: EPIPE ends quietly, anything else is an I/O error. */
@@ -99,7 +100,7 @@ static int encode(const struct tfm_tokenizer *tok, const struct opts *o, const c
 {
 	int32_t *ids;
 	size_t m;
-	int st = tfm_tokenize(tok, s, n, o->bos, &ids, &m);
+	int st = tfm_tokenize_special(tok, s, n, o->bos, o->special, &ids, &m);
 	if (st)
 		return st;
 	for (size_t i = 0; i < m; i++) {
@@ -181,6 +182,7 @@ int main(int argc, char **argv)
 		case OPT_DECODE: o.decode = 1; break;
 		case OPT_IDS: o.pieces = 0; break;
 		case OPT_PIECES: o.pieces = 1; break;
+		case OPT_SPECIAL: o.special = 1; break;
 		case OPT_VOCAB: o.vocab = optarg; break;
 		default: fputs(usage, stderr); return 64;
 		}
@@ -190,8 +192,8 @@ int main(int argc, char **argv)
 				       argv[optind]);
 	if (!o.model && !o.vocab)
 		return cmd_usage_error(usage, "no tokenizer: give -m model or --vocab file");
-	if (o.decode && (o.pieces || o.bos))
-		return cmd_usage_error(usage, "--decode reads ids: --pieces and --bos do not apply");
+	if (o.decode && (o.pieces || o.bos || o.special))
+		return cmd_usage_error(usage, "--decode reads ids: --pieces, --bos and --special do not apply");
 
 	struct tfm_tokenizer *tok = NULL;
 	struct tfm_blob in = { 0 };

@@ -86,7 +86,8 @@ static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct sym *
 	return heap_push(h, b);
 }
 
-int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out)
+int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int prefix,
+		   struct tfm_ids *out)
 {
 	/* Preprocess: optional leading space, then spaces -> U+2581. */
 	size_t cap = (len + 1) * 3;
@@ -99,7 +100,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	size_t k = 0;
 	const char *ws = t->escape_ws ? "\xe2\x96\x81" : " ";
 	size_t wsn = t->escape_ws ? 3 : 1;
-	if (t->add_space_prefix) {
+	if (prefix) {
 		memcpy(s, ws, wsn);
 		k += wsn;
 	}

@@ -65,13 +65,20 @@ struct tfm_tokenizer {
 	char *merge_arena;
 	char *pre;                /* pre-tokenizer name */
 	void *pretok;             /* struct tfm_pretok * (pretok.c) */
+	/* Tokens matched in raw text before encoding (llama.cpp's
+	 * tokenizer_st_partition): every non-normal token, longest first. */
+	int32_t *special;         /* [n_special] */
+	int64_t n_special;
 };
 
 /* Build the common part: pieces copied into the arena, map filled, max_len. */
 int tfm_tok_set_vocab(struct tfm_tokenizer *t, int64_t n, const char *const *s, const size_t *lens);
 
 /* Per-model encoders: append the ids of text (no BOS/EOS) to out. */
-int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
+/* prefix: add SentencePiece's leading space (text starts the sequence or
+ * follows a special token, and the model asks for it). */
+int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int prefix,
+		   struct tfm_ids *out);
 int tfm_bpe_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
 int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
 int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m, const size_t *lens);

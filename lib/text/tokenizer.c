@@ -149,6 +149,8 @@ size_t tfm_utf8_encode(uint32_t cp, char *out)
 
 /* ---- the handle ---- */
 
+static int tok_finish(struct tfm_tokenizer *t);
+
 static struct tfm_tokenizer *tok_new(int kind)
 {
 	struct tfm_tokenizer *t = tfm_calloc(1, sizeof *t);
@@ -204,6 +206,7 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t)
 	tfm_strmap_free(&t->merges);
 	free(t->merge_arena);
 	free(t->pre);
+	free(t->special);
 	tfm_pretok_free(t->pretok);
 	free(t);
 }
@@ -305,6 +308,8 @@ int tfm_tokenizer_from_llama2c(struct tfm_tokenizer **out, const uint8_t *data,
 	t->add_bos = 1;
 	t->add_space_prefix = 1;
 	t->escape_ws = 0;
+	if ((st = tok_finish(t)))
+		goto fail;
 	*out = t;
 	t = NULL;
 	st = TFM_OK;
@@ -447,6 +452,8 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	t->add_eos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_eos_token", t->add_eos);
 	t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
 							t->add_space_prefix);
+	if ((st = tok_finish(t)))
+		goto fail;
 	*out = t;
 	return TFM_OK;
 fail:
@@ -459,23 +466,136 @@ int32_t tfm_tokenizer_bos(const struct tfm_tokenizer *t) { return t->bos; }
 int32_t tfm_tokenizer_eos(const struct tfm_tokenizer *t) { return t->eos; }
 int tfm_tokenizer_add_bos(const struct tfm_tokenizer *t) { return t->add_bos; }
 
-int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
-		 int add_bos, int32_t **ids, size_t *n)
+/* Fragments of the text: raw byte ranges, or a token matched whole. */
+struct frag {
+	int32_t id;      /* -1: raw text */
+	size_t off, len;
+};
+
+struct frags {
+	struct frag *v;
+	size_t n, cap;
+};
+
+static int frag_push(struct frags *f, int32_t id, size_t off, size_t len)
+{
+	if (id < 0 && !len)
+		return TFM_OK;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct frag *v = tfm_realloc(f->v, cap * sizeof *v);
+		if (!v)
+			return TFM_E_NOMEM;
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = (struct frag){ id, off, len };
+	return TFM_OK;
+}
+
+/* llama.cpp's tokenizer_st_partition: for each special token, longest
+ * first, split every raw fragment at its occurrences. */
+static int partition(const struct tfm_tokenizer *t, const char *text, size_t len,
+		     int parse_special, struct frags *out)
+{
+	struct frags a = { 0 }, b = { 0 };
+	int st = frag_push(&a, -1, 0, len);
+	for (int64_t k = 0; !st && k < t->n_special; k++) {
+		int32_t id = t->special[k];
+		if (!parse_special && (t->type[id] == TFM_TOKT_CONTROL || t->type[id] == TFM_TOKT_UNKNOWN))
+			continue;
+		const char *p = t->piece[id];
+		size_t pn = t->plen[id];
+		b.n = 0;
+		for (size_t i = 0; !st && i < a.n; i++) {
+			struct frag f = a.v[i];
+			if (f.id >= 0 || f.len < pn) {
+				st = frag_push(&b, f.id, f.off, f.len);
+				continue;
+			}
+			size_t pos = f.off, end = f.off + f.len;
+			const char *hit;
+			while (!st && (hit = memmem(text + pos, end - pos, p, pn))) {
+				size_t h = (size_t)(hit - text);
+				if (!(st = frag_push(&b, -1, pos, h - pos)))
+					st = frag_push(&b, id, h, pn);
+				pos = h + pn;
+			}
+			if (!st)
+				st = frag_push(&b, -1, pos, end - pos);
+		}
+		struct frags tmp = a;
+		a = b;
+		b = tmp;
+	}
+	free(b.v);
+	if (st) {
+		free(a.v);
+		return st;
+	}
+	*out = a;
+	return TFM_OK;
+}
+
+static int cmp_special(const void *x, const void *y, void *ctx)
+{
+	const struct tfm_tokenizer *t = ctx;
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	if (t->plen[a] != t->plen[b])
+		return t->plen[a] > t->plen[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* After the types are known: the special-token list for partition(). */
+static int tok_finish(struct tfm_tokenizer *t)
+{
+	int64_t n = 0;
+	for (int64_t i = 0; i < t->n_vocab; i++)
+		if (t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0)
+			n++;
+	if (!n)
+		return TFM_OK;
+	if (!(t->special = tfm_malloc((size_t)n * sizeof *t->special)))
+		return TFM_E_NOMEM;
+	for (int64_t i = 0; i < t->n_vocab; i++)
+		if (t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0)
+			t->special[t->n_special++] = (int32_t)i;
+	qsort_r(t->special, (size_t)n, sizeof *t->special, cmp_special, t);
+	return TFM_OK;
+}
+
+int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t len,
+			 int add_bos, int parse_special, int32_t **ids, size_t *n)
 {
 	struct tfm_ids a = { 0 };
+	struct frags f = { 0 };
 	int st = TFM_OK;
 	*ids = NULL;
 	*n = 0;
 	if (add_bos && t->bos >= 0)
 		st = tfm_ids_push(&a, t->bos);
-	if (!st && len > 0) {
+	if (!st && len > 0)
+		st = partition(t, text, len, parse_special, &f);
+	int prev_special = 1; /* SentencePiece prefixes a space at the start */
+	for (size_t i = 0; !st && i < f.n; i++) {
+		const char *s = text + f.v[i].off;
+		size_t m = f.v[i].len;
+		if (f.v[i].id >= 0) {
+			st = tfm_ids_push(&a, f.v[i].id);
+			prev_special = 1;
+			continue;
+		}
 		switch (t->kind) {
-		case TFM_TOK_SPM: st = tfm_spm_encode(t, text, len, &a); break;
-		case TFM_TOK_BPE: st = tfm_bpe_encode(t, text, len, &a); break;
-		case TFM_TOK_WPM: st = tfm_wpm_encode(t, text, len, &a); break;
+		case TFM_TOK_SPM:
+			st = tfm_spm_encode(t, s, m, t->add_space_prefix && prev_special, &a);
+			break;
+		case TFM_TOK_BPE: st = tfm_bpe_encode(t, s, m, &a); break;
+		case TFM_TOK_WPM: st = tfm_wpm_encode(t, s, m, &a); break;
 		default: st = tfm_seterr(TFM_E_INTERNAL, "tokenizer kind %d", t->kind);
 		}
+		prev_special = 0;
 	}
+	free(f.v);
 	/* BERT-style models close a sequence with [SEP] when they open it. */
 	if (!st && add_bos && t->kind == TFM_TOK_WPM && t->add_eos && t->eos >= 0)
 		st = tfm_ids_push(&a, t->eos);
@@ -488,6 +608,12 @@ int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
 	*ids = a.v;
 	*n = a.n;
 	return TFM_OK;
+}
+
+int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
+		 int add_bos, int32_t **ids, size_t *n)
+{
+	return tfm_tokenize_special(t, text, len, add_bos, 0, ids, n);
 }
 
 const char *tfm_token_piece(const struct tfm_tokenizer *t, int32_t id, size_t *len)

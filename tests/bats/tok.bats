@@ -59,6 +59,16 @@ setup() {
 	assert_output "[CLS] ▁hello ▁world ▁! [SEP]"
 }
 
+@test "--special reads control tokens in the text" {
+	# ids of a, <|endoftext|>, b in the GPT-2 vocabulary
+	run sh -c "printf 'a<|endoftext|>b' | tfm-tok --special -m '$VOCAB/ggml-vocab-gpt-2.gguf'"
+	assert_success
+	assert_output "64 50256 65"
+	run sh -c "printf 'a<|endoftext|>b' | tfm-tok -m '$VOCAB/ggml-vocab-gpt-2.gguf'"
+	assert_success
+	refute_output --partial "50256"
+}
+
 @test "--help prints the usage to stdout, exit 0" {
 	run tfm-tok --help
 	assert_success

@@ -384,7 +384,46 @@ static void t_import_spm_model(void)
 	via_gguf(names, data, sizes, 1, TFM_E_FORMAT);
 }
 
+/* Control tokens written in the text, with and without parse_special.  Ids
+ * of "a", "b", "\u2581a", "\u2581b" read from the vocabularies with the gguf
+ * Python package; after a special token SentencePiece prefixes a space
+ * again (llama.cpp's is_prev_special). */
+static void t_special(void)
+{
+	static const char *names[] = { "ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf" };
+	static const char *texts[] = { "a<|endoftext|>b", "a</s>b" };
+	static const int32_t want[2][3] = { { 64, 50256, 65 }, { 263, 2, 289 } };
+	static const int32_t ctl[] = { 50256, 2 };
+	for (int k = 0; k < 2; k++) {
+		char *p = t_path("%s/tokenizers/llama.cpp-vocab/%s", t_shared(), names[k]);
+		struct tfm_blob b;
+		struct tfm_gguf *g = NULL;
+		struct tfm_tokenizer *t = NULL;
+		CHECK_OK(tfm_blob_open(&b, p));
+		CHECK_OK(tfm_gguf_parse(&g, b.data, b.size, p));
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+		if (t) {
+			int32_t *ids;
+			size_t n;
+			CHECK_OK(tfm_tokenize_special(t, texts[k], strlen(texts[k]), 0, 1, &ids, &n));
+			CHECK_MSG(same(ids, n, want[k], 3), "%s", names[k]);
+			free(ids);
+			CHECK_OK(tfm_tokenize(t, texts[k], strlen(texts[k]), 0, &ids, &n));
+			int seen = 0;
+			for (size_t i = 0; i < n; i++)
+				seen |= ids[i] == ctl[k];
+			CHECK(n > 3 && !seen);
+			free(ids);
+		}
+		tfm_tokenizer_free(t);
+		tfm_gguf_free(g);
+		tfm_blob_close(&b);
+		free(p);
+	}
+}
+
 static const struct t_case t_cases[] = {
+	{ "special", t_special },
 	{ "import_llama2c", t_import_llama2c },
 	{ "import_hf", t_import_hf },
 	{ "import_spm_model", t_import_spm_model },
