@@ -240,9 +240,12 @@ static void run_backend(const struct tfm_backend *be)
 					r->matmul(&k0, e, x, &m, nt);
 					for (int th = 0; th < 2; th++) {
 						struct tfm_kexec k = kx(th);
-						be->matmul(&k, g, x, &m, nt);
-						cmp(tn[ti], g, e, nt * out, 1e-5, 1e-4);
+						be->matmul(&k, th ? g : y, x, &m, nt);
+						cmp(tn[ti], th ? g : y, e, nt * out, 1e-5, 1e-4);
 					}
+					/* the thread count never changes a bit */
+					if (memcmp(g, y, nt * out * sizeof *g))
+						worst_of(tn[ti])->bad++;
 				}
 	/* attention: MHA, GQA, MQA; causal and windowed; ring-buffer slots;
 	 * soft-cap and ALiBi */
@@ -275,9 +278,11 @@ static void run_backend(const struct tfm_backend *be)
 						r->attn(&k0, e, x, kc, vc, &a);
 						for (int th = 0; th < 2; th++) {
 							struct tfm_kexec k = kx(th);
-							be->attn(&k, g, x, kb, vb, &a);
-							cmp("attn", g, e, nt * nh * hd, 1e-5, 1e-4);
+							be->attn(&k, th ? g : y, x, kb, vb, &a);
+							cmp("attn", th ? g : y, e, nt * nh * hd, 1e-5, 1e-4);
 						}
+						if (memcmp(g, y, nt * nh * hd * sizeof *g))
+							worst_of("attn")->bad++;
 					}
 	for (int i = 0; i < nW; i++) {
 		fprintf(stderr, "  %-5s %-15s worst |got-want| %.3g%s\n", be->name, W[i].kernel,

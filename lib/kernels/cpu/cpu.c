@@ -184,7 +184,7 @@ struct mm_job {
 	float *y;                 /* [n][out] */
 	const float *x;           /* [n][in] */
 	const struct tfm_mat *w;
-	int64_t n, rows, n_chunks;
+	int64_t n, rows, n_chunks, last; /* chunk c: rows [c rows, (c+1) rows), the last to `last` */
 	tfm_cpu_gemv_fn gemv;     /* NULL: convert rows to f32 first */
 	tfm_cpu_dot_fn dot_f32;
 	atomic_llong next;
@@ -193,7 +193,7 @@ struct mm_job {
 static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 {
 	const struct tfm_mat *w = j->w;
-	int64_t o0 = c * j->rows, o1 = o0 + j->rows < w->out ? o0 + j->rows : w->out;
+	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
 	if (j->n == 1) {
 		if (j->gemv) {
@@ -242,18 +242,24 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	case TFM_TYPE_Q8_0: j.gemv = g_isa.gemv_q8_0; break;
 	case TFM_TYPE_Q4_0: j.gemv = g_isa.gemv_q4_0; break;
 	}
+	double work = (double)n * w->in * w->out;
+	int inline_ = k->n_tasks <= 1 || work < k->par_min;
 	if (n == 1) {
-		/* any split gives the same rows; aim at ~8 chunks per task */
-		j.rows = w->out / (8 * (int64_t)k->n_tasks);
-		if (j.rows < 8)
-			j.rows = 8;
+		/* Any split gives the same values (rows are independent); aim at ~8
+		 * chunks per task, whole multiples of 16 rows for the gemv kernels,
+		 * and fold a short tail into the last chunk. */
+		j.rows = inline_ ? w->out : (w->out / (8 * (int64_t)k->n_tasks) + 15) & ~(int64_t)15;
+		if (j.rows < 16)
+			j.rows = 16;
+		j.n_chunks = w->out / j.rows > 0 ? w->out / j.rows : 1;
+		j.last = w->out;
 	} else {
 		j.rows = GEMM_TILE;
+		j.n_chunks = (w->out + j.rows - 1) / j.rows;
+		j.last = w->out;
 	}
-	j.n_chunks = (w->out + j.rows - 1) / j.rows;
 	atomic_init(&j.next, 0);
-	double work = (double)n * w->in * w->out;
-	if (k->n_tasks <= 1 || work < k->par_min || j.n_chunks == 1)
+	if (inline_ || j.n_chunks == 1)
 		mm_task(&j, 0, 1);
 	else
 		tfm_pool_run(k->pool, mm_task, &j, k->n_tasks);

@@ -1,7 +1,8 @@
-/* gemv-avx512.c: matrix-vector kernels, AVX-512.  Rows go four at a time to
- * share the loads of x, but each row has its own single accumulator and the
- * same masked tail, so a row's value never depends on which rows it was
- * grouped with (nor, therefore, on the thread count). */
+/* gemv-avx512.c: matrix-vector kernels, AVX-512.  Rows go sixteen at a time
+ * to share the loads of x and the horizontal sums, but each row has its own
+ * accumulator, the same masked tail and the same summation pattern, so a
+ * row's value never depends on which rows it was grouped with (nor,
+ * therefore, on the thread count). */
 #include "kernels/cpu/cpu-impl.h"
 
 #include <immintrin.h>
@@ -12,39 +13,73 @@
 #define LD_BF16(p, m) _mm512_castsi512_ps(_mm512_slli_epi32( \
 	_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)(p))), 16))
 
-/* y[r] = sum_i W[r][i] x[i] for rows r < rows; W rows are rb bytes apart */
+/* The 16 horizontal sums of a[0..15], returned as one vector in row order.
+ * Every row's 16 lanes are added in the same pattern (lane j with j+8, then
+ * j+4, j+2, j+1), whichever position the row has in the group. */
+static inline __m512 hsum16(const __m512 *a)
+{
+	__m512 b[8], c[4], d[2];
+#pragma GCC unroll 8
+	for (int k = 0; k < 8; k++)
+		b[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0x44),
+				     _mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0xee));
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++)
+		c[k] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * k], b[2 * k + 1], 0x88),
+				     _mm512_shuffle_f32x4(b[2 * k], b[2 * k + 1], 0xdd));
+	for (int k = 0; k < 2; k++)
+		d[k] = _mm512_add_ps(_mm512_unpacklo_ps(c[2 * k], c[2 * k + 1]),
+				     _mm512_unpackhi_ps(c[2 * k], c[2 * k + 1]));
+	__m512 e = _mm512_add_ps(_mm512_unpacklo_ps(d[0], d[1]), _mm512_unpackhi_ps(d[0], d[1]));
+	/* e holds, in 128-bit lane L, rows L, 8+L, 4+L, 12+L */
+	const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
+	return _mm512_permutexvar_ps(idx, e);
+}
+
+/* y[r] = sum_i W[r][i] x[i] for rows r < rows; W rows are rb bytes apart.
+ * Rows go 16 at a time; the last group overlaps the one before (its rows
+ * come out the same).  Fewer than 16 rows in all (a shape the callers never
+ * split further) go one by one.
+ * Four base pointers and the offsets 0, rb, 2 rb, 3 rb address the 16 rows
+ * so that they stay in registers. */
 #define GEMV(NAME, T, LD)                                                              \
 void NAME(float *y, const void *wv, size_t rb, const float *x, int64_t n, int64_t rows) \
 {                                                                                      \
 	const uint8_t *w = wv;                                                         \
-	int64_t r = 0;                                                                 \
-	for (; r + 4 <= rows; r += 4) {                                                \
-		const T *w0 = (const T *)(w + r * rb), *w1 = (const T *)(w + (r + 1) * rb); \
-		const T *w2 = (const T *)(w + (r + 2) * rb), *w3 = (const T *)(w + (r + 3) * rb); \
-		__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;            \
+	if (rows < 16) { /* always this path for this shape: its own order is fine */ \
+		for (int64_t r = 0; r < rows; r++) {                                   \
+			const T *w0 = (const T *)(w + r * rb);                         \
+			__m512 a0 = _mm512_setzero_ps();                               \
+			for (int64_t i = 0; i < n; i += 16) {                          \
+				__mmask16 m = n - i >= 16 ? (__mmask16)0xffff          \
+					: (__mmask16)((1u << (n - i)) - 1);            \
+				a0 = _mm512_fmadd_ps(LD(w0 + i, m), _mm512_maskz_loadu_ps(m, x + i), a0); \
+			}                                                              \
+			y[r] = _mm512_reduce_add_ps(a0);                               \
+		}                                                                      \
+		return;                                                                \
+	}                                                                              \
+	size_t r1 = rb, r2 = 2 * rb, r3 = 3 * rb;                                      \
+	for (int64_t r0 = 0; r0 < rows; r0 += 16) {                                    \
+		int64_t r = r0 + 16 <= rows ? r0 : rows - 16;                          \
+		const uint8_t *b0 = w + r * rb, *b1 = b0 + 4 * rb;                     \
+		const uint8_t *b2 = b0 + 8 * rb, *b3 = b0 + 12 * rb;                   \
+		__m512 acc[16];                                                        \
+		_Pragma("GCC unroll 16")                                               \
+		for (int q = 0; q < 16; q++)                                           \
+			acc[q] = _mm512_setzero_ps();                                  \
 		for (int64_t i = 0; i < n; i += 16) {                                  \
 			__mmask16 m = n - i >= 16 ? (__mmask16)0xffff                  \
 						  : (__mmask16)((1u << (n - i)) - 1); \
 			__m512 xv = _mm512_maskz_loadu_ps(m, x + i);                   \
-			a0 = _mm512_fmadd_ps(LD(w0 + i, m), xv, a0);                   \
-			a1 = _mm512_fmadd_ps(LD(w1 + i, m), xv, a1);                   \
-			a2 = _mm512_fmadd_ps(LD(w2 + i, m), xv, a2);                   \
-			a3 = _mm512_fmadd_ps(LD(w3 + i, m), xv, a3);                   \
+			size_t o = (size_t)i * sizeof(T);                              \
+			const uint8_t *bb[4] = {b0 + o, b1 + o, b2 + o, b3 + o};       \
+			const size_t off[4] = {0, r1, r2, r3};                         \
+			_Pragma("GCC unroll 16")                                       \
+			for (int q = 0; q < 16; q++)                                   \
+				acc[q] = _mm512_fmadd_ps(LD(bb[q / 4] + off[q % 4], m), xv, acc[q]); \
 		}                                                                      \
-		y[r] = _mm512_reduce_add_ps(a0);                                       \
-		y[r + 1] = _mm512_reduce_add_ps(a1);                                   \
-		y[r + 2] = _mm512_reduce_add_ps(a2);                                   \
-		y[r + 3] = _mm512_reduce_add_ps(a3);                                   \
-	}                                                                              \
-	for (; r < rows; r++) {                                                        \
-		const T *w0 = (const T *)(w + r * rb);                                 \
-		__m512 a0 = _mm512_setzero_ps();                                       \
-		for (int64_t i = 0; i < n; i += 16) {                                  \
-			__mmask16 m = n - i >= 16 ? (__mmask16)0xffff                  \
-						  : (__mmask16)((1u << (n - i)) - 1); \
-			a0 = _mm512_fmadd_ps(LD(w0 + i, m), _mm512_maskz_loadu_ps(m, x + i), a0); \
-		}                                                                      \
-		y[r] = _mm512_reduce_add_ps(a0);                                       \
+		_mm512_storeu_ps(y + r, hsum16(acc));                                  \
 	}                                                                              \
 }
 
