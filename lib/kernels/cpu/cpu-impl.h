@@ -45,6 +45,9 @@ GEMV_DECL(avx512)
 void tfm_cpu_gemv_q8_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
 void tfm_cpu_gemv_q4_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
 
+/* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
+void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);
+
 /* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
 tfm_cpu_dot_fn tfm_cpu_dot(int type);
 const char *tfm_cpu_isa(void); /* "avx512", "avx2" or "scalar" */
@@ -57,6 +60,7 @@ void tfm_cpu_rope(float *x, int64_t n_head, int64_t head_dim, int64_t n_rot, int
 		  const float *cs, const float *sn);
 void tfm_cpu_softmax(float *x, int64_t n);
 void tfm_cpu_act(float *x, int64_t n, int act);
+void tfm_cpu_act_scalar(float *g, const float *u, int64_t n, int act); /* u may be NULL */
 void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act);
 void tfm_cpu_add(float *y, const float *a, const float *b, int64_t n);
 void tfm_cpu_mul(float *y, const float *a, const float *b, int64_t n);

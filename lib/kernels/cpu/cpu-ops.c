@@ -87,16 +87,14 @@ static inline float act1(float x, int act)
 	return NAN;
 }
 
-void tfm_cpu_act(float *x, int64_t n, int act)
+void tfm_cpu_act_scalar(float *g, const float *u, int64_t n, int act)
 {
-	for (int64_t i = 0; i < n; i++)
-		x[i] = act1(x[i], act);
-}
-
-void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act)
-{
-	for (int64_t i = 0; i < n; i++)
-		g[i] = act1(g[i], act) * u[i];
+	if (u)
+		for (int64_t i = 0; i < n; i++)
+			g[i] = act1(g[i], act) * u[i];
+	else
+		for (int64_t i = 0; i < n; i++)
+			g[i] = act1(g[i], act);
 }
 
 void tfm_cpu_add(float *y, const float *a, const float *b, int64_t n)

@@ -62,6 +62,7 @@ static struct {
 	tfm_cpu_expsum_fn expsum;
 	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16, gemv_q8_0, gemv_q4_0; /* q: may be NULL */
 	tfm_cpu_gemv_t_fn gemv_t;
+	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
 } g_isa;
 
 #define GEMV_SCALAR(NAME, DOT)                                                          \
@@ -122,6 +123,7 @@ static void cpu_init(void)
 		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
 		g_isa.gemv_q8_0 = tfm_cpu_gemv_q8_0_avx512;
 		g_isa.gemv_q4_0 = tfm_cpu_gemv_q4_0_avx512;
+		g_isa.act_mul = tfm_cpu_act_mul_avx512;
 	} else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
 		/* every AVX2 + FMA processor has F16C */
 		g_isa.isa = "avx2";
@@ -158,6 +160,24 @@ void tfm_cpu_softmax(float *x, int64_t n)
 	float inv = 1.0f / g_isa.expsum(x, g_isa.max(x, n), n);
 	for (int64_t i = 0; i < n; i++)
 		x[i] *= inv;
+}
+
+void tfm_cpu_act(float *x, int64_t n, int act)
+{
+	pthread_once(&g_once, cpu_init);
+	if (g_isa.act_mul && (act == TFM_K_SILU || act == TFM_K_GELU_TANH))
+		g_isa.act_mul(x, NULL, n, act);
+	else
+		tfm_cpu_act_scalar(x, NULL, n, act);
+}
+
+void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act)
+{
+	pthread_once(&g_once, cpu_init);
+	if (g_isa.act_mul && (act == TFM_K_SILU || act == TFM_K_GELU_TANH))
+		g_isa.act_mul(g, u, n, act);
+	else
+		tfm_cpu_act_scalar(g, u, n, act);
 }
 
 tfm_cpu_dot_fn tfm_cpu_dot(int type)

@@ -121,3 +121,25 @@ float tfm_cpu_expsum_avx512(float *x, float mx, int64_t n)
 	}
 	return _mm512_reduce_add_ps(s);
 }
+
+/* g = act(g) * u (u NULL: g = act(g)) for SiLU and GELU-tanh, with exp512:
+ * silu(x) = x / (1 + e^-x); gelu_tanh(x) = x / (1 + e^(-2y)),
+ * y = sqrt(2/pi) (x + 0.044715 x^3), since 0.5 (1 + tanh y) = 1 / (1 + e^-2y). */
+void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act)
+{
+	const __m512 one = _mm512_set1_ps(1.0f), c0 = _mm512_set1_ps(-2 * 0.79788456080286536f);
+	const __m512 c1 = _mm512_set1_ps(0.044715f);
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+		__m512 x = _mm512_maskz_loadu_ps(m, g + i), z;
+		if (act == 0) /* TFM_K_SILU */
+			z = _mm512_sub_ps(_mm512_setzero_ps(), x);
+		else          /* TFM_K_GELU_TANH */
+			z = _mm512_mul_ps(_mm512_mul_ps(c0, x),
+					  _mm512_fmadd_ps(_mm512_mul_ps(c1, x), x, one));
+		__m512 r = _mm512_div_ps(x, _mm512_add_ps(one, exp512(z)));
+		if (u)
+			r = _mm512_mul_ps(r, _mm512_maskz_loadu_ps(m, u + i));
+		_mm512_mask_storeu_ps(g + i, m, r);
+	}
+}

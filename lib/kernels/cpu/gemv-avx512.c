@@ -39,7 +39,7 @@ static inline __m512 hsum16(const __m512 *a)
 /* y[r] = sum_i W[r][i] x[i] for rows r < rows; W rows are rb bytes apart.
  * Rows go 16 at a time; the last group overlaps the one before (its rows
  * come out the same).  Fewer than 16 rows in all (a shape the callers never
- * split further) go one by one.
+ * split further) go four by four.
  * Four base pointers and the offsets 0, rb, 2 rb, 3 rb address the 16 rows
  * so that they stay in registers. */
 #define GEMV(NAME, T, LD)                                                              \
@@ -47,15 +47,24 @@ void NAME(float *y, const void *wv, size_t rb, const float *x, int64_t n, int64_
 {                                                                                      \
 	const uint8_t *w = wv;                                                         \
 	if (rows < 16) { /* always this path for this shape: its own order is fine */ \
-		for (int64_t r = 0; r < rows; r++) {                                   \
-			const T *w0 = (const T *)(w + r * rb);                         \
-			__m512 a0 = _mm512_setzero_ps();                               \
+		for (int64_t r = 0; r < rows; r += 4) {                                \
+			const T *p[4];                                                 \
+			__m512 a[4];                                                   \
+			_Pragma("GCC unroll 4")                                        \
+			for (int q = 0; q < 4; q++) {                                  \
+				p[q] = (const T *)(w + (r + q < rows ? r + q : r) * rb); \
+				a[q] = _mm512_setzero_ps();                            \
+			}                                                              \
 			for (int64_t i = 0; i < n; i += 16) {                          \
 				__mmask16 m = n - i >= 16 ? (__mmask16)0xffff          \
 					: (__mmask16)((1u << (n - i)) - 1);            \
-				a0 = _mm512_fmadd_ps(LD(w0 + i, m), _mm512_maskz_loadu_ps(m, x + i), a0); \
+				__m512 xv = _mm512_maskz_loadu_ps(m, x + i);           \
+				_Pragma("GCC unroll 4")                                \
+				for (int q = 0; q < 4; q++)                            \
+					a[q] = _mm512_fmadd_ps(LD(p[q] + i, m), xv, a[q]); \
 			}                                                              \
-			y[r] = _mm512_reduce_add_ps(a0);                               \
+			for (int q = 0; q < 4 && r + q < rows; q++)                    \
+				y[r + q] = _mm512_reduce_add_ps(a[q]);                 \
 		}                                                                      \
 		return;                                                                \
 	}                                                                              \
