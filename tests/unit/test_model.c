@@ -606,6 +606,141 @@ static void t_gguf_q8(void)
 	tm_free(&m);
 }
 
+/* ---- stories260K: a real model, read here straight from the llama2.c file
+ * (7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len; then f32
+ * tables in run.c's order), so this test needs no importer ---- */
+
+struct l2c {
+	struct tfm_blob blob;
+	struct tfm_spec s;
+	struct tfm_model_tensor t[64];
+	char names[64][48];
+	int nt;
+};
+
+static void l2c_add(struct l2c *c, const float **p, const char *name, int64_t ne0, int64_t ne1)
+{
+	struct tfm_model_tensor *t = &c->t[c->nt];
+	snprintf(c->names[c->nt], sizeof c->names[0], "%s", name);
+	t->name = c->names[c->nt++];
+	t->type = TFM_TYPE_F32;
+	t->n_dims = ne1 > 1 ? 2 : 1;
+	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = t->ne[3] = 1;
+	t->data = *p;
+	*p += ne0 * ne1;
+}
+
+static int l2c_open(struct l2c *c, const char *path)
+{
+	memset(c, 0, sizeof *c);
+	if (tfm_blob_open(&c->blob, path))
+		return -1;
+	int32_t h[7];
+	memcpy(h, c->blob.data, sizeof h);
+	int64_t d = h[0], ff = h[1], L = h[2], H = h[3], KV = h[4], V = h[5] < 0 ? -h[5] : h[5];
+	int64_t hd = d / H, kvd = KV * hd;
+	struct tfm_spec *s = &c->s;
+	base_spec(s);
+	strcpy(s->arch, "llama");
+	s->n_embd = d, s->n_ff = ff, s->n_layer = L, s->n_head = H, s->n_head_kv = KV;
+	s->head_dim = hd, s->n_vocab = V, s->n_ctx_train = h[6], s->tied_output = h[5] > 0;
+	const float *p = (const float *)(c->blob.data + sizeof h);
+	char n[48];
+	l2c_add(c, &p, "token_embd.weight", d, V);
+	/* per kind, all layers in a row */
+	static const char *const kinds[] = {"attn_norm", "attn_q", "attn_k", "attn_v",
+					    "attn_output", "ffn_norm", "ffn_gate", "ffn_down",
+					    "ffn_up"};
+	int64_t shape[][2] = {{d, 1}, {d, d}, {d, kvd}, {d, kvd}, {d, d}, {d, 1}, {d, ff},
+			      {ff, d}, {d, ff}};
+	for (int k = 0; k < 9; k++)
+		for (int64_t l = 0; l < L; l++) {
+			snprintf(n, sizeof n, "blk.%lld.%s.weight", (long long)l, kinds[k]);
+			l2c_add(c, &p, n, shape[k][0], shape[k][1]);
+		}
+	l2c_add(c, &p, "output_norm.weight", d, 1);
+	p += h[6] * hd; /* freq_cis_real, freq_cis_imag: RoPE tables we compute */
+	if (h[5] < 0)
+		l2c_add(c, &p, "output.weight", d, V);
+	return (const uint8_t *)p <= c->blob.data + c->blob.size ? 0 : -1;
+}
+
+static void t_stories260k(void)
+{
+	char *path = t_path("%s/models/stories260K/stories260K.bin", t_shared());
+	char *tpath = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	char *gpath = t_path("%s/models/stories260K/greedy-once-upon-a-time.txt", t_shared());
+	struct l2c c;
+	struct tfm_blob tb, gb;
+	struct tfm_tokenizer *tok = NULL;
+	struct tfm_model *m;
+	struct tfm_ctx *ctx;
+	CHECK(l2c_open(&c, path) == 0);
+	CHECK_OK(tfm_blob_open(&tb, tpath));
+	CHECK_OK(tfm_blob_open(&gb, gpath));
+	CHECK_OK(tfm_tokenizer_from_llama2c(&tok, tb.data, tb.size, 512));
+	CHECK_OK(tfm_model_new(&m, &c.s, c.t, c.nt, NULL));
+	CHECK_OK(tfm_ctx_new(&ctx, m, 256));
+	if (!tok || !m || !ctx)
+		return;
+	/* run.c -t 0 -n 256 -i "Once upon a time": 256 positions, prompt forced */
+	int32_t *prompt, seq[260];
+	size_t np;
+	CHECK_OK(tfm_tokenize(tok, "Once upon a time", 16, 1, &prompt, &np));
+	float *lg = malloc(256 * 512 * sizeof *lg), *all = malloc(256 * 512 * sizeof *all);
+	int64_t n = 0;
+	seq[n++] = prompt[0];
+	int bad = 0;
+	for (int64_t pos = 0; pos < 256; pos++) {
+		bad += tfm_eval(ctx, &seq[pos], 1, lg + pos * 512, 0) != TFM_OK;
+		int32_t next = 0;
+		for (int32_t v = 1; v < 512; v++)
+			if (lg[pos * 512 + v] > lg[pos * 512 + next])
+				next = v;
+		if ((size_t)pos + 1 < np)
+			next = prompt[pos + 1];
+		seq[n++] = next;
+		if (next == 1)
+			break;
+	}
+	CHECK(bad == 0);
+	char *text;
+	size_t len;
+	CHECK_OK(tfm_detokenize(tok, seq + 1, (size_t)n - 1, &text, &len));
+	size_t glen = gb.size;
+	while (glen && (gb.data[glen - 1] == '\n' || gb.data[glen - 1] == ' '))
+		glen--;
+	CHECK_MSG(len == glen && !memcmp(text, gb.data, glen), "greedy text differs:\n%s", text);
+	/* prefill of the same 256 tokens gives the decode logits */
+	tfm_ctx_reset(ctx);
+	CHECK_OK(tfm_eval(ctx, seq, 256, all, 1));
+	double dd = maxdiff(all, lg, 256 * 512);
+	fprintf(stderr, "  stories260K: %lld tokens, greedy text %s llama2.c's, prefill-decode %.2g\n",
+		(long long)n, len == glen && !memcmp(text, gb.data, glen) ? "equals" : "DIFFERS from", dd);
+	CHECK_MSG(dd < 1e-4, "prefill vs decode %g", dd);
+	/* and 2 threads (forced onto these small matrices) change no bit */
+	struct tfm_model_opts o2 = {.n_threads = 2};
+	struct tfm_model *m2;
+	struct tfm_ctx *c2;
+	CHECK_OK(tfm_model_new(&m2, &c.s, c.t, c.nt, &o2));
+	CHECK_OK(tfm_ctx_new(&c2, m2, 256));
+	tfm_ctx_set_par_min(c2, 0);
+	int same = 1;
+	for (int64_t pos = 0; pos < 256; pos++) {
+		same &= tfm_eval(c2, &seq[pos], 1, all, 0) == TFM_OK;
+		same &= !memcmp(all, lg + pos * 512, 512 * sizeof *all);
+	}
+	CHECK_MSG(same, "decode logits differ with 2 threads");
+	tfm_ctx_free(c2);
+	tfm_model_close(m2);
+	free(text), free(prompt), free(lg), free(all);
+	tfm_ctx_free(ctx);
+	tfm_model_close(m);
+	tfm_tokenizer_free(tok);
+	tfm_blob_close(&tb), tfm_blob_close(&gb), tfm_blob_close(&c.blob);
+	free(path), free(tpath), free(gpath);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -675,6 +810,7 @@ static const struct t_case t_cases[] = {
 	{"alibi", t_alibi},
 	{"phi3_llama3", t_phi3_llama3},
 	{"gguf_q8", t_gguf_q8},
+	{"stories260k", t_stories260k},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)
