@@ -2,8 +2,8 @@
  * for every spec tfm_model_check_spec accepts: embeddings (scale, learned
  * positions, norm), then per layer norm -> attention (fused or separate QKV,
  * biases, QK-norm, RoPE, KV cache, causal / sliding-window mask, ALiBi,
- * soft-cap) -> FFN (gated or not), pre-norm or sandwich, sequential or
- * parallel residual; final norm, LM head, final soft-cap.
+ * soft-cap) -> FFN (gated or not), pre-norm, sandwich or post_in norms,
+ * sequential or parallel residual; final norm, LM head, final soft-cap.
  * Prefill runs a batch of tokens through sgemm; decode is the same code with
  * one token.  All scratch lives in the context: no allocation per token. */
 #include "model/model-impl.h"
@@ -241,9 +241,13 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	embed(c, tok, n, pos0);
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
-		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
+		int post = s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN;
+		if (s->norm_place == TFM_NORM_POST_IN)
+			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+		else
+			norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
 		attention(c, l, n, pos0);
-		if (s->norm_place == TFM_NORM_SANDWICH)
+		if (post)
 			norm_rows(m, c->h, c->h, n, d, &L->attn_post_norm);
 		if (s->parallel_residual) {
 			/* x + attn(ln1(x)) + ffn(ln2(x)), or one shared norm */
@@ -254,9 +258,12 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			be->add(c->x, c->x, c->h2, n * d);
 		} else {
 			be->add(c->x, c->x, c->h, n * d);
-			norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
+			if (s->norm_place == TFM_NORM_POST_IN)
+				memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+			else
+				norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
 			ffn(c, l, n, c->h, c->xn);
-			if (s->norm_place == TFM_NORM_SANDWICH)
+			if (post)
 				norm_rows(m, c->h, c->h, n, d, &L->ffn_post_norm);
 			be->add(c->x, c->x, c->h, n * d);
 		}
@@ -271,6 +278,7 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 		xr = c->xn;
 	}
 	be->matmul(&c->kx, logits, xr, &m->output, nr);
+	add_bias(m, logits, m->out_b, nr, s->n_vocab);
 	if (s->final_softcap > 0) {
 		float cap = s->final_softcap;
 		for (int64_t i = 0; i < nr * s->n_vocab; i++)

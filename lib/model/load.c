@@ -90,12 +90,11 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("models without norms");
 	if (s->norm_place == TFM_NORM_POST)
 		return UNSUP("post-norm (norm after the residual add)");
-	if (s->norm_place == TFM_NORM_POST_IN)
-		return UNSUP("norm inside the residual (post_in)");
-	if (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_SANDWICH)
+	if (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_SANDWICH &&
+	    s->norm_place != TFM_NORM_POST_IN)
 		return UNSUP("this norm placement");
-	if (s->norm_place == TFM_NORM_SANDWICH && s->parallel_residual)
-		return UNSUP("sandwich norms with a parallel residual");
+	if (s->norm_place != TFM_NORM_PRE && s->parallel_residual)
+		return UNSUP("sandwich or post_in norms with a parallel residual");
 	if (s->qk_norm != TFM_QK_NORM_NONE && s->qk_norm != TFM_QK_NORM_HEAD &&
 	    s->qk_norm != TFM_QK_NORM_FULL)
 		return UNSUP("this QK-norm");
@@ -232,7 +231,21 @@ static int bind_layer(struct binder *b, int64_t l)
 	int st;
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
-	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	int post_in = s->norm_place == TFM_NORM_POST_IN, sandwich = s->norm_place == TFM_NORM_SANDWICH;
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, !post_in));
+	if (post_in && L->attn_norm.w)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
+				  "(post_in)", b->arch, n);
+	if (s->parallel_residual) {
+		/* falcon's new architecture: attn_norm_2 feeds attention and
+		 * attn_norm the FFN (llama.cpp's names for ln_attn / ln_mlp) */
+		struct tfm_norm_w n2;
+		TRY(bind_norm(b, &n2, NM("attn_norm_2"), d, 0));
+		if (n2.w) {
+			L->ffn_norm = L->attn_norm;
+			L->attn_norm = n2;
+		}
+	}
 	TRY(bind_mat(b, &L->wqkv, NM("attn_qkv.weight"), d, qd + 2 * kvd, 0));
 	if (L->wqkv.data) {
 		TRY(bind_vec(b, &L->bqkv, NM("attn_qkv.bias"), qd + 2 * kvd, s->attn_bias_qkv));
@@ -251,11 +264,22 @@ static int bind_layer(struct binder *b, int64_t l)
 		TRY(bind_norm(b, &L->q_norm, NM("attn_q_norm"), full ? qd : m->head_dim, 1));
 		TRY(bind_norm(b, &L->k_norm, NM("attn_k_norm"), full ? kvd : m->head_dim, 1));
 	}
-	int sandwich = s->norm_place == TFM_NORM_SANDWICH;
-	TRY(bind_norm(b, &L->attn_post_norm, NM("attn_post_norm"), d, sandwich));
-	TRY(bind_norm(b, &L->ffn_post_norm, NM("ffn_post_norm"), d, sandwich));
-	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d,
-		      !(s->parallel_residual && s->shared_attn_ffn_norm)));
+	/* llama.cpp's names for the post norms (gemma2, olmo2), then the brief's */
+	TRY(bind_norm(b, &L->attn_post_norm, NM("post_attention_norm"), d, 0));
+	if (!L->attn_post_norm.w)
+		TRY(bind_norm(b, &L->attn_post_norm, NM("attn_post_norm"), d, sandwich || post_in));
+	TRY(bind_norm(b, &L->ffn_post_norm, NM("post_ffw_norm"), d, 0));
+	if (!L->ffn_post_norm.w)
+		TRY(bind_norm(b, &L->ffn_post_norm, NM("ffn_post_norm"), d, sandwich || post_in));
+	if (!sandwich && !post_in && (L->attn_post_norm.w || L->ffn_post_norm.w))
+		return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld has post norms but the spec's norm "
+				  "placement is pre", b->arch, (long long)l);
+	if (!L->ffn_norm.w)
+		TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d,
+			      !post_in && !(s->parallel_residual && s->shared_attn_ffn_norm)));
+	if (post_in && L->ffn_norm.w)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
+				  "(post_in)", b->arch, n);
 	if (s->gated)
 		TRY(bind_mat(b, &L->gate, NM("ffn_gate.weight"), d, ff, 0));
 	if (s->gated && !L->gate.data) {
@@ -415,6 +439,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		goto fail;
 	if (!m->output.data)
 		m->output = m->tok_embd;  /* tied */
+	if ((st = bind_vec(&b, &m->out_b, "output.bias", s->n_vocab, 0)))
+		goto fail;
 	for (int64_t l = 0; l < s->n_layer; l++)
 		if ((st = bind_layer(&b, l)))
 			goto fail;

@@ -34,6 +34,7 @@ struct tfm_model {
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
 	struct tfm_mat output;     /* {n_embd, n_vocab} (token_embd when tied) */
+	float *out_b;              /* [n_vocab] output.bias, or NULL */
 	struct tfm_norm_w embd_norm, out_norm;
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */

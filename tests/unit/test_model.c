@@ -134,22 +134,31 @@ static void build(struct tm *m)
 	}
 	if (!s->tied_output)
 		add(m, "output.weight", d, s->n_vocab, 0, ws * 4);
+	if (!strcmp(s->arch, "falcon"))
+		add(m, "output.bias", s->n_vocab, 1, 0, 0.5f);
 	for (int64_t l = 0; l < s->n_layer; l++) {
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
 		float c1 = s->norm_plus_one ? 0 : 1;
-		add(m, N("attn_norm.weight"), d, 1, c1, 0.2f);
-		if (lnb)
+		int post_in = s->norm_place == TFM_NORM_POST_IN, falcon = !strcmp(s->arch, "falcon");
+		if (!post_in)
+			add(m, N("attn_norm.weight"), d, 1, c1, 0.2f);
+		if (lnb && !post_in)
 			add(m, N("attn_norm.bias"), d, 1, 0, 0.2f);
-		if (s->shared_attn_ffn_norm && s->parallel_residual) {
+		if (falcon) { /* attn_norm_2 feeds attention, attn_norm the FFN */
+			add(m, N("attn_norm_2.weight"), d, 1, c1, 0.2f);
+			if (lnb)
+				add(m, N("attn_norm_2.bias"), d, 1, 0, 0.2f);
+		}
+		if ((s->shared_attn_ffn_norm && s->parallel_residual) || post_in || falcon) {
 			/* no ffn_norm */
 		} else {
 			add(m, N("ffn_norm.weight"), d, 1, c1, 0.2f);
 			if (lnb)
 				add(m, N("ffn_norm.bias"), d, 1, 0, 0.2f);
 		}
-		if (s->norm_place == TFM_NORM_SANDWICH) {
-			add(m, N("attn_post_norm.weight"), d, 1, c1, 0.2f);
-			add(m, N("ffn_post_norm.weight"), d, 1, c1, 0.2f);
+		if (s->norm_place == TFM_NORM_SANDWICH || post_in) { /* llama.cpp's names */
+			add(m, N("post_attention_norm.weight"), d, 1, c1, 0.2f);
+			add(m, N("post_ffw_norm.weight"), d, 1, c1, 0.2f);
 		}
 		if (!strcmp(s->arch, "fused")) {
 			add(m, N("attn_qkv.weight"), d, qd + 2 * kvd, 0, ws * 4);
@@ -165,9 +174,10 @@ static void build(struct tm *m)
 				add(m, N("attn_v.bias"), kvd, 1, 0, 0.3f);
 			}
 		}
-		if (s->qk_norm == TFM_QK_NORM_HEAD) {
-			add(m, N("attn_q_norm.weight"), hd, 1, c1, 0.2f);
-			add(m, N("attn_k_norm.weight"), hd, 1, c1, 0.2f);
+		if (s->qk_norm != TFM_QK_NORM_NONE) {
+			int full = s->qk_norm == TFM_QK_NORM_FULL;
+			add(m, N("attn_q_norm.weight"), full ? qd : hd, 1, c1, 0.2f);
+			add(m, N("attn_k_norm.weight"), full ? kvd : hd, 1, c1, 0.2f);
 		}
 		add(m, N("attn_output.weight"), qd, d, 0, ws * 2);
 		if (s->attn_bias_out)
@@ -280,7 +290,11 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 		/* attention sublayer for every position */
 		for (int64_t t = 0; t < T; t++) {
 			memcpy(xn, x + t * d, d * 4);
-			nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
+			if (get(m, "blk.%lld.attn_norm_2.weight", l))
+				nnorm(s, xn, d, get(m, "blk.%lld.attn_norm_2.weight", l), get(m, "blk.%lld.attn_norm_2.bias", l));
+			else if (s->norm_place != TFM_NORM_POST_IN)
+				nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
+			if (s->qk_norm == TFM_QK_NORM_FULL) { /* below, after the projections */ }
 			if (get(m, "blk.%lld.attn_qkv.weight", l)) {
 				nlin(qkv, get(m, "blk.%lld.attn_qkv.weight", l), get(m, "blk.%lld.attn_qkv.bias", l),
 				     xn, d, qd + 2 * kvd);
@@ -291,6 +305,10 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 				nlin(Q + t * qd, get(m, "blk.%lld.attn_q.weight", l), get(m, "blk.%lld.attn_q.bias", l), xn, d, qd);
 				nlin(K + t * kvd, get(m, "blk.%lld.attn_k.weight", l), get(m, "blk.%lld.attn_k.bias", l), xn, d, kvd);
 				nlin(Vv + t * kvd, get(m, "blk.%lld.attn_v.weight", l), get(m, "blk.%lld.attn_v.bias", l), xn, d, kvd);
+			}
+			if (s->qk_norm == TFM_QK_NORM_FULL) {
+				nnorm(s, Q + t * qd, qd, get(m, "blk.%lld.attn_q_norm.weight", l), NULL);
+				nnorm(s, K + t * kvd, kvd, get(m, "blk.%lld.attn_k_norm.weight", l), NULL);
 			}
 			for (int64_t h = 0; h < H; h++) {
 				if (s->qk_norm == TFM_QK_NORM_HEAD)
@@ -336,8 +354,8 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 				}
 			}
 			nlin(o + t * d, get(m, "blk.%lld.attn_output.weight", l), get(m, "blk.%lld.attn_output.bias", l), att, qd, d);
-			if (s->norm_place == TFM_NORM_SANDWICH)
-				nnorm(s, o + t * d, d, get(m, "blk.%lld.attn_post_norm.weight", l), NULL);
+			if (s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN)
+				nnorm(s, o + t * d, d, get(m, "blk.%lld.post_attention_norm.weight", l), NULL);
 		}
 		/* feed-forward and residuals */
 		for (int64_t t = 0; t < T; t++) {
@@ -345,7 +363,10 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 			if (!s->parallel_residual)
 				for (int64_t i = 0; i < d; i++)
 					xn[i] += o[t * d + i];
-			if (s->parallel_residual && s->shared_attn_ffn_norm)
+			if (s->norm_place == TFM_NORM_POST_IN)
+				; /* no norm before the FFN */
+			else if ((s->parallel_residual && s->shared_attn_ffn_norm) ||
+			    get(m, "blk.%lld.attn_norm_2.weight", l))
 				nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
 			else
 				nnorm(s, xn, d, get(m, "blk.%lld.ffn_norm.weight", l), get(m, "blk.%lld.ffn_norm.bias", l));
@@ -365,8 +386,8 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 					u[i] = nact(s, u[i]);
 			}
 			nlin(f + t * d, get(m, "blk.%lld.ffn_down.weight", l), get(m, "blk.%lld.ffn_down.bias", l), u, ff, d);
-			if (s->norm_place == TFM_NORM_SANDWICH)
-				nnorm(s, f + t * d, d, get(m, "blk.%lld.ffn_post_norm.weight", l), NULL);
+			if (s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN)
+				nnorm(s, f + t * d, d, get(m, "blk.%lld.post_ffw_norm.weight", l), NULL);
 			for (int64_t i = 0; i < d; i++)
 				x[t * d + i] += o[t * d + i] + f[t * d + i];
 		}
@@ -376,7 +397,7 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 		memcpy(tmp, x + t * d, d * 4);
 		if (s->final_norm)
 			nnorm(s, tmp, d, get(m, "output_norm.weight", 0), get(m, "output_norm.bias", 0));
-		nlin(logits + t * V, out, NULL, tmp, d, V);
+		nlin(logits + t * V, out, get(m, "output.bias", 0), tmp, d, V);
 		if (s->final_softcap)
 			for (int64_t v = 0; v < V; v++)
 				logits[t * V + v] = s->final_softcap * tanhf(logits[t * V + v] / s->final_softcap);
@@ -546,6 +567,25 @@ static void t_alibi(void)
 	m.s.act = TFM_ACT_RELU, m.s.gated = 0;
 	build(&m);
 	check_model("alibi relu", &m, 11, 16);
+	tm_free(&m);
+}
+
+static void t_olmo2_falcon(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.norm_place = TFM_NORM_POST_IN, m.s.qk_norm = TFM_QK_NORM_FULL;
+	m.s.rope_interleaved = 0;
+	build(&m);
+	check_model("olmo2 post_in, full qk-norm", &m, 12, 16);
+	tm_free(&m);
+	base_spec(&m.s);
+	strcpy(m.s.arch, "falcon");
+	m.s.n_head_kv = 1, m.s.rope_interleaved = 0;
+	m.s.norm = TFM_NORM_LAYER, m.s.norm_bias = 1;
+	m.s.parallel_residual = 1, m.s.act = TFM_ACT_GELU, m.s.gated = 0;
+	build(&m);
+	check_model("falcon attn_norm_2, out bias", &m, 12, 16);
 	tm_free(&m);
 }
 
@@ -809,6 +849,7 @@ static const struct t_case t_cases[] = {
 	{"window", t_window},
 	{"alibi", t_alibi},
 	{"phi3_llama3", t_phi3_llama3},
+	{"olmo2_falcon", t_olmo2_falcon},
 	{"gguf_q8", t_gguf_q8},
 	{"stories260k", t_stories260k},
 	{"errors", t_errors},
