@@ -181,14 +181,19 @@ static void t_fixture_names(void)
 			if (st != TFM_OK || (fl & TFM_HFMAP_SKIP))
 				continue;
 			n_tensors++;
-			CHECK_MSG(!json_object_get(seen, out), "%s: %s and %s both map to %s", fname, hf,
-				  json_string_value(json_object_get(seen, out)), out);
-			json_object_set_new(seen, out, json_string(hf));
+			/* experts share the stacked name, told apart by their index */
+			char key[160];
+			snprintf(key, sizeof key, "%s#%d", out, TFM_HFMAP_EXPERT_ID(fl));
+			CHECK_MSG(!json_object_get(seen, key), "%s: %s and %s both map to %s", fname, hf,
+				  json_string_value(json_object_get(seen, key)), key);
+			json_object_set_new(seen, key, json_string(hf));
 		}
-		CHECK_MSG(json_object_get(seen, "token_embd.weight"), "%s: no token_embd", fname);
-		CHECK_MSG(json_object_get(seen, "output_norm.weight"), "%s: no output_norm", fname);
-		CHECK_MSG(json_object_get(seen, "blk.1.attn_output.weight"), "%s: no attn_output", fname);
-		CHECK_MSG(json_object_get(seen, "blk.1.ffn_down.weight"), "%s: no ffn_down", fname);
+		CHECK_MSG(json_object_get(seen, "token_embd.weight#0"), "%s: no token_embd", fname);
+		CHECK_MSG(json_object_get(seen, "output_norm.weight#0"), "%s: no output_norm", fname);
+		CHECK_MSG(json_object_get(seen, "blk.1.attn_output.weight#0"), "%s: no attn_output", fname);
+		CHECK_MSG(json_object_get(seen, "blk.1.ffn_down.weight#0") ||
+			  (json_object_get(seen, "blk.1.ffn_down_exps.weight#0") &&
+			   json_object_get(seen, "blk.1.ffn_down_exps.weight#3")), "%s: no ffn_down", fname);
 		json_decref(seen);
 	}
 	CHECK_MSG(n_fixtures >= 15, "%d fixtures", n_fixtures);
