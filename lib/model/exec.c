@@ -225,8 +225,8 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 		for (int64_t t = 0; t < n; t++)
 			for (int64_t i = 0; i < m->n_rot / 2; i++) {
 				double ang = (double)(pos0 + t) * m->pos_scale * m->inv_freq[i];
-				c->cs[t * (m->n_rot / 2) + i] = (float)cos(ang);
-				c->sn[t * (m->n_rot / 2) + i] = (float)sin(ang);
+				c->cs[t * (m->n_rot / 2) + i] = (float)(cos(ang) * m->rope_mscale);
+				c->sn[t * (m->n_rot / 2) + i] = (float)(sin(ang) * m->rope_mscale);
 			}
 }
 

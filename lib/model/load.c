@@ -65,8 +65,12 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("this attention position scheme");
 	if (s->pos_attn == TFM_POS_ROPE) {
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR &&
-		    s->rope_scaling != TFM_ROPE_SCALE_LLAMA3)
-			return UNSUP("this rope.scaling (none, linear and llama3 run)");
+		    s->rope_scaling != TFM_ROPE_SCALE_LLAMA3 && s->rope_scaling != TFM_ROPE_SCALE_YARN)
+			return UNSUP(s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC
+				     ? "rope.scaling=dynamic (frequencies that change with the length)"
+				     : "this rope.scaling (none, linear, llama3 and yarn run)");
+		if (s->rope_scaling == TFM_ROPE_SCALE_YARN && s->rope_orig_ctx < 1 && s->n_ctx_train < 1)
+			return tfm_seterr(TFM_E_FORMAT, "%s: YaRN needs the original context length", arch);
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && !(s->rope_factor > 0))
 			return tfm_seterr(TFM_E_FORMAT, "%s: RoPE scaling without a factor", arch);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3 &&
@@ -332,11 +336,50 @@ static void layer_pattern(struct tfm_model *m)
 	}
 }
 
+/* YaRN as transformers' _compute_yarn_parameters (truncate on): dims that
+ * turn fewer than beta_slow times over the original context are
+ * interpolated (divided by the factor), those turning more than beta_fast
+ * times kept, a linear ramp between; cos and sin are then multiplied by the
+ * attention factor (0.1 ln(factor) + 1 unless given). */
+static double yarn_mscale(double scale, double mscale)
+{
+	return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
+}
+
+static void yarn(struct tfm_model *m, double theta)
+{
+	const struct tfm_spec *s = &m->spec;
+	double dim = (double)m->n_rot, f = s->rope_factor;
+	double orig = (double)(s->rope_orig_ctx > 0 ? s->rope_orig_ctx : s->n_ctx_train);
+	double bf = s->yarn_beta_fast > 0 ? s->yarn_beta_fast : 32;
+	double bs = s->yarn_beta_slow > 0 ? s->yarn_beta_slow : 1;
+#define CORR_DIM(rot) (dim * log(orig / ((rot) * 2 * M_PI)) / (2 * log(theta)))
+	double lo = floor(CORR_DIM(bf)), hi = ceil(CORR_DIM(bs));
+#undef CORR_DIM
+	lo = lo > 0 ? lo : 0;
+	hi = hi < dim - 1 ? hi : dim - 1;
+	if (lo == hi)
+		hi += 0.001;
+	for (int64_t i = 0; i < m->n_rot / 2; i++) {
+		double extrap = pow(theta, -2.0 * (double)i / dim), interp = extrap / f;
+		double ramp = ((double)i - lo) / (hi - lo);
+		ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+		m->inv_freq[i] = (float)(interp * ramp + extrap * (1 - ramp));
+	}
+	if (s->yarn_attn_factor > 0)
+		m->rope_mscale = s->yarn_attn_factor;
+	else if (s->yarn_mscale > 0 && s->yarn_mscale_all_dim > 0)
+		m->rope_mscale = yarn_mscale(f, s->yarn_mscale) / yarn_mscale(f, s->yarn_mscale_all_dim);
+	else
+		m->rope_mscale = yarn_mscale(f, 1);
+}
+
 static int positions(struct tfm_model *m)
 {
 	const struct tfm_spec *s = &m->spec;
 	m->attn_scale = s->attn_scale > 0 ? s->attn_scale : (float)(1.0 / sqrt((double)m->head_dim));
 	m->pos_scale = 1.0;
+	m->rope_mscale = 1.0;
 	if (s->pos_attn == TFM_POS_ROPE) {
 		m->n_rot = s->rope_dims ? s->rope_dims : m->head_dim;
 		double theta = s->rope_theta > 0 ? s->rope_theta : 10000.0;
@@ -347,6 +390,8 @@ static int positions(struct tfm_model *m)
 			m->inv_freq[i] = (float)pow(theta, -2.0 * (double)i / (double)m->n_rot);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LINEAR)
 			m->pos_scale = 1.0 / s->rope_factor;
+		if (s->rope_scaling == TFM_ROPE_SCALE_YARN)
+			yarn(m, theta);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3) {
 			/* as transformers' _compute_llama3_parameters: long wavelengths
 			 * are divided by the factor, short ones kept, the band between

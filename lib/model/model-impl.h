@@ -39,6 +39,7 @@ struct tfm_model {
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
+	double rope_mscale;        /* multiplies cos and sin (YaRN attention factor) */
 	float *alibi;              /* [n_head] slopes, or NULL */
 	float attn_scale;
 	int any_rope;

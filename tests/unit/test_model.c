@@ -258,11 +258,22 @@ static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 				freq = (1 - smooth) * freq / s->rope_factor + smooth * freq;
 			}
 		}
+		double mscale = 1;
+		if (s->rope_scaling == TFM_ROPE_SCALE_YARN) { /* transformers 4.57 */
+			double base = s->rope_theta, f = s->rope_factor, orig = s->rope_orig_ctx;
+			double low = rot * log(orig / (32 * 2 * M_PI)) / (2 * log(base));
+			double high = rot * log(orig / (1 * 2 * M_PI)) / (2 * log(base));
+			low = fmax(floor(low), 0), high = fmin(ceil(high), rot - 1);
+			double ramp = fmin(fmax((i - low) / (high - low), 0), 1);
+			double extrap_factor = 1 - ramp;
+			freq = freq / f * (1 - extrap_factor) + freq * extrap_factor;
+			mscale = 0.1 * log(f) + 1;
+		}
 		double ang = p * freq;
 		int64_t a = s->rope_interleaved ? 2 * i : i, b = s->rope_interleaved ? 2 * i + 1 : i + rot / 2;
 		float x0 = v[a], x1 = v[b];
-		v[a] = (float)(x0 * cos(ang) - x1 * sin(ang));
-		v[b] = (float)(x0 * sin(ang) + x1 * cos(ang));
+		v[a] = (float)(x0 * cos(ang) * mscale - x1 * sin(ang) * mscale);
+		v[b] = (float)(x0 * sin(ang) * mscale + x1 * cos(ang) * mscale);
 	}
 }
 
@@ -570,6 +581,19 @@ static void t_alibi(void)
 	tm_free(&m);
 }
 
+static void t_yarn(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.head_dim = 16, m.s.n_head_kv = 4;
+	m.s.rope_scaling = TFM_ROPE_SCALE_YARN, m.s.rope_factor = 4, m.s.rope_orig_ctx = 16;
+	m.s.yarn_beta_fast = 32, m.s.yarn_beta_slow = 1;
+	m.s.rope_interleaved = 0;
+	build(&m);
+	check_model("yarn factor 4, orig 16", &m, 30, 32);
+	tm_free(&m);
+}
+
 static void t_olmo2_falcon(void)
 {
 	struct tm m = {0};
@@ -814,7 +838,7 @@ static void t_errors(void)
 	s.layer_kind[1] = TFM_LAYER_MAMBA;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
 	s = m.s;
-	s.rope_scaling = TFM_ROPE_SCALE_YARN;
+	s.rope_scaling = TFM_ROPE_SCALE_DYNAMIC, s.rope_factor = 2;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
 	s = m.s;
 	s.n_expert = 8;
@@ -850,6 +874,7 @@ static const struct t_case t_cases[] = {
 	{"alibi", t_alibi},
 	{"phi3_llama3", t_phi3_llama3},
 	{"olmo2_falcon", t_olmo2_falcon},
+	{"yarn", t_yarn},
 	{"gguf_q8", t_gguf_q8},
 	{"stories260k", t_stories260k},
 	{"errors", t_errors},
