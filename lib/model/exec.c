@@ -224,7 +224,8 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 	if (m->any_rope)
 		for (int64_t t = 0; t < n; t++)
 			for (int64_t i = 0; i < m->n_rot / 2; i++) {
-				double ang = (double)(pos0 + t) * m->pos_scale * m->inv_freq[i];
+				const float *f = c->rope_long ? m->inv_freq_long : m->inv_freq;
+				double ang = (double)(pos0 + t) * m->pos_scale * f[i];
 				c->cs[t * (m->n_rot / 2) + i] = (float)(cos(ang) * m->rope_mscale);
 				c->sn[t * (m->n_rot / 2) + i] = (float)(sin(ang) * m->rope_mscale);
 			}
@@ -301,6 +302,7 @@ int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits,
 	if (m->pos_embd.data && c->pos + n + s->pos_offset > m->pos_embd.out)
 		return tfm_seterr(TFM_E_INVAL, "context full (%lld learned positions)",
 				  (long long)(m->pos_embd.out - s->pos_offset));
+	c->rope_long = m->inv_freq_long && c->pos + n > m->rope_orig;
 	for (int64_t done = 0; done < n;) {
 		int64_t b = n - done < c->n_batch ? n - done : c->n_batch;
 		int last = done + b == n;

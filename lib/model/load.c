@@ -65,10 +65,18 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("this attention position scheme");
 	if (s->pos_attn == TFM_POS_ROPE) {
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR &&
-		    s->rope_scaling != TFM_ROPE_SCALE_LLAMA3 && s->rope_scaling != TFM_ROPE_SCALE_YARN)
+		    s->rope_scaling != TFM_ROPE_SCALE_LLAMA3 && s->rope_scaling != TFM_ROPE_SCALE_YARN &&
+		    s->rope_scaling != TFM_ROPE_SCALE_LONGROPE)
 			return UNSUP(s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC
 				     ? "rope.scaling=dynamic (frequencies that change with the length)"
-				     : "this rope.scaling (none, linear, llama3 and yarn run)");
+				     : "this rope.scaling (none, linear, llama3, yarn and longrope run)");
+		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE &&
+		    (s->n_rope_factors != (s->rope_dims ? s->rope_dims : hd) / 2 ||
+		     (s->rope_orig_ctx < 1 && s->n_ctx_train < 1)))
+			return tfm_seterr(TFM_E_FORMAT, "%s: LongRoPE needs %lld factors per list (has "
+					  "%lld) and the original context", arch,
+					  (long long)((s->rope_dims ? s->rope_dims : hd) / 2),
+					  (long long)s->n_rope_factors);
 		if (s->rope_scaling == TFM_ROPE_SCALE_YARN && s->rope_orig_ctx < 1 && s->n_ctx_train < 1)
 			return tfm_seterr(TFM_E_FORMAT, "%s: YaRN needs the original context length", arch);
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && !(s->rope_factor > 0))
@@ -374,6 +382,28 @@ static void yarn(struct tfm_model *m, double theta)
 		m->rope_mscale = yarn_mscale(f, 1);
 }
 
+/* LongRoPE (phi3) as transformers: frequencies divided per dim by the short
+ * factors, or by the long ones once a call reaches past the original
+ * context (chosen per tfm_eval call, like transformers per forward call);
+ * cos and sin times sqrt(1 + ln(factor) / ln(original context)). */
+static int longrope(struct tfm_model *m, double theta)
+{
+	const struct tfm_spec *s = &m->spec;
+	int64_t h = m->n_rot / 2;
+	m->rope_orig = s->rope_orig_ctx > 0 ? s->rope_orig_ctx : s->n_ctx_train;
+	m->inv_freq_long = tfm_malloc((size_t)h * sizeof(float));
+	if (!m->inv_freq_long)
+		return TFM_E_NOMEM;
+	for (int64_t i = 0; i < h; i++) {
+		double base = pow(theta, 2.0 * (double)i / (double)m->n_rot);
+		m->inv_freq[i] = (float)(1.0 / (s->rope_short_factors[i] * base));
+		m->inv_freq_long[i] = (float)(1.0 / (s->rope_long_factors[i] * base));
+	}
+	double f = s->rope_factor;
+	m->rope_mscale = f <= 1 ? 1.0 : sqrt(1 + log(f) / log((double)m->rope_orig));
+	return TFM_OK;
+}
+
 static int positions(struct tfm_model *m)
 {
 	const struct tfm_spec *s = &m->spec;
@@ -392,6 +422,8 @@ static int positions(struct tfm_model *m)
 			m->pos_scale = 1.0 / s->rope_factor;
 		if (s->rope_scaling == TFM_ROPE_SCALE_YARN)
 			yarn(m, theta);
+		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE && longrope(m, theta))
+			return TFM_E_NOMEM;
 		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3) {
 			/* as transformers' _compute_llama3_parameters: long wavelengths
 			 * are divided by the factor, short ones kept, the band between
@@ -518,6 +550,7 @@ void tfm_model_free_bound(struct tfm_model *m)
 	free(m->owned);
 	free(m->layers);
 	free(m->inv_freq);
+	free(m->inv_freq_long);
 	free(m->alibi);
 }
 

@@ -39,7 +39,9 @@ struct tfm_model {
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
-	double rope_mscale;        /* multiplies cos and sin (YaRN attention factor) */
+	double rope_mscale;        /* multiplies cos and sin (YaRN, LongRoPE attention factor) */
+	float *inv_freq_long;      /* [n_rot / 2] LongRoPE past the original context, or NULL */
+	int64_t rope_orig;         /* LongRoPE: original context */
 	float *alibi;              /* [n_head] slopes, or NULL */
 	float attn_scale;
 	int any_rope;
@@ -65,6 +67,7 @@ struct tfm_ctx {
 	struct tfm_model *m;
 	int64_t n_ctx, n_slots, pos, n_batch;
 	int ring;                  /* positions wrap around the slots (all layers windowed) */
+	int rope_long;             /* this call uses the long LongRoPE factors */
 	float *kc, *vc;            /* [n_layer][n_slots][kv_dim] */
 	/* scratch for one batch of up to n_batch tokens */
 	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */

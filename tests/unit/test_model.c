@@ -240,6 +240,8 @@ static void nlin(float *y, const float *W, const float *b, const float *x, int64
 	}
 }
 
+static int64_t naive_T; /* the length of the naive pass (LongRoPE picks factors by it) */
+
 static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 {
 	int64_t rot = s->rope_dims ? s->rope_dims : s->head_dim;
@@ -269,6 +271,11 @@ static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 			freq = freq / f * (1 - extrap_factor) + freq * extrap_factor;
 			mscale = 0.1 * log(f) + 1;
 		}
+		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE) { /* one call of T tokens */
+			double orig = s->rope_orig_ctx;
+			freq /= naive_T > orig ? s->rope_long_factors[i] : s->rope_short_factors[i];
+			mscale = sqrt(1 + log(s->rope_factor) / log(orig));
+		}
 		double ang = p * freq;
 		int64_t a = s->rope_interleaved ? 2 * i : i, b = s->rope_interleaved ? 2 * i + 1 : i + rot / 2;
 		float x0 = v[a], x1 = v[b];
@@ -279,6 +286,7 @@ static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 
 static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logits)
 {
+	naive_T = T;
 	const struct tfm_spec *s = &m->s;
 	int64_t d = s->n_embd, H = s->n_head, KV = s->n_head_kv, hd = s->head_dim, ff = s->n_ff;
 	int64_t qd = H * hd, kvd = KV * hd, V = s->n_vocab;
@@ -594,6 +602,37 @@ static void t_yarn(void)
 	tm_free(&m);
 }
 
+/* LongRoPE: within the original context prefill and decode agree; past it
+ * the whole call switches to the long factors (transformers' behaviour), so
+ * a prefill equals the naive pass and decode steps do not. */
+static void t_longrope(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	strcpy(m.s.arch, "phi3");
+	m.s.n_head_kv = 4, m.s.rope_interleaved = 0;
+	m.s.rope_scaling = TFM_ROPE_SCALE_LONGROPE, m.s.rope_orig_ctx = 20, m.s.rope_factor = 3;
+	m.s.n_rope_factors = 3;
+	for (int i = 0; i < 3; i++) {
+		m.s.rope_short_factors[i] = 1 + 0.5f * i;
+		m.s.rope_long_factors[i] = 2 + 3.0f * i;
+	}
+	build(&m);
+	check_model("longrope within orig ctx", &m, 20, 32);
+	int32_t tok[30];
+	for (int t = 0; t < 30; t++)
+		tok[t] = (t * 7 + 3) % 37;
+	float *pre = malloc(30 * 37 * 4), *dec = malloc(30 * 37 * 4), *want = malloc(30 * 37 * 4);
+	CHECK_OK(run(&m, tok, 30, 32, 1, pre, dec));
+	naive(&m, tok, 30, want);
+	double d = maxdiff(pre, want, 30 * 37);
+	fprintf(stderr, "  %-28s prefill-naive %.2g\n", "longrope past orig ctx", d);
+	CHECK_MSG(d < 1e-4, "longrope: prefill vs naive %g", d);
+	CHECK(maxdiff(pre, dec, 30 * 37) > 1e-3); /* the decode steps used short factors */
+	free(pre), free(dec), free(want);
+	tm_free(&m);
+}
+
 static void t_olmo2_falcon(void)
 {
 	struct tm m = {0};
@@ -875,6 +914,7 @@ static const struct t_case t_cases[] = {
 	{"phi3_llama3", t_phi3_llama3},
 	{"olmo2_falcon", t_olmo2_falcon},
 	{"yarn", t_yarn},
+	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
 	{"stories260k", t_stories260k},
 	{"errors", t_errors},
