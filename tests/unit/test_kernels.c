@@ -4,6 +4,7 @@
  * checked on a few hand-computed values. */
 #include "t.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu-impl.h"
 
 #include <stdint.h>
 
@@ -154,7 +155,7 @@ static void t_reference(void)
 	CHECK_CLOSE(o[0], 6, 1e-6, 0);
 }
 
-static void run_backend(const struct tfm_backend *be)
+static void run_backend(const struct tfm_backend *be, const char *label)
 {
 	const struct tfm_backend *r = tfm_backend_ref();
 	int64_t big = 257 * 400;
@@ -287,9 +288,9 @@ static void run_backend(const struct tfm_backend *be)
 							worst_of("attn")->bad++;
 					}
 	for (int i = 0; i < nW; i++) {
-		fprintf(stderr, "  %-5s %-15s worst |got-want| %.3g%s\n", be->name, W[i].kernel,
+		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label, W[i].kernel,
 			W[i].abs, W[i].bad ? "  FAILED" : "");
-		CHECK_MSG(!W[i].bad, "%s %s: %d values out of tolerance", be->name, W[i].kernel,
+		CHECK_MSG(!W[i].bad, "%s %s: %d values out of tolerance", label, W[i].kernel,
 			  W[i].bad);
 	}
 	free(x), free(y), free(g), free(e), free(w), free(b), free(wq), free(kc), free(vc), free(kb), free(vb), free(kn), free(vn);
@@ -298,9 +299,29 @@ static void run_backend(const struct tfm_backend *be)
 static void t_backends(void)
 {
 	CHECK(tfm_backend_count() >= 2);
-	for (int i = 0; i < tfm_backend_count(); i++)
-		if (tfm_backend_at(i) != tfm_backend_ref())
-			run_backend(tfm_backend_at(i));
+	for (int i = 0; i < tfm_backend_count(); i++) {
+		const struct tfm_backend *be = tfm_backend_at(i);
+		if (be == tfm_backend_ref())
+			continue;
+		if (be != tfm_backend_cpu()) {
+			run_backend(be, be->name);
+			continue;
+		}
+		/* the CPU backend once per instruction set this processor has */
+		static const char *const isas[] = {"avx512", "avx2", "scalar"};
+		const char *dflt = tfm_cpu_isa();
+		int ran = 0;
+		for (int k = 0; k < 3; k++) {
+			char label[32];
+			if (tfm_cpu_set_isa(isas[k]) != TFM_OK)
+				continue;
+			snprintf(label, sizeof label, "cpu/%s", isas[k]);
+			run_backend(be, label);
+			ran++;
+		}
+		CHECK(ran >= 1);
+		CHECK_OK(tfm_cpu_set_isa(dflt));
+	}
 }
 
 static void t_dispatch(void)

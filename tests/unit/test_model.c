@@ -5,6 +5,7 @@
  * bit-identical for 1 and 2 threads.  Then the refusals and errors. */
 #include "t.h"
 #include "model/model-impl.h"
+#include "kernels/cpu/cpu-impl.h"
 
 #define MAXT 128
 
@@ -499,6 +500,13 @@ static void t_llama_gqa(void)
 	base_spec(&m.s);
 	build(&m);
 	check_model("llama gqa rope-interleaved", &m, 19, 64);
+	/* again with each instruction set below this processor's best */
+	const char *dflt = tfm_cpu_isa();
+	if (tfm_cpu_set_isa("avx2") == TFM_OK && strcmp(dflt, "avx2"))
+		check_model("  ... cpu/avx2", &m, 19, 64);
+	if (tfm_cpu_set_isa("scalar") == TFM_OK)
+		check_model("  ... cpu/scalar", &m, 19, 64);
+	CHECK_OK(tfm_cpu_set_isa(dflt));
 	tm_free(&m);
 }
 

@@ -16,11 +16,6 @@ float tfm_cpu_dot_f32_avx512(const void *w, const float *x, int64_t n);
 float tfm_cpu_dot_f16_avx512(const void *w, const float *x, int64_t n);
 float tfm_cpu_dot_bf16_avx512(const void *w, const float *x, int64_t n);
 
-/* y[i] += a * x[i] */
-typedef void (*tfm_cpu_axpy_fn)(float *y, float a, const float *x, int64_t n);
-void tfm_cpu_axpy_avx2(float *y, float a, const float *x, int64_t n);
-void tfm_cpu_axpy_avx512(float *y, float a, const float *x, int64_t n);
-
 /* max of x[n]; x[i] = exp(x[i] - mx) returning the sum */
 typedef float (*tfm_cpu_max_fn)(const float *x, int64_t n);
 typedef float (*tfm_cpu_expsum_fn)(float *x, float mx, int64_t n);
@@ -51,6 +46,9 @@ void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);
 /* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
 tfm_cpu_dot_fn tfm_cpu_dot(int type);
 const char *tfm_cpu_isa(void); /* "avx512", "avx2" or "scalar" */
+/* Switch the instruction set (tests: run every variant this processor has).
+ * Not thread-safe: only while no kernel runs. */
+int tfm_cpu_set_isa(const char *isa);
 
 /* cpu-ops.c: the element-wise and row kernels */
 void tfm_cpu_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, int plus_one);

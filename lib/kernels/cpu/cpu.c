@@ -48,16 +48,9 @@ static float dot_bf16_scalar(const void *wv, const float *x, int64_t n)
 	return s;
 }
 
-static void axpy_scalar(float *y, float a, const float *x, int64_t n)
-{
-	for (int64_t i = 0; i < n; i++)
-		y[i] += a * x[i];
-}
-
 static struct {
 	const char *isa;
 	tfm_cpu_dot_fn f32, f16, bf16;
-	tfm_cpu_axpy_fn axpy;
 	tfm_cpu_max_fn max;
 	tfm_cpu_expsum_fn expsum;
 	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16, gemv_q8_0, gemv_q4_0; /* q: may be NULL */
@@ -105,16 +98,23 @@ static float expsum_scalar(float *x, float mx, int64_t n)
 }
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static void cpu_init(void)
+static int have_avx512(void)
 {
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-	    __builtin_cpu_supports("avx512vl")) {
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl");
+}
+
+/* every AVX2 + FMA processor has F16C */
+static int have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+static void isa_fill(const char *isa)
+{
+	memset(&g_isa, 0, sizeof g_isa); /* NULL entries fall back to generic code */
+	if (!strcmp(isa, "avx512")) {
 		g_isa.isa = "avx512";
 		g_isa.f32 = tfm_cpu_dot_f32_avx512;
 		g_isa.f16 = tfm_cpu_dot_f16_avx512;
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx512;
-		g_isa.axpy = tfm_cpu_axpy_avx512;
 		g_isa.max = tfm_cpu_max_avx512;
 		g_isa.expsum = tfm_cpu_expsum_avx512;
 		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx512;
@@ -124,13 +124,11 @@ static void cpu_init(void)
 		g_isa.gemv_q8_0 = tfm_cpu_gemv_q8_0_avx512;
 		g_isa.gemv_q4_0 = tfm_cpu_gemv_q4_0_avx512;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
-	} else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-		/* every AVX2 + FMA processor has F16C */
+	} else if (!strcmp(isa, "avx2")) {
 		g_isa.isa = "avx2";
 		g_isa.f32 = tfm_cpu_dot_f32_avx2;
 		g_isa.f16 = tfm_cpu_dot_f16_avx2;
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx2;
-		g_isa.axpy = tfm_cpu_axpy_avx2;
 		g_isa.max = tfm_cpu_max_avx2;
 		g_isa.expsum = tfm_cpu_expsum_avx2;
 		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx2;
@@ -142,7 +140,6 @@ static void cpu_init(void)
 		g_isa.f32 = dot_f32_scalar;
 		g_isa.f16 = dot_f16_scalar;
 		g_isa.bf16 = dot_bf16_scalar;
-		g_isa.axpy = axpy_scalar;
 		g_isa.max = max_scalar;
 		g_isa.expsum = expsum_scalar;
 		g_isa.gemv_f32 = gemv_f32_scalar;
@@ -150,7 +147,24 @@ static void cpu_init(void)
 		g_isa.gemv_bf16 = gemv_bf16_scalar;
 		g_isa.gemv_t = gemv_t_scalar;
 	}
+}
+
+static void cpu_init(void)
+{
+	__builtin_cpu_init();
+	isa_fill(have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar");
 	openblas_set_num_threads(1);
+}
+
+int tfm_cpu_set_isa(const char *isa)
+{
+	pthread_once(&g_once, cpu_init);
+	if (strcmp(isa, "scalar") && strcmp(isa, "avx2") && strcmp(isa, "avx512"))
+		return tfm_seterr(TFM_E_INVAL, "%s: unknown instruction set", isa);
+	if ((!strcmp(isa, "avx512") && !have_avx512()) || (!strcmp(isa, "avx2") && !have_avx2()))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not on this processor", isa);
+	isa_fill(isa);
+	return TFM_OK;
 }
 
 /* Softmax with the SIMD exp (the backend's softmax kernel and attention). */
@@ -297,7 +311,7 @@ struct attn_job {
 };
 
 /* One (token, head): the cache is [n_head_kv][head_dim][n_slots], so scores
- * are head_dim axpys along the keys and each output element is one dot
+ * are one transposed gemv along the keys and each output element is one dot
  * product along them.  The visible keys are slots [s0, s0 + nk) modulo
  * n_slots: at most two contiguous segments. */
 static void attn_item(struct attn_job *j, float *sc, int64_t it)

@@ -70,16 +70,6 @@ float tfm_cpu_dot_bf16_avx2(const void *wv, const float *x, int64_t n)
 	return s;
 }
 
-void tfm_cpu_axpy_avx2(float *y, float a, const float *x, int64_t n)
-{
-	__m256 va = _mm256_set1_ps(a);
-	int64_t i = 0;
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-	for (; i < n; i++)
-		y[i] = fmaf(a, x[i], y[i]);
-}
-
 float tfm_cpu_max_avx2(const float *x, int64_t n)
 {
 	__m256 m = _mm256_set1_ps(-INFINITY);

@@ -58,19 +58,6 @@ float tfm_cpu_dot_bf16_avx512(const void *wv, const float *x, int64_t n)
 	return _mm512_reduce_add_ps(a0);
 }
 
-void tfm_cpu_axpy_avx512(float *y, float a, const float *x, int64_t n)
-{
-	__m512 va = _mm512_set1_ps(a);
-	int64_t i = 0;
-	for (; i + 16 <= n; i += 16)
-		_mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-	if (i < n) {
-		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-		_mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i),
-								_mm512_maskz_loadu_ps(m, y + i)));
-	}
-}
-
 float tfm_cpu_max_avx512(const float *x, int64_t n)
 {
 	__m512 m = _mm512_set1_ps(-INFINITY);
