@@ -53,6 +53,7 @@ enum { TFM_K_SILU = 0, TFM_K_GELU, TFM_K_GELU_TANH, TFM_K_RELU, TFM_K_RELU2, TFM
 
 struct tfm_backend {
 	const char *name;
+	const char *(*variant)(void); /* e.g. the instruction set in use, or NULL */
 	/* y[n][w->out] = x[n][w->in] . W^T.  y must not alias x. */
 	void (*matmul)(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
 		       int64_t n);

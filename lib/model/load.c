@@ -555,5 +555,12 @@ void tfm_model_free_bound(struct tfm_model *m)
 }
 
 const struct tfm_spec *tfm_model_spec(const struct tfm_model *m) { return &m->spec; }
+
+const char *tfm_model_device(const struct tfm_model *m)
+{
+	const char *v = m->be->variant ? m->be->variant() : NULL;
+	snprintf((char *)m->device, sizeof m->device, "%s%s%s", m->be->name, v ? "/" : "", v ? v : "");
+	return m->device;
+}
 const struct tfm_tokenizer *tfm_model_tokenizer(const struct tfm_model *m) { return m->tok; }
 const struct tfm_gguf *tfm_model_gguf(const struct tfm_model *m) { return m->gguf; }

@@ -29,6 +29,7 @@ struct tfm_layer {
 struct tfm_model {
 	struct tfm_spec spec;
 	const struct tfm_backend *be;
+	char device[32];           /* tfm_model_device's text */
 	int n_threads;
 	int64_t head_dim, q_dim, kv_dim, n_rot; /* n_rot: rotary dims per head */
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */

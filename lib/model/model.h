@@ -29,6 +29,17 @@ const struct tfm_spec *tfm_model_spec(const struct tfm_model *m);
 const struct tfm_tokenizer *tfm_model_tokenizer(const struct tfm_model *m); /* may be NULL */
 const struct tfm_gguf *tfm_model_gguf(const struct tfm_model *m);
 
+/* A model with random weights for a spec alone (benchmarks, tfm-bench):
+ * every tensor the executor binds, 2-D weights of `type` (f32, f16, bf16;
+ * others when lib/quant converts f32 to them), uniform in +-1/sqrt(fan-in),
+ * norm weights 1, biases small; the same seed gives the same weights.  The
+ * spec goes through the executor's checks (TFM_E_UNSUPPORTED as usual). */
+int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, uint64_t seed,
+		     const struct tfm_model_opts *o);
+/* Which kernels run: "cpu" (with "avx512", "avx2" or "scalar"), "ref".
+ * For messages and benchmarks. */
+const char *tfm_model_device(const struct tfm_model *m);
+
 /* A context holds the KV cache for up to n_ctx positions. */
 int tfm_ctx_new(struct tfm_ctx **c, struct tfm_model *m, int64_t n_ctx);
 void tfm_ctx_free(struct tfm_ctx *c);

@@ -852,6 +852,50 @@ static void t_stories260k(void)
 	free(path), free(tpath), free(gpath);
 }
 
+/* Random weights from a spec alone: every knob combination binds, prefill
+ * equals decode, and a seed fixes the weights. */
+static void t_random(void)
+{
+	struct tfm_spec specs[4];
+	base_spec(&specs[0]);
+	base_spec(&specs[1]);
+	specs[1].pos_attn = TFM_POS_NONE, specs[1].pos_embd = TFM_POS_EMBD_LEARNED;
+	specs[1].norm = TFM_NORM_LAYER, specs[1].norm_bias = 1, specs[1].gated = 0;
+	specs[1].attn_bias_qkv = specs[1].attn_bias_out = specs[1].ffn_bias = 1, specs[1].tied_output = 1;
+	base_spec(&specs[2]);
+	specs[2].norm_place = TFM_NORM_POST_IN, specs[2].qk_norm = TFM_QK_NORM_FULL;
+	base_spec(&specs[3]);
+	specs[3].parallel_residual = specs[3].shared_attn_ffn_norm = 1, specs[3].embd_norm = 1;
+	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_F32};
+	int32_t tok[9] = {1, 5, 9, 2, 30, 4, 4, 7, 11};
+	for (int i = 0; i < 4; i++) {
+		struct tfm_model *m, *m2;
+		struct tfm_ctx *c, *c2;
+		float pre[9 * 37], dec[9 * 37], other[9 * 37];
+		CHECK_OK(tfm_model_random(&m, &specs[i], types[i], 42, NULL));
+		CHECK_OK(tfm_model_random(&m2, &specs[i], types[i], i == 3 ? 43 : 42, NULL));
+		if (!m || !m2)
+			continue;
+		CHECK(!strncmp(tfm_model_device(m), "cpu/", 4));
+		CHECK_OK(tfm_ctx_new(&c, m, 16));
+		CHECK_OK(tfm_ctx_new(&c2, m2, 16));
+		CHECK_OK(tfm_eval(c, tok, 9, pre, 1));
+		CHECK_OK(tfm_eval(c2, tok, 9, other, 1));
+		tfm_ctx_reset(c);
+		for (int t = 0; t < 9; t++)
+			CHECK_OK(tfm_eval(c, tok + t, 1, dec + t * 37, 0));
+		CHECK_MSG(maxdiff(pre, dec, 9 * 37) < 1e-4, "random %d: prefill vs decode", i);
+		CHECK((memcmp(pre, other, sizeof pre) != 0) == (i == 3)); /* seed 43 differs */
+		tfm_ctx_free(c), tfm_ctx_free(c2);
+		tfm_model_close(m), tfm_model_close(m2);
+	}
+	struct tfm_model *m;
+	struct tfm_spec s = specs[0];
+	s.layer_kind[0] = TFM_LAYER_RWKV;
+	CHECK_ST(tfm_model_random(&m, &s, TFM_TYPE_F32, 1, NULL), TFM_E_UNSUPPORTED);
+	CHECK_ST(tfm_model_random(&m, &specs[0], TFM_TYPE_Q4_K, 1, NULL), TFM_E_UNSUPPORTED);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -925,6 +969,7 @@ static const struct t_case t_cases[] = {
 	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
 	{"stories260k", t_stories260k},
+	{"random", t_random},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)

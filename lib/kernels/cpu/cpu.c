@@ -400,6 +400,7 @@ static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 
 const struct tfm_backend tfm_cpu_backend = {
 	.name = "cpu",
+	.variant = tfm_cpu_isa,
 	.matmul = cpu_matmul,
 	.rmsnorm = tfm_cpu_rmsnorm,
 	.layernorm = tfm_cpu_layernorm,

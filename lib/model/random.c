@@ -1,0 +1,176 @@
+/* random.c: a model with random weights from a spec alone, for benchmarks.
+ * The tensor list mirrors what load.c binds for the spec (llama.cpp names);
+ * the buffers are owned by the model and freed with it. */
+#include "model/model-impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rnd {
+	struct tfm_model_tensor *t;
+	void **bufs;
+	int64_t n, cap;
+	uint64_t state;
+	int type;
+	int st;
+};
+
+static float next(struct rnd *r) /* uniform in [-1, 1) */
+{
+	r->state = r->state * 6364136223846793005ull + 1442695040888963407ull;
+	return (float)((r->state >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+
+/* a tensor {ne0, ne1} with values center + scale * U(-1, 1); 2-D ones
+ * stored as r->type */
+static void add(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, float center,
+		float scale)
+{
+	if (r->st)
+		return;
+	if (r->n == r->cap) {
+		int64_t cap = r->cap ? 2 * r->cap : 64;
+		struct tfm_model_tensor *t = tfm_realloc(r->t, (size_t)cap * sizeof *t);
+		void **b = t ? tfm_realloc(r->bufs, (size_t)cap * 2 * sizeof *b) : NULL;
+		if (t)
+			r->t = t;
+		if (!t || !b) {
+			r->st = TFM_E_NOMEM;
+			return;
+		}
+		r->bufs = b;
+		r->cap = cap;
+	}
+	int type = ne1 > 1 ? r->type : TFM_TYPE_F32;
+	size_t nb = tfm_type_nbytes(type, ne0) * (size_t)ne1;
+	float *f = tfm_malloc((size_t)(ne0 * ne1) * sizeof *f);
+	char *nm = tfm_strdup(name);
+	void *data = type == TFM_TYPE_F32 ? f : nb ? tfm_malloc(nb) : NULL;
+	r->bufs[2 * r->n] = nm;
+	r->bufs[2 * r->n + 1] = data;
+	if (!f || !nm || !data) {
+		if (data != f)
+			free(f);
+		r->st = nb || type == TFM_TYPE_F32 ? TFM_E_NOMEM
+			: tfm_seterr(TFM_E_UNSUPPORTED, "%s: rows of %lld in %s", name,
+				     (long long)ne0, tfm_type_name(type));
+		r->n++;
+		return;
+	}
+	for (int64_t i = 0; i < ne0 * ne1; i++)
+		f[i] = center + scale * next(r);
+	if (data != f) {
+		for (int64_t row = 0; row < ne1 && !r->st; row++)
+			r->st = tfm_type_from_f32(type, f + row * ne0,
+						  (uint8_t *)data + (size_t)row * (nb / (size_t)ne1), ne0);
+		free(f);
+	}
+	struct tfm_model_tensor *t = &r->t[r->n++];
+	t->name = nm;
+	t->type = type;
+	t->n_dims = ne1 > 1 ? 2 : 1;
+	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = t->ne[3] = 1;
+	t->data = data;
+}
+
+static void norm(struct rnd *r, const struct tfm_spec *s, const char *prefix, int64_t n)
+{
+	char name[96];
+	snprintf(name, sizeof name, "%s.weight", prefix);
+	add(r, name, n, 1, s->norm_plus_one ? 0 : 1, 0);
+	if (s->norm_bias) {
+		snprintf(name, sizeof name, "%s.bias", prefix);
+		add(r, name, n, 1, 0, 0);
+	}
+}
+
+static void tensors(struct rnd *r, const struct tfm_spec *s)
+{
+	int64_t d = s->n_embd, hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
+	int64_t nkv = s->n_head_kv ? s->n_head_kv : s->n_head;
+	int64_t qd = s->n_head * hd, kvd = nkv * hd, ff = s->n_ff;
+	float wd = 1 / sqrtf((float)d), wf = 1 / sqrtf((float)ff), wq = 1 / sqrtf((float)qd);
+	int post_in = s->norm_place == TFM_NORM_POST_IN;
+	int post = post_in || s->norm_place == TFM_NORM_SANDWICH;
+	char n[96];
+	add(r, "token_embd.weight", d, s->n_vocab, 0, 1);
+	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
+		add(r, "position_embd.weight", d,
+		    (s->n_ctx_train > 0 ? s->n_ctx_train : 2048) + s->pos_offset, 0, 0.1f);
+	if (s->embd_norm)
+		norm(r, s, "token_embd_norm", d);
+	if (s->final_norm)
+		norm(r, s, "output_norm", d);
+	if (!s->tied_output)
+		add(r, "output.weight", d, s->n_vocab, 0, wd);
+	for (int64_t l = 0; l < s->n_layer; l++) {
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+		if (!post_in)
+			norm(r, s, N("attn_norm"), d);
+		if (!post_in && !(s->parallel_residual && s->shared_attn_ffn_norm))
+			norm(r, s, N("ffn_norm"), d);
+		if (post) {
+			norm(r, s, N("post_attention_norm"), d);
+			norm(r, s, N("post_ffw_norm"), d);
+		}
+		add(r, N("attn_q.weight"), d, qd, 0, wd);
+		add(r, N("attn_k.weight"), d, kvd, 0, wd);
+		add(r, N("attn_v.weight"), d, kvd, 0, wd);
+		if (s->attn_bias_qkv) {
+			add(r, N("attn_q.bias"), qd, 1, 0, 0.02f);
+			add(r, N("attn_k.bias"), kvd, 1, 0, 0.02f);
+			add(r, N("attn_v.bias"), kvd, 1, 0, 0.02f);
+		}
+		add(r, N("attn_output.weight"), qd, d, 0, wq);
+		if (s->attn_bias_out)
+			add(r, N("attn_output.bias"), d, 1, 0, 0.02f);
+		if (s->qk_norm != TFM_QK_NORM_NONE) {
+			int full = s->qk_norm == TFM_QK_NORM_FULL;
+			add(r, N("attn_q_norm.weight"), full ? qd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
+			add(r, N("attn_k_norm.weight"), full ? kvd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
+		}
+		if (s->gated)
+			add(r, N("ffn_gate.weight"), d, ff, 0, wd);
+		add(r, N("ffn_up.weight"), d, ff, 0, wd);
+		add(r, N("ffn_down.weight"), ff, d, 0, wf);
+		if (s->ffn_bias) {
+			add(r, N("ffn_up.bias"), ff, 1, 0, 0.02f);
+			add(r, N("ffn_down.bias"), d, 1, 0, 0.02f);
+		}
+#undef N
+	}
+}
+
+static void release_random(struct tfm_model *m)
+{
+	for (int64_t i = 0; i < m->n_tensor_bufs; i++)
+		free(m->tensor_bufs[i]);
+	free(m->tensor_bufs);
+	m->tensor_bufs = NULL;
+}
+
+int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, uint64_t seed,
+		     const struct tfm_model_opts *o)
+{
+	struct rnd r = {.state = seed ^ 0x9E3779B97F4A7C15ull, .type = type};
+	*m = NULL;
+	int st = tfm_model_check_spec(s);
+	if (st)
+		return st;
+	if (!tfm_k_type_ok(type))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "random weights of type %s", tfm_type_name(type));
+	tensors(&r, s);
+	if (!(st = r.st) && !(st = tfm_model_new(m, s, r.t, r.n, o))) {
+		(*m)->tensor_bufs = r.bufs;
+		(*m)->n_tensor_bufs = 2 * r.n;
+		(*m)->release = release_random;
+		free(r.t);
+		return TFM_OK;
+	}
+	for (int64_t i = 0; i < 2 * r.n; i++)
+		free(r.bufs[i]);
+	free(r.bufs);
+	free(r.t);
+	return st;
+}
