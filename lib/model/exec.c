@@ -35,6 +35,14 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	if (c->ring && c->n_batch > n_ctx - m->max_window + 1)
 		c->n_batch = n_ctx - m->max_window + 1; /* a batch must not overwrite keys it reads */
 	int64_t B = c->n_batch, d = s->n_embd, ff = s->n_ff;
+	int64_t E = s->n_expert > 0 ? s->n_expert : 0, K = E ? s->n_expert_used : 0;
+	for (int64_t l = 0; l < s->n_layer; l++) { /* widest FFN of any kind */
+		const struct tfm_layer *L = &m->layers[l];
+		if (L->moe && L->gate.out > ff)
+			ff = L->gate.out;
+		if (L->sh_gate.data && L->sh_gate.out > ff)
+			ff = L->sh_gate.out;
+	}
 	int64_t qkv = m->q_dim + 2 * m->kv_dim, rot2 = m->n_rot / 2 > 0 ? m->n_rot / 2 : 1;
 	int64_t max_in = d > m->q_dim ? d : m->q_dim;
 	if (ff > max_in)
@@ -51,9 +59,14 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		(size_t)(B * ff), (size_t)(B * ff),       /* g u */
 		(size_t)(B * rot2), (size_t)(B * rot2),   /* cs sn */
 		per_task * (size_t)n_tasks,               /* kernel scratch */
+		(size_t)(B * E), (size_t)(B * K), (size_t)(B * K), /* rl selw sel */
+		(size_t)(E ? B : 0), (size_t)(E ? B : 0),             /* list wl */
+		(size_t)(E ? B * d : 0), (size_t)(E ? B * d : 0),     /* xe ye */
 	};
+	float *sel, *list;
 	float **dst[] = {&c->kc, &c->vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
-			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->kx.scratch};
+			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->kx.scratch,
+			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye};
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		total += al(sizes[i]);
@@ -68,6 +81,8 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		*dst[i] = p;
 		p += al(sizes[i]);
 	}
+	c->sel = (int32_t *)sel;   /* int32 and float have the same size */
+	c->list = (int32_t *)list;
 	memset(c->kc, 0, 2 * al(kv) * sizeof(float));
 	int st = tfm_pool_new(&c->kx.pool, n_tasks);
 	if (st) {
@@ -175,6 +190,100 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	add_bias(m, c->h, L->bo, n, s->n_embd);
 }
 
+/* out[n][d] = down(act(gate(in)) * up(in)) for n rows of in */
+static void glu(struct tfm_ctx *c, int64_t n, float *out, const float *in,
+		const struct tfm_mat *gate, const struct tfm_mat *up, const struct tfm_mat *down)
+{
+	const struct tfm_backend *be = c->m->be;
+	be->matmul(&c->kx, c->g, in, gate, n);
+	be->matmul(&c->kx, c->u, in, up, n);
+	be->act_mul(c->g, c->u, n * gate->out, c->m->spec.act);
+	be->matmul(&c->kx, out, c->g, down, n);
+}
+
+/* Mixture of experts: per token the router's softmax (or sigmoid) over the
+ * experts, the top n_expert_used (ties to the lower id), optionally
+ * renormalised and scaled; each expert runs once on the batch of tokens
+ * routed to it and its outputs are added in expert order.  Shared experts
+ * run on every token, scaled by sigmoid(gate_inp_shexp . x) if present. */
+static void moe(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float *in)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd, E = s->n_expert, K = s->n_expert_used;
+	be->matmul(&c->kx, c->rl, in, &L->router, n);
+	add_bias(m, c->rl, L->router_b, n, E);
+	for (int64_t t = 0; t < n; t++) {
+		float *p = c->rl + t * E, sum = 0;
+		if (s->moe_gate == TFM_MOE_GATE_SIGMOID)
+			for (int64_t e = 0; e < E; e++)
+				p[e] = 1.0f / (1.0f + expf(-p[e]));
+		else
+			be->softmax(p, E);
+		int32_t *sel = c->sel + t * K;
+		float *w = c->selw + t * K;
+		for (int64_t k = 0; k < K; k++) {
+			int32_t best = -1;
+			for (int64_t e = 0; e < E; e++) {
+				int taken = 0;
+				for (int64_t j = 0; j < k; j++)
+					taken |= sel[j] == e;
+				if (!taken && (best < 0 || p[e] > p[best]))
+					best = (int32_t)e;
+			}
+			sel[k] = best;
+			w[k] = p[best];
+			sum += w[k];
+		}
+		float scale = s->moe_routed_scale > 0 ? (float)s->moe_routed_scale : 1.0f;
+		if (s->moe_norm_topk && sum > 0)
+			scale /= sum;
+		for (int64_t k = 0; k < K; k++)
+			w[k] *= scale;
+	}
+	memset(out, 0, (size_t)(n * d) * sizeof *out);
+	for (int64_t e = 0; e < E; e++) {
+		int64_t cnt = 0;
+		for (int64_t t = 0; t < n; t++)
+			for (int64_t k = 0; k < K; k++)
+				if (c->sel[t * K + k] == e) {
+					c->list[cnt] = (int32_t)t;
+					c->wl[cnt++] = c->selw[t * K + k];
+				}
+		if (!cnt)
+			continue;
+		for (int64_t i = 0; i < cnt; i++)
+			memcpy(c->xe + i * d, in + (int64_t)c->list[i] * d, (size_t)d * sizeof(float));
+		struct tfm_mat g = L->gate, u = L->up, dn = L->down;
+		g.data = (const uint8_t *)g.data + (size_t)e * L->exp_stride[0];
+		u.data = (const uint8_t *)u.data + (size_t)e * L->exp_stride[1];
+		dn.data = (const uint8_t *)dn.data + (size_t)e * L->exp_stride[2];
+		glu(c, cnt, c->ye, c->xe, &g, &u, &dn);
+		for (int64_t i = 0; i < cnt; i++) {
+			float *o = out + (int64_t)c->list[i] * d;
+			const float *y = c->ye + i * d;
+			for (int64_t j = 0; j < d; j++)
+				o[j] += c->wl[i] * y[j];
+		}
+	}
+	if (L->sh_gate.data) {
+		glu(c, n, c->ye, in, &L->sh_gate, &L->sh_up, &L->sh_down);
+		for (int64_t t = 0; t < n; t++) {
+			float gs = 1;
+			if (L->sh_gate_inp) {
+				float a = 0;
+				for (int64_t j = 0; j < d; j++)
+					a += L->sh_gate_inp[j] * in[t * d + j];
+				gs = 1.0f / (1.0f + expf(-a));
+			}
+			for (int64_t j = 0; j < d; j++)
+				out[t * d + j] += gs * c->ye[t * d + j];
+		}
+	}
+}
+
 /* out[n][d] = ffn(in[n][d]) */
 static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float *in)
 {
@@ -183,6 +292,10 @@ static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
 	int64_t ff = s->n_ff;
+	if (L->moe) {
+		moe(c, l, n, out, in);
+		return;
+	}
 	be->matmul(&c->kx, c->u, in, &L->up, n);
 	add_bias(m, c->u, L->up_b, n, ff);
 	float *a = c->u;

@@ -35,11 +35,22 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 						    "rwkv layers"};
 		if (s->layer_kind[l] != TFM_LAYER_ATTN)
 			return UNSUP(s->layer_kind[l] < 4 ? kinds[s->layer_kind[l]] : "layer kind");
-		if (s->layer_moe[l])
-			return UNSUP("mixture of experts");
+		if (s->layer_moe[l] && s->n_expert < 1)
+			return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld is MoE without experts", arch,
+					  (long long)l);
 	}
-	if (s->n_expert > 0)
-		return UNSUP("mixture of experts");
+	if (s->n_expert > 0) {
+		if (s->n_expert_used < 1 || s->n_expert_used > s->n_expert || s->n_ff_expert < 1)
+			return tfm_seterr(TFM_E_FORMAT, "%s: %lld of %lld experts per token, expert "
+					  "n_ff %lld", arch, (long long)s->n_expert_used,
+					  (long long)s->n_expert, (long long)s->n_ff_expert);
+		if (s->moe_n_group > 1)
+			return UNSUP("grouped expert routing (moe.n_group)");
+		if (s->moe_gate != TFM_MOE_GATE_SOFTMAX && s->moe_gate != TFM_MOE_GATE_SIGMOID)
+			return UNSUP("this expert gate");
+		if (!s->gated)
+			return UNSUP("experts without a gate projection");
+	}
 	if (s->q_lora_rank || s->kv_lora_rank)
 		return UNSUP("multi-head latent attention (MLA)");
 	if (s->v_head_dim && s->v_head_dim != hd)
@@ -233,6 +244,63 @@ static int bind_norm(struct binder *b, struct tfm_norm_w *nw, const char *prefix
 	return bind_vec(b, &nw->b, name, n, nw->w && b->m->spec.norm_bias);
 }
 
+/* Expert e of a stacked {ne0, ne1, n_expert} tensor is w->data + e * stride. */
+static int bind_experts(struct binder *b, struct tfm_mat *w, size_t *stride, const char *name,
+			int64_t ne0, int64_t ne1, int64_t n_expert)
+{
+	const struct tfm_model_tensor *t = find(b, name);
+	if (!t)
+		return tfm_seterr(TFM_E_FORMAT, "%s: missing tensor %s", b->arch, name);
+	if (t->n_dims != 3 || t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != n_expert)
+		return tfm_seterr(TFM_E_FORMAT, "%s: shape {%lld, %lld, %lld}, want {%lld, %lld, %lld}",
+				  name, (long long)t->ne[0], (long long)t->ne[1],
+				  (long long)t->ne[2], (long long)ne0, (long long)ne1,
+				  (long long)n_expert);
+	struct tfm_model_tensor one = *t;
+	one.n_dims = 2;
+	one.ne[2] = 1;
+	struct binder b1 = *b;
+	const struct tfm_model_tensor *p1 = &one;
+	b1.sorted = &p1;
+	b1.n = 1;
+	int st = bind_mat(&b1, w, name, ne0, ne1, 1);
+	*stride = (size_t)ne1 * w->row_bytes;
+	return st;
+}
+
+/* A mixture-of-experts FFN: router ffn_gate_inp {n_embd, n_expert}, experts
+ * ffn_{gate,up,down}_exps, optional shared experts ffn_{gate,up,down}_shexp
+ * with an optional sigmoid gate ffn_gate_inp_shexp {n_embd}. */
+static int bind_moe(struct binder *b, int64_t l)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd, fe = s->n_ff_expert, E = s->n_expert;
+	char n[96];
+	int st;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	L->moe = 1;
+	TRY(bind_mat(b, &L->router, NM("ffn_gate_inp.weight"), d, E, 1));
+	TRY(bind_vec(b, &L->router_b, NM("ffn_gate_inp.bias"), E, 0));
+	TRY(bind_experts(b, &L->gate, &L->exp_stride[0], NM("ffn_gate_exps.weight"), d, fe, E));
+	TRY(bind_experts(b, &L->up, &L->exp_stride[1], NM("ffn_up_exps.weight"), d, fe, E));
+	TRY(bind_experts(b, &L->down, &L->exp_stride[2], NM("ffn_down_exps.weight"), fe, d, E));
+	int shared = s->n_expert_shared > 0 || s->n_ff_shared > 0;
+	int64_t fs = s->n_ff_shared > 0 ? s->n_ff_shared : s->n_expert_shared * fe;
+	TRY(bind_mat(b, &L->sh_gate, NM("ffn_gate_shexp.weight"), d, shared ? fs : -1, shared));
+	if (L->sh_gate.data) {
+		int64_t f = L->sh_gate.out;
+		TRY(bind_mat(b, &L->sh_up, NM("ffn_up_shexp.weight"), d, f, 1));
+		TRY(bind_mat(b, &L->sh_down, NM("ffn_down_shexp.weight"), f, d, 1));
+		TRY(bind_vec(b, &L->sh_gate_inp, NM("ffn_gate_inp_shexp.weight"), d, 0));
+	}
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
 static int bind_layer(struct binder *b, int64_t l)
 {
 	struct tfm_model *m = b->m;
@@ -292,6 +360,8 @@ static int bind_layer(struct binder *b, int64_t l)
 	if (post_in && L->ffn_norm.w)
 		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
 				  "(post_in)", b->arch, n);
+	if (s->layer_moe[l])
+		return bind_moe(b, l);
 	if (s->gated)
 		TRY(bind_mat(b, &L->gate, NM("ffn_gate.weight"), d, ff, 0));
 	if (s->gated && !L->gate.data) {

@@ -22,6 +22,15 @@ struct tfm_layer {
 	struct tfm_norm_w q_norm, k_norm; /* [head_dim] (per head) or [q_dim]/[kv_dim] */
 	struct tfm_mat gate, up, down; /* {n_embd, n_ff} x2, {n_ff, n_embd}; gate.data NULL if not gated */
 	float *gate_b, *up_b, *down_b;
+	/* mixture of experts: gate/up/down above are expert 0 of the stacked
+	 * tensors ({n_embd, n_ff_expert, n_expert} ...), expert e at data + e *
+	 * exp_stride[0..2] bytes */
+	int moe;
+	struct tfm_mat router;       /* {n_embd, n_expert} */
+	float *router_b;             /* [n_expert] or NULL */
+	size_t exp_stride[3];
+	struct tfm_mat sh_gate, sh_up, sh_down; /* shared experts, or data NULL */
+	float *sh_gate_inp;          /* [n_embd]: sigmoid gate of the shared experts, or NULL */
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 };
@@ -76,6 +85,13 @@ struct tfm_ctx {
 	float *qkv;                /* [n_batch][q_dim + 2 kv_dim] (fused weights only) */
 	float *g, *u;              /* [n_batch][n_ff] */
 	float *cs, *sn;            /* [n_batch][n_rot / 2] */
+	/* mixture of experts */
+	float *rl;                 /* [n_batch][n_expert] router probabilities */
+	float *selw;               /* [n_batch][n_expert_used] weights of the chosen experts */
+	int32_t *sel;              /* [n_batch][n_expert_used] their ids */
+	int32_t *list;             /* [n_batch] tokens routed to one expert */
+	float *wl;                 /* [n_batch] their weights */
+	float *xe, *ye;            /* [n_batch][n_embd] gathered inputs, expert outputs */
 	struct tfm_kexec kx;
 	void *mem;                 /* one allocation behind the scratch */
 };

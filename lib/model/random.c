@@ -24,8 +24,18 @@ static float next(struct rnd *r) /* uniform in [-1, 1) */
 
 /* a tensor {ne0, ne1} with values center + scale * U(-1, 1); 2-D ones
  * stored as r->type */
+static void add3(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, int64_t ne2,
+		 float center, float scale);
+
 static void add(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, float center,
 		float scale)
+{
+	add3(r, name, ne0, ne1, 1, center, scale);
+}
+
+/* {ne0, ne1, ne2}: ne2 > 1 stacks experts */
+static void add3(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, int64_t ne2,
+		 float center, float scale)
 {
 	if (r->st)
 		return;
@@ -43,6 +53,7 @@ static void add(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, float
 		r->cap = cap;
 	}
 	int type = ne1 > 1 ? r->type : TFM_TYPE_F32;
+	ne1 *= ne2; /* rows */
 	size_t nb = tfm_type_nbytes(type, ne0) * (size_t)ne1;
 	float *f = tfm_malloc((size_t)(ne0 * ne1) * sizeof *f);
 	char *nm = tfm_strdup(name);
@@ -69,8 +80,8 @@ static void add(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, float
 	struct tfm_model_tensor *t = &r->t[r->n++];
 	t->name = nm;
 	t->type = type;
-	t->n_dims = ne1 > 1 ? 2 : 1;
-	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = t->ne[3] = 1;
+	t->n_dims = ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1;
+	t->ne[0] = ne0, t->ne[1] = ne1 / ne2, t->ne[2] = ne2, t->ne[3] = 1;
 	t->data = data;
 }
 
@@ -129,6 +140,20 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			int full = s->qk_norm == TFM_QK_NORM_FULL;
 			add(r, N("attn_q_norm.weight"), full ? qd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
 			add(r, N("attn_k_norm.weight"), full ? kvd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
+		}
+		if (s->layer_moe[l]) {
+			int64_t E = s->n_expert, fe = s->n_ff_expert;
+			int64_t fs = s->n_ff_shared > 0 ? s->n_ff_shared : s->n_expert_shared * fe;
+			add(r, N("ffn_gate_inp.weight"), d, E, 0, wd);
+			add3(r, N("ffn_gate_exps.weight"), d, fe, E, 0, wd);
+			add3(r, N("ffn_up_exps.weight"), d, fe, E, 0, wd);
+			add3(r, N("ffn_down_exps.weight"), fe, d, E, 0, 1 / sqrtf((float)fe));
+			if (fs > 0) {
+				add(r, N("ffn_gate_shexp.weight"), d, fs, 0, wd);
+				add(r, N("ffn_up_shexp.weight"), d, fs, 0, wd);
+				add(r, N("ffn_down_shexp.weight"), fs, d, 0, 1 / sqrtf((float)fs));
+			}
+			continue;
 		}
 		if (s->gated)
 			add(r, N("ffn_gate.weight"), d, ff, 0, wd);

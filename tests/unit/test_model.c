@@ -77,6 +77,22 @@ static void add(struct tm *m, const char *name, int64_t ne0, int64_t ne1, float 
 	m->f[i] = f;
 }
 
+/* a stacked {ne0, ne1, ne2} f32 tensor (experts) */
+static void add3(struct tm *m, const char *name, int64_t ne0, int64_t ne1, int64_t ne2, float scale)
+{
+	int i = m->nt++;
+	float *f = malloc(ne0 * ne1 * ne2 * sizeof *f);
+	for (int64_t j = 0; j < ne0 * ne1 * ne2; j++)
+		f[j] = scale * frand();
+	struct tfm_model_tensor *t = &m->t[i];
+	t->name = strdup(name);
+	t->n_dims = 3;
+	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = ne2, t->ne[3] = 1;
+	t->type = TFM_TYPE_F32;
+	t->data = f;
+	m->f[i] = f;
+}
+
 static const float *get(const struct tm *m, const char *fmt, long long l)
 {
 	char name[96];
@@ -183,7 +199,19 @@ static void build(struct tm *m)
 		add(m, N("attn_output.weight"), qd, d, 0, ws * 2);
 		if (s->attn_bias_out)
 			add(m, N("attn_output.bias"), d, 1, 0, 0.3f);
-		if (s->gated && !strcmp(s->arch, "phi3")) {
+		if (s->layer_moe[l]) {
+			int64_t E = s->n_expert, fe = s->n_ff_expert;
+			add(m, N("ffn_gate_inp.weight"), d, E, 0, ws * 8);
+			add3(m, N("ffn_gate_exps.weight"), d, fe, E, ws * 4);
+			add3(m, N("ffn_up_exps.weight"), d, fe, E, ws * 4);
+			add3(m, N("ffn_down_exps.weight"), fe, d, E, ws * 2);
+			if (s->n_ff_shared) {
+				add(m, N("ffn_gate_shexp.weight"), d, s->n_ff_shared, 0, ws * 4);
+				add(m, N("ffn_up_shexp.weight"), d, s->n_ff_shared, 0, ws * 4);
+				add(m, N("ffn_down_shexp.weight"), s->n_ff_shared, d, 0, ws * 2);
+				add(m, N("ffn_gate_inp_shexp.weight"), d, 1, 0, 0.5f);
+			}
+		} else if (s->gated && !strcmp(s->arch, "phi3")) {
 			add(m, N("ffn_up.weight"), d, 2 * ff, 0, ws * 4); /* gate rows, then up */
 		} else {
 			if (s->gated)
@@ -238,6 +266,66 @@ static void nlin(float *y, const float *W, const float *b, const float *x, int64
 		for (int64_t i = 0; i < in; i++)
 			a += (double)W[o * in + i] * x[i];
 		y[o] = (float)a;
+	}
+}
+
+/* naive mixture of experts for one token: y = sum over the top-k experts of
+ * weight * down(silu(gate x) * up x), + sigmoid(g . x) * shared(x) */
+static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
+{
+	const struct tfm_spec *s = &m->s;
+	int64_t d = s->n_embd, E = s->n_expert, K = s->n_expert_used, fe = s->n_ff_expert;
+	double p[64], sum = 0, mx = -1e30;
+	const float *R = get(m, "blk.%lld.ffn_gate_inp.weight", l);
+	for (int64_t e = 0; e < E; e++) {
+		p[e] = 0;
+		for (int64_t i = 0; i < d; i++)
+			p[e] += (double)R[e * d + i] * x[i];
+		mx = fmax(mx, p[e]);
+	}
+	for (int64_t e = 0; e < E; e++)
+		sum += (p[e] = exp(p[e] - mx));
+	for (int64_t e = 0; e < E; e++)
+		p[e] /= sum;
+	int used[64] = {0};
+	int64_t pick[8];
+	double wsum = 0;
+	for (int64_t k = 0; k < K; k++) {
+		int64_t b = -1;
+		for (int64_t e = 0; e < E; e++)
+			if (!used[e] && (b < 0 || p[e] > p[b]))
+				b = e;
+		used[b] = 1;
+		pick[k] = b;
+		wsum += p[b];
+	}
+	for (int64_t i = 0; i < d; i++)
+		y[i] = 0;
+	float g[256], u[256], o[256];
+	for (int64_t k = 0; k < K; k++) {
+		int64_t e = pick[k];
+		double w = s->moe_norm_topk ? p[e] / wsum : p[e];
+		nlin(g, get(m, "blk.%lld.ffn_gate_exps.weight", l) + e * fe * d, NULL, x, d, fe);
+		nlin(u, get(m, "blk.%lld.ffn_up_exps.weight", l) + e * fe * d, NULL, x, d, fe);
+		for (int64_t i = 0; i < fe; i++)
+			g[i] = nact(s, g[i]) * u[i];
+		nlin(o, get(m, "blk.%lld.ffn_down_exps.weight", l) + e * fe * d, NULL, g, fe, d);
+		for (int64_t i = 0; i < d; i++)
+			y[i] += (float)(w * o[i]);
+	}
+	if (s->n_ff_shared) {
+		int64_t fs = s->n_ff_shared;
+		nlin(g, get(m, "blk.%lld.ffn_gate_shexp.weight", l), NULL, x, d, fs);
+		nlin(u, get(m, "blk.%lld.ffn_up_shexp.weight", l), NULL, x, d, fs);
+		for (int64_t i = 0; i < fs; i++)
+			g[i] = nact(s, g[i]) * u[i];
+		nlin(o, get(m, "blk.%lld.ffn_down_shexp.weight", l), NULL, g, fs, d);
+		const float *gi = get(m, "blk.%lld.ffn_gate_inp_shexp.weight", l);
+		double a = 0;
+		for (int64_t i = 0; i < d; i++)
+			a += (double)gi[i] * x[i];
+		for (int64_t i = 0; i < d; i++)
+			y[i] += (float)(o[i] / (1 + exp(-a)));
 	}
 }
 
@@ -390,6 +478,10 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 				nnorm(s, xn, d, get(m, "blk.%lld.attn_norm.weight", l), get(m, "blk.%lld.attn_norm.bias", l));
 			else
 				nnorm(s, xn, d, get(m, "blk.%lld.ffn_norm.weight", l), get(m, "blk.%lld.ffn_norm.bias", l));
+			if (s->layer_moe[l]) {
+				nmoe(m, l, xn, f + t * d);
+				goto residual;
+			}
 			const float *up = get(m, "blk.%lld.ffn_up.weight", l);
 			const float *gate = get(m, "blk.%lld.ffn_gate.weight", l);
 			if (s->gated && !gate) { /* fused: [gate rows; up rows] */
@@ -406,6 +498,7 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 					u[i] = nact(s, u[i]);
 			}
 			nlin(f + t * d, get(m, "blk.%lld.ffn_down.weight", l), get(m, "blk.%lld.ffn_down.bias", l), u, ff, d);
+		residual:
 			if (s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN)
 				nnorm(s, f + t * d, d, get(m, "blk.%lld.post_ffw_norm.weight", l), NULL);
 			for (int64_t i = 0; i < d; i++)
@@ -641,6 +734,25 @@ static void t_longrope(void)
 	tm_free(&m);
 }
 
+static void t_moe(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.n_layer = 3;
+	m.s.n_expert = 5, m.s.n_expert_used = 2, m.s.n_ff_expert = 20, m.s.moe_norm_topk = 1;
+	m.s.layer_moe[1] = m.s.layer_moe[2] = 1; /* layer 0 dense */
+	build(&m);
+	check_model("moe 5 experts top-2, renorm", &m, 17, 32);
+	tm_free(&m);
+	base_spec(&m.s);
+	m.s.n_expert = 4, m.s.n_expert_used = 3, m.s.n_ff_expert = 16, m.s.n_ff_shared = 24;
+	m.s.layer_moe[0] = m.s.layer_moe[1] = 1;
+	m.s.attn_bias_qkv = 1;
+	build(&m);
+	check_model("moe top-3 + gated shared", &m, 13, 16);
+	tm_free(&m);
+}
+
 static void t_olmo2_falcon(void)
 {
 	struct tm m = {0};
@@ -856,7 +968,7 @@ static void t_stories260k(void)
  * equals decode, and a seed fixes the weights. */
 static void t_random(void)
 {
-	struct tfm_spec specs[4];
+	struct tfm_spec specs[5];
 	base_spec(&specs[0]);
 	base_spec(&specs[1]);
 	specs[1].pos_attn = TFM_POS_NONE, specs[1].pos_embd = TFM_POS_EMBD_LEARNED;
@@ -866,9 +978,13 @@ static void t_random(void)
 	specs[2].norm_place = TFM_NORM_POST_IN, specs[2].qk_norm = TFM_QK_NORM_FULL;
 	base_spec(&specs[3]);
 	specs[3].parallel_residual = specs[3].shared_attn_ffn_norm = 1, specs[3].embd_norm = 1;
-	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_F32};
+	base_spec(&specs[4]);
+	specs[4].n_expert = 4, specs[4].n_expert_used = 2, specs[4].n_ff_expert = 16;
+	specs[4].n_ff_shared = 8, specs[4].layer_moe[1] = 1;
+	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_F32,
+				    TFM_TYPE_F16};
 	int32_t tok[9] = {1, 5, 9, 2, 30, 4, 4, 7, 11};
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		struct tfm_model *m, *m2;
 		struct tfm_ctx *c, *c2;
 		float pre[9 * 37], dec[9 * 37], other[9 * 37];
@@ -932,8 +1048,11 @@ static void t_errors(void)
 	s.rope_scaling = TFM_ROPE_SCALE_DYNAMIC, s.rope_factor = 2;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
 	s = m.s;
-	s.n_expert = 8;
+	s.n_expert = 8, s.n_expert_used = 2, s.n_ff_expert = 8, s.moe_n_group = 4;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	s.moe_n_group = 0, s.layer_moe[0] = 1; /* no expert tensors */
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_FORMAT);
+	CHECK_MSG(strstr(tfm_errmsg(), "blk.0.ffn_gate_inp.weight") != NULL, "%s", tfm_errmsg());
 	s = m.s;
 	s.family = TFM_FAMILY_ENCODER;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
@@ -966,6 +1085,7 @@ static const struct t_case t_cases[] = {
 	{"phi3_llama3", t_phi3_llama3},
 	{"olmo2_falcon", t_olmo2_falcon},
 	{"yarn", t_yarn},
+	{"moe", t_moe},
 	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
 	{"stories260k", t_stories260k},
