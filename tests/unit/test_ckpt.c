@@ -1,0 +1,840 @@
+/* test_ckpt.c: checkpoint readers on files the test writes itself
+ * (safetensors, sharded index, Hugging Face directory and archives, PyTorch
+ * zip with a hand-assembled pickle, malicious pickles, llama2.c v0/v1) and
+ * on the real llama2.c model in ../shared.  Expected values are the ones
+ * written, or numbers from DATA.md. */
+#include "t.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+
+/* ---- safetensors writer ---- */
+
+struct st_t {
+	const char *name, *dtype;
+	int nd;
+	int64_t shape[4];
+	const void *data;
+	size_t nbytes;
+};
+
+/* Header JSON padded with spaces to a multiple of 8, then the data. */
+static uint8_t *st_build(const struct st_t *t, int n, const char *meta, size_t *size)
+{
+	char hdr[8192];
+	size_t hl = 0, off = 0;
+	hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl, "{");
+	if (meta)
+		hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl, "\"__metadata__\":%s,", meta);
+	for (int i = 0; i < n; i++) {
+		hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[",
+				       i ? "," : "", t[i].name, t[i].dtype);
+		for (int d = 0; d < t[i].nd; d++)
+			hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl, "%s%lld", d ? "," : "",
+					       (long long)t[i].shape[d]);
+		hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl, "],\"data_offsets\":[%zu,%zu]}",
+				       off, off + t[i].nbytes);
+		off += t[i].nbytes;
+	}
+	hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl, "}");
+	while (hl % 8)
+		hdr[hl++] = ' ';
+	*size = 8 + hl + off;
+	uint8_t *b = malloc(*size);
+	uint64_t h = hl;
+	memcpy(b, &h, 8);
+	memcpy(b + 8, hdr, hl);
+	off = 8 + hl;
+	for (int i = 0; i < n; i++) {
+		memcpy(b + off, t[i].data, t[i].nbytes);
+		off += t[i].nbytes;
+	}
+	return b;
+}
+
+static int write_st(const char *path, const struct st_t *t, int n, const char *meta)
+{
+	size_t size;
+	uint8_t *b = st_build(t, n, meta, &size);
+	int r = t_write_file(path, b, size);
+	free(b);
+	return r;
+}
+
+static const float A[6] = { 0.5f, -1, 2, 3.25f, -4, 5 };          /* [2][3] */
+static const uint16_t B16[4] = { 0x3c00, 0xc000, 0x3555, 0x0000 }; /* 1, -2, 0.33325195, 0 */
+static const uint16_t CBF[4] = { 0x3f80, 0x4040, 0xbf00, 0x0000 }; /* 1, 3, -0.5, 0 */
+static const float S1 = 7.0f;
+
+static int64_t nel(const struct tfm_ckpt_tensor *t)
+{
+	int64_t n = 1;
+	for (int i = 0; i < t->n_dims; i++)
+		n *= t->ne[i];
+	return n;
+}
+
+/* The three tensors of the small test model, as written. */
+static void check_abc(struct tfm_ckpt *c)
+{
+	const struct tfm_ckpt_tensor *a = tfm_ckpt_find(c, "model.a.weight");
+	const struct tfm_ckpt_tensor *b = tfm_ckpt_find(c, "model.b.bias");
+	const struct tfm_ckpt_tensor *bf = tfm_ckpt_find(c, "model.c.weight");
+	CHECK(a && b && bf);
+	if (!a || !b || !bf)
+		return;
+	/* torch shape [2, 3] is ggml ne {3, 2} */
+	CHECK(a->type == TFM_TYPE_F32 && a->n_dims == 2 && a->ne[0] == 3 && a->ne[1] == 2 &&
+	      a->ne[2] == 1 && a->ne[3] == 1 && a->nbytes == 24);
+	CHECK(!memcmp(a->data, A, sizeof A));
+	CHECK(b->type == TFM_TYPE_F16 && b->n_dims == 1 && b->ne[0] == 4 && b->nbytes == 8);
+	const uint16_t *h = b->data;
+	CHECK(tfm_f16_to_f32(h[0]) == 1.0f && tfm_f16_to_f32(h[1]) == -2.0f);
+	CHECK(tfm_f16_to_f32(h[2]) == 0.333251953125f);
+	/* [2, 1, 2] -> {2, 1, 2} */
+	CHECK(bf->type == TFM_TYPE_BF16 && bf->n_dims == 3 && bf->ne[0] == 2 && bf->ne[1] == 1 &&
+	      bf->ne[2] == 2);
+	const uint16_t *g = bf->data;
+	CHECK(tfm_bf16_to_f32(g[0]) == 1.0f && tfm_bf16_to_f32(g[1]) == 3.0f &&
+	      tfm_bf16_to_f32(g[2]) == -0.5f);
+}
+
+static const struct st_t ABC[3] = {
+	{ "model.a.weight", "F32", 2, { 2, 3 }, A, sizeof A },
+	{ "model.b.bias", "F16", 1, { 4 }, B16, sizeof B16 },
+	{ "model.c.weight", "BF16", 3, { 2, 1, 2 }, CBF, sizeof CBF },
+};
+
+static void t_safetensors(void)
+{
+	char *dir = t_tmpdir(), *p = t_path("%s/m.safetensors", dir);
+	int64_t pos[3] = { 0, 1, 2 };
+	struct st_t t[5] = { ABC[0], ABC[1], ABC[2],
+		{ "scale", "F32", 0, { 0 }, &S1, 4 },
+		/* an integer buffer that is not a weight: skipped */
+		{ "bert.embeddings.position_ids", "I64", 2, { 1, 3 }, pos, sizeof pos } };
+	CHECK(!write_st(p, t, 5, "{\"format\":\"pt\"}"));
+	struct tfm_ckpt *c;
+	CHECK_OK(tfm_ckpt_open(&c, p, NULL));
+	if (!c)
+		return;
+	CHECK(!strcmp(c->format, "safetensors"));
+	CHECK(c->naming == TFM_NAMES_HF);
+	CHECK(c->n_tensors == 4);
+	CHECK(c->config == NULL);  /* no config.json beside it */
+	check_abc(c);
+	const struct tfm_ckpt_tensor *s = tfm_ckpt_find(c, "scale");
+	CHECK(s && s->n_dims == 0 && s->ne[0] == 1 && *(const float *)s->data == 7.0f);
+	CHECK(!tfm_ckpt_find(c, "bert.embeddings.position_ids"));
+	CHECK(!tfm_ckpt_find(c, "nope"));
+	tfm_ckpt_close(c);
+
+	/* an integer weight is refused, naming the tensor and the dtype */
+	struct st_t bad[2] = { ABC[0], { "model.ids.weight", "I64", 1, { 3 }, pos, sizeof pos } };
+	CHECK(!write_st(p, bad, 2, NULL));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "model.ids.weight") && strstr(tfm_errmsg(), "I64"));
+	CHECK(c == NULL);
+	double d3[3] = { 1, 2, 3 };
+	struct st_t f64[1] = { { "w", "F64", 1, { 3 }, d3, sizeof d3 } };
+	CHECK(!write_st(p, f64, 1, NULL));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "F64") != NULL);
+	free(p);
+	free(dir);
+}
+
+static void t_safetensors_corrupt(void)
+{
+	char *dir = t_tmpdir(), *p = t_path("%s/m.safetensors", dir);
+	size_t size;
+	uint8_t *b = st_build(ABC, 3, NULL, &size);
+	struct tfm_ckpt *c;
+	uint64_t h;
+	memcpy(&h, b, 8);
+
+	/* header size larger than the file */
+	uint64_t big = size;
+	memcpy(b, &big, 8);
+	CHECK(!t_write_file(p, b, size));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "header") != NULL);
+	memcpy(b, &h, 8);
+
+	/* truncated: the last tensor's data is cut */
+	CHECK(!t_write_file(p, b, size - 3));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "model.c.weight") != NULL);
+
+	/* shorter than the size field */
+	CHECK(!t_write_file(p, b, 5));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+
+	/* data_offsets past the data section: [0,24] -> [0,94] */
+	char *o = memmem(b + 8, h, "[0,24]", 6);
+	CHECK(o != NULL);
+	if (o) {
+		memcpy(o, "[0,94]", 6);
+		CHECK(!t_write_file(p, b, size));
+		CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+		CHECK(strstr(tfm_errmsg(), "data_offsets") != NULL);
+		/* in range but not the shape's size: [0,20] */
+		memcpy(o, "[0,20]", 6);
+		CHECK(!t_write_file(p, b, size));
+		CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+		memcpy(o, "[0,24]", 6);
+	}
+	/* broken JSON */
+	b[9] = '!';
+	CHECK(!t_write_file(p, b, size));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "JSON") != NULL);
+
+	/* something else entirely */
+	CHECK(!t_write_file(p, "hello world, not a model", 24));
+	char *q = t_path("%s/x.bin", dir);
+	CHECK(!t_write_file(q, "hello world, not a model", 24));
+	CHECK_ST(tfm_ckpt_open(&c, q, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "unrecognised checkpoint format") != NULL);
+	CHECK_ST(tfm_ckpt_open(&c, "/nonexistent/m.safetensors", NULL), TFM_E_OPEN);
+	free(b);
+	free(p);
+	free(q);
+	free(dir);
+}
+
+/* ---- Hugging Face directories and archives ---- */
+
+static const char CONFIG[] = "{\"model_type\":\"llama\",\"hidden_size\":3,\"num_hidden_layers\":1}";
+static const char TOKJSON[] = "{\"model\":{\"type\":\"BPE\"}}";
+static const char VOCAB[] = "[PAD]\n[UNK]\nhello\n";
+
+static void put(const char *dir, const char *name, const void *d, size_t n)
+{
+	char *p = t_path("%s/%s", dir, name);
+	CHECK(!t_write_file(p, d, n));
+	free(p);
+}
+
+static void check_hf(struct tfm_ckpt *c, const char *format)
+{
+	CHECK(!strcmp(c->format, format));
+	CHECK(c->n_tensors == 3);
+	check_abc(c);
+	CHECK(json_is_object(c->config));
+	CHECK(!strcmp(json_string_value(json_object_get(c->config, "model_type")), "llama"));
+	CHECK(json_integer_value(json_object_get(c->config, "hidden_size")) == 3);
+	const struct tfm_ckpt_file *f = tfm_ckpt_file(c, "tokenizer.json");
+	CHECK(f && f->size == strlen(TOKJSON) && !memcmp(f->data, TOKJSON, f->size));
+	f = tfm_ckpt_file(c, "vocab.txt");
+	CHECK(f && f->size == strlen(VOCAB) && !memcmp(f->data, VOCAB, f->size));
+	CHECK(tfm_ckpt_file(c, "merges.txt") == NULL);
+	CHECK(c->n_files == 2);
+}
+
+static void make_hf_dir(const char *dir)
+{
+	mkdir(dir, 0755);
+	put(dir, "config.json", CONFIG, strlen(CONFIG));
+	put(dir, "tokenizer.json", TOKJSON, strlen(TOKJSON));
+	put(dir, "vocab.txt", VOCAB, strlen(VOCAB));
+	char *p = t_path("%s/model.safetensors", dir);
+	CHECK(!write_st(p, ABC, 3, "{\"format\":\"pt\"}"));
+	free(p);
+}
+
+static void t_hf_dir_and_shards(void)
+{
+	char *tmp = t_tmpdir(), *dir = t_path("%s/hf", tmp);
+	struct tfm_ckpt *c;
+	make_hf_dir(dir);
+	CHECK_OK(tfm_ckpt_open(&c, dir, NULL));
+	if (c)
+		check_hf(c, "hf-dir");
+	tfm_ckpt_close(c);
+
+	/* sharded: two shards and an index, no model.safetensors */
+	char *sd = t_path("%s/sharded", tmp), *p;
+	mkdir(sd, 0755);
+	put(sd, "config.json", CONFIG, strlen(CONFIG));
+	put(sd, "tokenizer.json", TOKJSON, strlen(TOKJSON));
+	put(sd, "vocab.txt", VOCAB, strlen(VOCAB));
+	p = t_path("%s/model-00001-of-00002.safetensors", sd);
+	CHECK(!write_st(p, ABC, 2, NULL));
+	free(p);
+	p = t_path("%s/model-00002-of-00002.safetensors", sd);
+	CHECK(!write_st(p, ABC + 2, 1, NULL));
+	free(p);
+	static const char index[] = "{\"metadata\":{\"total_size\":40},\"weight_map\":{"
+		"\"model.a.weight\":\"model-00001-of-00002.safetensors\","
+		"\"model.b.bias\":\"model-00001-of-00002.safetensors\","
+		"\"model.c.weight\":\"model-00002-of-00002.safetensors\"}}";
+	put(sd, "model.safetensors.index.json", index, strlen(index));
+	CHECK_OK(tfm_ckpt_open(&c, sd, NULL));
+	if (c)
+		check_hf(c, "hf-dir");
+	tfm_ckpt_close(c);
+
+	/* an index naming a tensor its shard lacks */
+	static const char index2[] = "{\"weight_map\":{"
+		"\"model.a.weight\":\"model-00001-of-00002.safetensors\","
+		"\"model.z.weight\":\"model-00002-of-00002.safetensors\"}}";
+	put(sd, "model.safetensors.index.json", index2, strlen(index2));
+	CHECK_ST(tfm_ckpt_open(&c, sd, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "model.z.weight") != NULL);
+	/* a missing shard */
+	static const char index3[] = "{\"weight_map\":{\"model.a.weight\":\"gone.safetensors\"}}";
+	put(sd, "model.safetensors.index.json", index3, strlen(index3));
+	CHECK_ST(tfm_ckpt_open(&c, sd, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "gone.safetensors") != NULL);
+
+	/* no config.json */
+	char *nc = t_path("%s/noconfig", tmp);
+	mkdir(nc, 0755);
+	p = t_path("%s/model.safetensors", nc);
+	CHECK(!write_st(p, ABC, 3, NULL));
+	free(p);
+	CHECK_ST(tfm_ckpt_open(&c, nc, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "config.json") != NULL);
+	/* a lone safetensors file picks up the config beside it */
+	p = t_path("%s/model.safetensors", dir);
+	CHECK_OK(tfm_ckpt_open(&c, p, NULL));
+	if (c) {
+		CHECK(!strcmp(c->format, "safetensors"));
+		CHECK(json_is_object(c->config) && tfm_ckpt_file(c, "tokenizer.json"));
+	}
+	tfm_ckpt_close(c);
+	free(p);
+	free(nc);
+	free(sd);
+	free(dir);
+	free(tmp);
+}
+
+/* Pack the files of dir into an archive with libarchive's writer, under
+ * prefix ("" or "name/"). */
+enum { AR_TAR, AR_TGZ, AR_TZST, AR_ZIP };
+
+static int pack(const char *out, const char *dir, const char *prefix, int kind)
+{
+	static const char *files[] = { "config.json", "tokenizer.json", "vocab.txt",
+				       "model.safetensors" };
+	struct archive *a = archive_write_new();
+	if (kind == AR_ZIP)
+		archive_write_set_format_zip(a);
+	else
+		archive_write_set_format_pax_restricted(a);
+	if (kind == AR_TGZ)
+		archive_write_add_filter_gzip(a);
+	if (kind == AR_TZST)
+		archive_write_add_filter_zstd(a);
+	if (archive_write_open_filename(a, out) != ARCHIVE_OK)
+		return -1;
+	if (*prefix) {  /* a directory entry first, as tar does */
+		struct archive_entry *e = archive_entry_new();
+		archive_entry_set_pathname(e, prefix);
+		archive_entry_set_filetype(e, AE_IFDIR);
+		archive_entry_set_perm(e, 0755);
+		archive_write_header(a, e);
+		archive_entry_free(e);
+	}
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *p = t_path("%s/%s", dir, files[i]), *n = t_path("%s%s", prefix, files[i]);
+		struct tfm_blob b;
+		if (tfm_blob_open(&b, p))
+			return -1;
+		struct archive_entry *e = archive_entry_new();
+		archive_entry_set_pathname(e, n);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, (la_int64_t)b.size);
+		if (archive_write_header(a, e) != ARCHIVE_OK ||
+		    archive_write_data(a, b.data, b.size) != (la_ssize_t)b.size)
+			return -1;
+		archive_entry_free(e);
+		tfm_blob_close(&b);
+		free(p);
+		free(n);
+	}
+	int r = archive_write_close(a);
+	archive_write_free(a);
+	return r == ARCHIVE_OK ? 0 : -1;
+}
+
+static void t_hf_archives(void)
+{
+	char *tmp = t_tmpdir(), *dir = t_path("%s/hf", tmp);
+	make_hf_dir(dir);
+	static const char *ext[] = { "tar", "tar.gz", "tar.zst", "zip" };
+	for (int k = 0; k < 4; k++) {
+		for (int sub = 0; sub < 2; sub++) {
+			char *p = t_path("%s/m%d.%s", tmp, sub, ext[k]);
+			CHECK_MSG(!pack(p, dir, sub ? "my-model/" : "", k), "pack %s", p);
+			struct tfm_ckpt *c;
+			CHECK_OK(tfm_ckpt_open(&c, p, NULL));
+			if (c)
+				check_hf(c, "hf-archive");
+			tfm_ckpt_close(c);
+			free(p);
+		}
+	}
+	/* an archive without config.json */
+	char *p = t_path("%s/empty.tar", tmp);
+	struct archive *a = archive_write_new();
+	archive_write_set_format_pax_restricted(a);
+	archive_write_open_filename(a, p);
+	struct archive_entry *e = archive_entry_new();
+	archive_entry_set_pathname(e, "readme.txt");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 2);
+	archive_write_header(a, e);
+	archive_write_data(a, "hi", 2);
+	archive_entry_free(e);
+	archive_write_close(a);
+	archive_write_free(a);
+	struct tfm_ckpt *c;
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "config.json") != NULL);
+	free(p);
+	free(dir);
+	free(tmp);
+}
+
+/* ---- PyTorch zip and the restricted unpickler ---- */
+
+struct pkb {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void op(struct pkb *p, int o) { p->b[p->n++] = (uint8_t)o; }
+
+/* SHORT_BINUNICODE (0x8c) len, bytes */
+static void ustr(struct pkb *p, const char *s)
+{
+	op(p, 0x8c);
+	op(p, (int)strlen(s));
+	memcpy(p->b + p->n, s, strlen(s));
+	p->n += strlen(s);
+}
+
+/* BININT1 (0x4b 'K') for 0..255 */
+static void int1(struct pkb *p, int v) { op(p, 'K'); op(p, v); }
+
+/* GLOBAL (0x63 'c') "module\nname\n" */
+static void glob(struct pkb *p, const char *mod, const char *name)
+{
+	op(p, 'c');
+	p->n += (size_t)sprintf((char *)p->b + p->n, "%s\n%s\n", mod, name);
+}
+
+/* key: torch._utils._rebuild_tensor_v2(
+ *   BINPERSID ('storage', torch.<stype>, skey, 'cpu', numel),
+ *   offset, size, stride, False, OrderedDict()) */
+static void tensor_entry(struct pkb *p, const char *key, const char *stype, const char *skey,
+			 int numel, int offset, int nd, const int *size, const int *stride)
+{
+	ustr(p, key);
+	glob(p, "torch._utils", "_rebuild_tensor_v2");
+	op(p, '(');                      /* MARK: the argument tuple */
+	op(p, '(');                      /* MARK: the persistent id tuple */
+	ustr(p, "storage");
+	glob(p, "torch", stype);
+	ustr(p, skey);
+	ustr(p, "cpu");
+	int1(p, numel);
+	op(p, 't');                      /* TUPLE */
+	op(p, 'Q');                      /* BINPERSID */
+	int1(p, offset);                 /* storage_offset */
+	op(p, '(');
+	for (int i = 0; i < nd; i++)
+		int1(p, size[i]);
+	op(p, 't');                      /* size tuple */
+	op(p, '(');
+	for (int i = 0; i < nd; i++)
+		int1(p, stride[i]);
+	op(p, 't');                      /* stride tuple */
+	op(p, 0x89);                     /* NEWFALSE: requires_grad */
+	glob(p, "collections", "OrderedDict");
+	op(p, ')');                      /* EMPTY_TUPLE */
+	op(p, 'R');                      /* REDUCE: backward_hooks = OrderedDict() */
+	op(p, 't');                      /* TUPLE: the arguments */
+	op(p, 'R');                      /* REDUCE: the tensor */
+	op(p, 'q');                      /* BINPUT (memoize it, as torch does) */
+	op(p, (int)(p->n & 0x7f));
+}
+
+/* {"a.weight": f32 [2,3] from storage "0" (6 floats),
+ *  "b.bias": f16 [3] from storage "1" (5 halves) at offset 2} */
+static void state_dict_pickle(struct pkb *p, const int *a_stride)
+{
+	static const int asz[2] = { 2, 3 }, bsz[1] = { 3 }, bst[1] = { 1 };
+	p->n = 0;
+	op(p, 0x80); op(p, 2);           /* PROTO 2 */
+	glob(p, "collections", "OrderedDict");
+	op(p, 'q'); op(p, 0);            /* BINPUT 0 */
+	op(p, ')');                      /* EMPTY_TUPLE */
+	op(p, 'R');                      /* REDUCE: OrderedDict() */
+	op(p, 'q'); op(p, 1);            /* BINPUT 1 */
+	op(p, '(');                      /* MARK: the items */
+	tensor_entry(p, "a.weight", "FloatStorage", "0", 6, 0, 2, asz, a_stride);
+	tensor_entry(p, "b.bias", "HalfStorage", "1", 5, 2, 1, bsz, bst);
+	op(p, 'u');                      /* SETITEMS */
+	op(p, '}');                      /* EMPTY_DICT: state for BUILD (_metadata) */
+	op(p, 'b');                      /* BUILD */
+	op(p, '.');                      /* STOP */
+}
+
+static const float PA[6] = { 1.5f, -2, 3, 4, 5, -6.25f };
+static const uint16_t PB[5] = { 0x1111, 0x2222, 0x3c00, 0x4000, 0xbc00 }; /* -, -, 1, 2, -1 */
+
+static int write_zip(const char *path, const struct pkb *pkl, int stored)
+{
+	struct { const char *name; const void *d; size_t n; } m[] = {
+		{ "archive/data.pkl", pkl->b, pkl->n },
+		{ "archive/byteorder", "little", 6 },
+		{ "archive/data/0", PA, sizeof PA },
+		{ "archive/data/1", PB, sizeof PB },
+		{ "archive/version", "3\n", 2 },
+	};
+	struct archive *a = archive_write_new();
+	archive_write_set_format_zip(a);
+	if (stored)  /* torch writes its zips uncompressed */
+		archive_write_zip_set_compression_store(a);
+	if (archive_write_open_filename(a, path) != ARCHIVE_OK)
+		return -1;
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+		struct archive_entry *e = archive_entry_new();
+		archive_entry_set_pathname(e, m[i].name);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, (la_int64_t)m[i].n);
+		archive_write_header(a, e);
+		archive_write_data(a, m[i].d, m[i].n);
+		archive_entry_free(e);
+	}
+	int r = archive_write_close(a);
+	archive_write_free(a);
+	return r == ARCHIVE_OK ? 0 : -1;
+}
+
+static void check_pt(struct tfm_ckpt *c)
+{
+	const struct tfm_ckpt_tensor *a = tfm_ckpt_find(c, "a.weight"),
+		*b = tfm_ckpt_find(c, "b.bias");
+	CHECK(c->n_tensors == 2 && a && b);
+	if (!a || !b)
+		return;
+	CHECK(a->type == TFM_TYPE_F32 && a->n_dims == 2 && a->ne[0] == 3 && a->ne[1] == 2);
+	CHECK(!memcmp(a->data, PA, sizeof PA));
+	CHECK(b->type == TFM_TYPE_F16 && b->n_dims == 1 && b->ne[0] == 3 && b->nbytes == 6);
+	const uint16_t *h = b->data;  /* elements 2..4 of the storage */
+	CHECK(tfm_f16_to_f32(h[0]) == 1.0f && tfm_f16_to_f32(h[1]) == 2.0f &&
+	      tfm_f16_to_f32(h[2]) == -1.0f);
+}
+
+static void t_pytorch(void)
+{
+	char *tmp = t_tmpdir(), *p = t_path("%s/pytorch_model.bin", tmp);
+	static const int contig[2] = { 3, 1 }, transposed[2] = { 1, 2 };
+	struct pkb pk;
+	struct tfm_ckpt *c;
+	state_dict_pickle(&pk, contig);
+	CHECK_OK(tfm_pickle_check(pk.b, pk.n, "data.pkl"));
+	for (int stored = 0; stored < 2; stored++) {
+		CHECK(!write_zip(p, &pk, stored));
+		CHECK_OK(tfm_ckpt_open(&c, p, NULL));
+		if (c) {
+			CHECK(!strcmp(c->format, "pytorch"));
+			check_pt(c);
+		}
+		tfm_ckpt_close(c);
+	}
+	/* the same .bin inside a Hugging Face directory */
+	put(tmp, "config.json", CONFIG, strlen(CONFIG));
+	CHECK_OK(tfm_ckpt_open(&c, tmp, NULL));
+	if (c) {
+		CHECK(!strcmp(c->format, "hf-dir") && json_is_object(c->config));
+		check_pt(c);
+	}
+	tfm_ckpt_close(c);
+
+	/* a transposed (non-contiguous) view */
+	state_dict_pickle(&pk, transposed);
+	CHECK(!write_zip(p, &pk, 1));
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "contiguous") && strstr(tfm_errmsg(), "a.weight"));
+
+	/* a tensor running past its storage: b.bias at offset 2 with 5 elements
+	 * needs 7 of the 5 written */
+	state_dict_pickle(&pk, contig);
+	uint8_t *q = memmem(pk.b, pk.n, "\x4b\x02(\x4b\x03t", 6);  /* offset 2, size (3,) */
+	CHECK(q != NULL);
+	if (q) {
+		q[4] = 5;
+		CHECK(!write_zip(p, &pk, 1));
+		CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_FORMAT);
+		CHECK(strstr(tfm_errmsg(), "b.bias") != NULL);
+	}
+	free(p);
+	free(tmp);
+}
+
+static void t_pickle_malicious(void)
+{
+	struct pkb p;
+	/* GLOBAL os system; SHORT_BINUNICODE 'echo'; TUPLE1; REDUCE; STOP */
+	p.n = 0;
+	op(&p, 0x80); op(&p, 2);
+	glob(&p, "os", "system");
+	ustr(&p, "echo pwned");
+	op(&p, 0x85);
+	op(&p, 'R');
+	op(&p, '.');
+	CHECK_ST(tfm_pickle_check(p.b, p.n, "evil.pkl"), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "forbidden global os.system") != NULL);
+
+	/* builtins.eval through STACK_GLOBAL */
+	p.n = 0;
+	op(&p, 0x80); op(&p, 4);
+	ustr(&p, "builtins");
+	ustr(&p, "eval");
+	op(&p, 0x93);                    /* STACK_GLOBAL */
+	ustr(&p, "1+1");
+	op(&p, 0x85);
+	op(&p, 'R');
+	op(&p, '.');
+	CHECK_ST(tfm_pickle_check(p.b, p.n, "evil.pkl"), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "builtins.eval") != NULL);
+
+	/* INST 'posix' 'system' with a MARKed argument */
+	p.n = 0;
+	op(&p, '(');
+	ustr(&p, "id");
+	op(&p, 'i');
+	p.n += (size_t)sprintf((char *)p.b + p.n, "posix\nsystem\n");
+	op(&p, '.');
+	CHECK_ST(tfm_pickle_check(p.b, p.n, "evil.pkl"), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "INST") != NULL);
+
+	/* an allowed global that is not callable: REDUCE of torch.FloatStorage */
+	p.n = 0;
+	glob(&p, "torch", "FloatStorage");
+	op(&p, ')');
+	op(&p, 'R');
+	op(&p, '.');
+	CHECK_ST(tfm_pickle_check(p.b, p.n, "x.pkl"), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "not callable") != NULL);
+
+	/* unknown opcode; truncation; stack underflow */
+	static const uint8_t unk[] = { 0x80, 2, 0xff, '.' }, trunc[] = { 0x80, 2, 'X', 9, 0 },
+		under[] = { 's', '.' };
+	CHECK_ST(tfm_pickle_check(unk, sizeof unk, "x.pkl"), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "0xff") != NULL);
+	CHECK_ST(tfm_pickle_check(trunc, sizeof trunc, "x.pkl"), TFM_E_FORMAT);
+	CHECK_ST(tfm_pickle_check(under, sizeof under, "x.pkl"), TFM_E_FORMAT);
+
+	/* the malicious pickle inside a PyTorch zip fails to open */
+	p.n = 0;
+	op(&p, 0x80); op(&p, 2);
+	glob(&p, "os", "system");
+	ustr(&p, "echo pwned");
+	op(&p, 0x85);
+	op(&p, 'R');
+	op(&p, '.');
+	char *tmp = t_tmpdir(), *path = t_path("%s/evil.pt", tmp);
+	CHECK(!write_zip(path, &p, 1));
+	struct tfm_ckpt *c;
+	CHECK_ST(tfm_ckpt_open(&c, path, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "os.system") != NULL);
+	free(path);
+	free(tmp);
+}
+
+/* ---- llama2.c ---- */
+
+static void t_llama2c_stories(void)
+{
+	char *p = t_path("%s/models/stories260K/stories260K.bin", t_shared());
+	char *v = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	struct tfm_ckpt_opts o = { .vocab = v };
+	struct tfm_ckpt *c;
+	CHECK_OK(tfm_ckpt_open(&c, p, &o));
+	if (!c)
+		return;
+	CHECK(!strcmp(c->format, "llama2c") && c->naming == TFM_NAMES_GGUF);
+	json_t *j = c->config;
+	CHECK(json_integer_value(json_object_get(j, "hidden_size")) == 64);
+	CHECK(json_integer_value(json_object_get(j, "intermediate_size")) == 172);
+	CHECK(json_integer_value(json_object_get(j, "num_hidden_layers")) == 5);
+	CHECK(json_integer_value(json_object_get(j, "num_attention_heads")) == 8);
+	CHECK(json_integer_value(json_object_get(j, "num_key_value_heads")) == 4);
+	CHECK(json_integer_value(json_object_get(j, "vocab_size")) == 512);
+	CHECK(json_integer_value(json_object_get(j, "max_position_embeddings")) == 512);
+	CHECK(json_is_true(json_object_get(j, "tie_word_embeddings")));
+	CHECK(json_is_true(json_object_get(j, "rope_interleaved")));
+	CHECK(!strcmp(json_string_value(json_object_get(j, "model_type")), "llama"));
+	/* 1 embedding + 5 layers x 9 + the final norm; the classifier is shared */
+	CHECK(c->n_tensors == 47);
+	CHECK(tfm_ckpt_find(c, "output.weight") == NULL);
+	int64_t sum = 0;
+	for (int64_t i = 0; i < c->n_tensors; i++)
+		sum += nel(&c->tensors[i]);
+	CHECK_MSG(sum == 260032, "sum %lld", (long long)sum);  /* DATA.md */
+	const struct tfm_ckpt_tensor *t = tfm_ckpt_find(c, "token_embd.weight");
+	CHECK(t && t->ne[0] == 64 && t->ne[1] == 512 && t->type == TFM_TYPE_F32);
+	t = tfm_ckpt_find(c, "blk.4.attn_k.weight");
+	CHECK(t && t->ne[0] == 64 && t->ne[1] == 32);   /* kv_dim = 4 heads x 8 */
+	t = tfm_ckpt_find(c, "blk.0.ffn_down.weight");
+	CHECK(t && t->ne[0] == 172 && t->ne[1] == 64);
+	t = tfm_ckpt_find(c, "blk.2.ffn_gate.weight");
+	CHECK(t && t->ne[0] == 64 && t->ne[1] == 172);
+	t = tfm_ckpt_find(c, "output_norm.weight");
+	CHECK(t && t->n_dims == 1 && t->ne[0] == 64);
+	/* the first embedding float is the one right after the 28-byte header */
+	FILE *f = fopen(p, "rb");
+	float first = 0;
+	CHECK(f && fseek(f, 28, SEEK_SET) == 0 && fread(&first, 4, 1, f) == 1);
+	if (f)
+		fclose(f);
+	t = tfm_ckpt_find(c, "token_embd.weight");
+	CHECK(t && *(const float *)t->data == first);
+	const struct tfm_ckpt_file *tb = tfm_ckpt_file(c, "tokenizer.bin");
+	CHECK(tb && tb->size == 6227);  /* ls -l tok512.bin */
+	tfm_ckpt_close(c);
+	free(p);
+	free(v);
+}
+
+/* A synthetic model: dim 8, hidden 12, 2 layers, 2 heads, 1 KV head (kv_dim
+ * 4), vocab 5, seq_len 4, head_size 4.  Each float is its own index in the
+ * tensor data, so the first element of a tensor tells where it was read. */
+enum { D = 8, H = 12, NL = 2, KV = 4, V = 5, SL = 4, HS = 4 };
+
+static float *iota(size_t n)
+{
+	float *f = malloc(n * 4);
+	for (size_t i = 0; i < n; i++)
+		f[i] = (float)i;
+	return f;
+}
+
+static float first(struct tfm_ckpt *c, const char *name)
+{
+	const struct tfm_ckpt_tensor *t = tfm_ckpt_find(c, name);
+	return t ? *(const float *)t->data : -1;
+}
+
+static void t_llama2c_synth(void)
+{
+	char *tmp = t_tmpdir(), *p = t_path("%s/v1.bin", tmp);
+	/* version 1, not shared: rms_att (2x8), rms_ffn (2x8), rms_final 8,
+	 * tok 5x8, wq 2x64, wk 2x32, wv 2x32, wo 2x64, w1 2x96, w2 2x96, w3 2x96,
+	 * wcls 5x8 */
+	size_t n1 = 16 + 16 + 8 + 40 + 128 + 64 + 64 + 128 + 192 * 3 + 40;
+	uint8_t hdr[256] = { 0 };
+	uint32_t magic = 0x616b3432;
+	int32_t ver = 1, prm[7] = { D, H, NL, 2, 1, V, SL };
+	memcpy(hdr, &magic, 4);
+	memcpy(hdr + 4, &ver, 4);
+	memcpy(hdr + 8, prm, 28);
+	hdr[36] = 0;  /* not shared */
+	float *w = iota(n1);
+	FILE *f = fopen(p, "wb");
+	CHECK(f && fwrite(hdr, 1, 256, f) == 256 && fwrite(w, 4, n1, f) == n1);
+	fclose(f);
+	struct tfm_ckpt *c;
+	CHECK_OK(tfm_ckpt_open(&c, p, NULL));
+	if (c) {
+		CHECK(c->n_tensors == 1 + NL * 9 + 1 + 1);
+		CHECK(first(c, "blk.0.attn_norm.weight") == 0);
+		CHECK(first(c, "blk.1.attn_norm.weight") == 8);
+		CHECK(first(c, "blk.0.ffn_norm.weight") == 16);
+		CHECK(first(c, "blk.1.ffn_norm.weight") == 24);
+		CHECK(first(c, "output_norm.weight") == 32);
+		CHECK(first(c, "token_embd.weight") == 40);
+		CHECK(first(c, "blk.0.attn_q.weight") == 80);
+		CHECK(first(c, "blk.1.attn_q.weight") == 144);
+		CHECK(first(c, "blk.0.attn_k.weight") == 208);
+		CHECK(first(c, "blk.1.attn_k.weight") == 240);
+		CHECK(first(c, "blk.0.attn_v.weight") == 272);
+		CHECK(first(c, "blk.0.attn_output.weight") == 336);
+		CHECK(first(c, "blk.0.ffn_gate.weight") == 464);
+		CHECK(first(c, "blk.1.ffn_gate.weight") == 560);
+		CHECK(first(c, "blk.0.ffn_down.weight") == 656);
+		CHECK(first(c, "blk.0.ffn_up.weight") == 848);
+		CHECK(first(c, "output.weight") == 1040);
+		const struct tfm_ckpt_tensor *t = tfm_ckpt_find(c, "output.weight");
+		CHECK(t && t->ne[0] == D && t->ne[1] == V);
+		t = tfm_ckpt_find(c, "blk.1.ffn_down.weight");
+		CHECK(t && t->ne[0] == H && t->ne[1] == D);
+		CHECK(json_is_false(json_object_get(c->config, "tie_word_embeddings")));
+	}
+	tfm_ckpt_close(c);
+	free(w);
+
+	/* legacy, separate classifier (negative vocab): tok 40, rms_att 16,
+	 * wq 128, wk 64, wv 64, wo 128, rms_ffn 16, w1 192, w2 192, w3 192,
+	 * rms_final 8, freq_cis real 8 and imag 8 (seq_len 4 x head_size/2 2),
+	 * wcls 40 */
+	size_t n0 = 40 + 16 + 128 + 64 + 64 + 128 + 16 + 192 * 3 + 8 + 8 + 8 + 40;
+	int32_t lp[7] = { D, H, NL, 2, 1, -V, SL };
+	w = iota(n0);
+	char *p0 = t_path("%s/legacy.bin", tmp);
+	f = fopen(p0, "wb");
+	CHECK(f && fwrite(lp, 4, 7, f) == 7 && fwrite(w, 4, n0, f) == n0);
+	fclose(f);
+	CHECK_OK(tfm_ckpt_open(&c, p0, NULL));
+	if (c) {
+		CHECK(!strcmp(c->format, "llama2c"));
+		CHECK(first(c, "token_embd.weight") == 0);
+		CHECK(first(c, "blk.0.attn_norm.weight") == 40);
+		CHECK(first(c, "blk.1.attn_norm.weight") == 48);
+		CHECK(first(c, "blk.0.attn_q.weight") == 56);
+		CHECK(first(c, "blk.0.attn_k.weight") == 184);
+		CHECK(first(c, "blk.0.attn_v.weight") == 248);
+		CHECK(first(c, "blk.0.attn_output.weight") == 312);
+		CHECK(first(c, "blk.0.ffn_norm.weight") == 440);
+		CHECK(first(c, "blk.0.ffn_gate.weight") == 456);
+		CHECK(first(c, "blk.0.ffn_down.weight") == 648);
+		CHECK(first(c, "blk.1.ffn_up.weight") == 936);
+		CHECK(first(c, "output_norm.weight") == 1032);
+		CHECK(first(c, "output.weight") == 1056);  /* after 16 freq_cis floats */
+		CHECK(json_integer_value(json_object_get(c->config, "vocab_size")) == V);
+	}
+	tfm_ckpt_close(c);
+
+	/* truncated by one float */
+	f = fopen(p0, "wb");
+	CHECK(f && fwrite(lp, 4, 7, f) == 7 && fwrite(w, 4, n0 - 1, f) == n0 - 1);
+	fclose(f);
+	CHECK_ST(tfm_ckpt_open(&c, p0, NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "llama2.c") != NULL);
+	/* version 2 (q8_0) is refused by name */
+	ver = 2;
+	memcpy(hdr + 4, &ver, 4);
+	f = fopen(p, "wb");
+	CHECK(f && fwrite(hdr, 1, 256, f) == 256);
+	fclose(f);
+	CHECK_ST(tfm_ckpt_open(&c, p, NULL), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "version 2") != NULL);
+	free(w);
+	free(p);
+	free(p0);
+	free(tmp);
+}
+
+static const struct t_case t_cases[] = {
+	{ "safetensors", t_safetensors },
+	{ "safetensors_corrupt", t_safetensors_corrupt },
+	{ "hf_dir_and_shards", t_hf_dir_and_shards },
+	{ "hf_archives", t_hf_archives },
+	{ "pytorch", t_pytorch },
+	{ "pickle_malicious", t_pickle_malicious },
+	{ "llama2c_stories", t_llama2c_stories },
+	{ "llama2c_synth", t_llama2c_synth },
+};
+
+T_MAIN(t_cases)
