@@ -176,11 +176,11 @@ out:
 	return st;
 }
 
-/* In order of preference: safetensors before pickles, an index before a
- * lone file (a sharded model has no model.safetensors). */
+/* In transformers' order of preference: safetensors before pickles, a
+ * single file before a sharded index. */
 static const char *const weight_files[] = {
-	"model.safetensors.index.json", "model.safetensors",
-	"pytorch_model.bin.index.json", "pytorch_model.bin",
+	"model.safetensors", "model.safetensors.index.json",
+	"pytorch_model.bin", "pytorch_model.bin.index.json",
 };
 
 static int load_hf(struct hf_src *s)
@@ -235,16 +235,13 @@ int tfm_hf_load_beside(struct tfm_ckpt *c, const char *path)
 
 /* ---- archives ---- */
 
+/* Which members to read: config.json, the side files and the weights file
+ * under root; or, on the second pass, only the shards an index names. */
 struct want_ctx {
 	const char *root;
-	int kind;  /* 1 safetensors, 2 pytorch_model*.bin */
+	const char *weights;  /* one of weight_files[] */
+	json_t *shards;       /* shard name -> true, for the second pass */
 };
-
-static int ends_with(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-	return n >= m && !strcmp(s + n - m, suf);
-}
 
 static int want_member(const char *name, void *ctx)
 {
@@ -253,24 +250,60 @@ static int want_member(const char *name, void *ctx)
 	if (strncmp(name, w->root, rl) || strchr(name + rl, '/'))
 		return 0;
 	const char *b = name + rl;
-	if (!strcmp(b, "config.json"))
+	if (w->shards)
+		return json_object_get(w->shards, b) != NULL;
+	if (!strcmp(b, "config.json") || (w->weights && !strcmp(b, w->weights)))
 		return 1;
 	for (size_t i = 0; i < N_SIDE; i++)
 		if (!strcmp(b, side_files[i]))
 			return 1;
-	if (w->kind == 1)
-		return ends_with(b, ".safetensors") || !strcmp(b, "model.safetensors.index.json");
-	return (!strncmp(b, "pytorch_model", 13) && ends_with(b, ".bin")) ||
-	       !strcmp(b, "pytorch_model.bin.index.json");
+	return 0;
 }
 
-static int has(const struct tfm_ckpt_member *m, int n, const char *root, const char *name)
+static const struct tfm_ckpt_member *find(const struct tfm_ckpt_member *m, int n,
+					  const char *root, const char *name)
 {
 	size_t rl = strlen(root);
 	for (int i = 0; i < n; i++)
 		if (!strncmp(m[i].name, root, rl) && !strcmp(m[i].name + rl, name))
-			return 1;
-	return 0;
+			return &m[i];
+	return NULL;
+}
+
+/* The shards an index names, as a set; NULL after an error. */
+static json_t *index_shards(const struct tfm_ckpt_member *ix, const char *label)
+{
+	json_error_t je;
+	json_t *idx = json_loadb((const char *)ix->data, ix->size, 0, &je), *wm, *v;
+	json_t *set = json_object();
+	const char *key;
+	if (!idx || !set || !json_is_object(wm = json_object_get(idx, "weight_map"))) {
+		tfm_seterr(TFM_E_FORMAT, "%s/%s: %s", label, ix->name,
+			   idx ? "no weight_map object" : je.text);
+		json_decref(idx);
+		json_decref(set);
+		return NULL;
+	}
+	json_object_foreach(wm, key, v)
+		if (json_is_string(v))
+			json_object_set_new(set, json_string_value(v), json_true());
+	json_decref(idx);
+	return set;
+}
+
+/* Append b to a (both member lists); b is consumed. */
+static int join(struct tfm_ckpt_member **a, int *na, struct tfm_ckpt_member *b, int nb)
+{
+	struct tfm_ckpt_member *m = tfm_realloc(*a, (size_t)(*na + nb + 1) * sizeof *m);
+	if (!m) {
+		tfm_ckpt_members_free(b, nb);
+		return TFM_E_NOMEM;
+	}
+	memcpy(m + *na, b, (size_t)nb * sizeof *m);
+	free(b);
+	*a = m;
+	*na += nb;
+	return TFM_OK;
 }
 
 int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
@@ -295,18 +328,27 @@ int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
 		return tfm_seterr(TFM_E_FORMAT, "%s: path too long", c->source);
 	memcpy(root, cfg, rl);
 	root[rl] = 0;
-	struct want_ctx w = { root, 0 };
-	if (has(names, n_names, root, "model.safetensors.index.json") ||
-	    has(names, n_names, root, "model.safetensors"))
-		w.kind = 1;
-	else if (has(names, n_names, root, "pytorch_model.bin.index.json") ||
-		 has(names, n_names, root, "pytorch_model.bin"))
-		w.kind = 2;
-	struct tfm_ckpt_member *m = NULL;
-	int n = 0;
+	struct want_ctx w = { root, NULL, NULL };
+	for (int i = 0; i < 4 && !w.weights; i++)
+		if (find(names, n_names, root, weight_files[i]))
+			w.weights = weight_files[i];
+	/* libarchive streams: read what we need in one pass, and the shards an
+	 * index names in a second one (never every file in the archive) */
+	struct tfm_ckpt_member *m = NULL, *m2 = NULL;
+	int n = 0, n2 = 0;
 	int st = tfm_ckpt_archive_read(data, size, c->source, want_member, &w, &m, &n);
 	if (st)
 		return st;
+	const struct tfm_ckpt_member *ix;
+	if (w.weights && strstr(w.weights, ".index.json") &&
+	    (ix = find(m, n, root, w.weights)) && ix->data) {
+		if (!(w.shards = index_shards(ix, c->source)))
+			st = TFM_E_FORMAT;
+		else if (!(st = tfm_ckpt_archive_read(data, size, c->source, want_member, &w,
+						      &m2, &n2)))
+			st = join(&m, &n, m2, n2);
+		json_decref(w.shards);
+	}
 	/* the checkpoint owns the member bytes from here on: tensors point there */
 	for (int i = 0; i < n; i++) {
 		if (!m[i].data)
