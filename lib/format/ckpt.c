@@ -16,7 +16,45 @@ struct ckpt_priv {
 	int n_bufs, cap_bufs;
 	int64_t cap_tensors;
 	int cap_files;
+	int64_t *hash;            /* [hash_cap]: tensor index + 1, 0 = empty; open addressing,
+	                             so that find stays fast with 10^5 tensors (large MoE) */
+	int64_t hash_cap;         /* a power of two, at least twice n_tensors */
 };
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static void hash_insert(struct ckpt_priv *p, const char *name, int64_t i)
+{
+	uint64_t m = (uint64_t)p->hash_cap - 1, h = fnv1a(name) & m;
+	while (p->hash[h])
+		h = (h + 1) & m;
+	p->hash[h] = i + 1;
+}
+
+static int hash_grow(struct tfm_ckpt *c, int64_t need)
+{
+	struct ckpt_priv *p = c->priv_;
+	if (need * 2 <= p->hash_cap)
+		return TFM_OK;
+	int64_t cap = p->hash_cap ? p->hash_cap : 64;
+	while (cap < need * 2)
+		cap *= 2;
+	int64_t *h = tfm_calloc((size_t)cap, sizeof *h);
+	if (!h)
+		return TFM_E_NOMEM;
+	free(p->hash);
+	p->hash = h;
+	p->hash_cap = cap;
+	for (int64_t i = 0; i < c->n_tensors; i++)
+		hash_insert(p, c->tensors[i].name, i);
+	return TFM_OK;
+}
 
 static int grow(void **p, int64_t *cap, int64_t need, size_t elem)
 {
@@ -114,7 +152,8 @@ int tfm_ckpt_add_tensor(struct tfm_ckpt *c, const char *name, int type, int n_di
 				  c->source, name, nbytes, (unsigned long long)want);
 	if (tfm_ckpt_find(c, name))
 		return tfm_seterr(TFM_E_FORMAT, "%s: tensor %s appears twice", c->source, name);
-	if (grow((void **)&c->tensors, &p->cap_tensors, c->n_tensors + 1, sizeof *c->tensors))
+	if (grow((void **)&c->tensors, &p->cap_tensors, c->n_tensors + 1, sizeof *c->tensors) ||
+	    hash_grow(c, c->n_tensors + 1))
 		return TFM_E_NOMEM;
 	struct tfm_ckpt_tensor *t = &c->tensors[c->n_tensors];
 	memset(t, 0, sizeof *t);
@@ -126,6 +165,7 @@ int tfm_ckpt_add_tensor(struct tfm_ckpt *c, const char *name, int type, int n_di
 		t->ne[i] = i < n_dims ? shape[n_dims - 1 - i] : 1;
 	t->data = data;
 	t->nbytes = nbytes;
+	hash_insert(p, t->name, c->n_tensors);
 	c->n_tensors++;
 	return TFM_OK;
 }
@@ -176,6 +216,14 @@ int tfm_ckpt_is_buffer(const char *name)
 
 const struct tfm_ckpt_tensor *tfm_ckpt_find(const struct tfm_ckpt *c, const char *name)
 {
+	const struct ckpt_priv *p = c->priv_;
+	if (p && p->hash_cap) {
+		uint64_t m = (uint64_t)p->hash_cap - 1, h = fnv1a(name) & m;
+		for (; p->hash[h]; h = (h + 1) & m)
+			if (!strcmp(c->tensors[p->hash[h] - 1].name, name))
+				return &c->tensors[p->hash[h] - 1];
+		return NULL;
+	}
 	for (int64_t i = 0; i < c->n_tensors; i++)
 		if (!strcmp(c->tensors[i].name, name))
 			return &c->tensors[i];
@@ -214,6 +262,7 @@ void tfm_ckpt_close(struct tfm_ckpt *c)
 		for (int i = 0; i < p->n_bufs; i++)
 			free(p->bufs[i]);
 		free(p->bufs);
+		free(p->hash);
 		free(p);
 	}
 	free(c->source);

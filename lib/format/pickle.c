@@ -661,7 +661,12 @@ int tfm_pickle_state_dict(const uint8_t *data, size_t size, const char *name,
 			continue;
 		}
 		struct tfm_pickle_tensor *p = &t[n++];
-		p->name = tfm_strdup(key->s);
+		/* torch.compile wraps the model: its state dict keys carry this
+		 * prefix (llama2.c's export.py strips it the same way) */
+		const char *kn = key->s;
+		if (!strncmp(kn, "_orig_mod.", 10))
+			kn += 10;
+		p->name = tfm_strdup(kn);
 		p->storage_key = tfm_strdup(v->storage->s);
 		if (!p->name || !p->storage_key) {
 			st = TFM_E_NOMEM;

@@ -111,7 +111,7 @@ int tfm_safetensors_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, 
 		return tfm_seterr(TFM_E_FORMAT, "%s: safetensors: the header is not a JSON object",
 				  name);
 	json_error_t je;
-	json_t *h = json_loadb((const char *)data + 8, (size_t)hn, 0, &je);
+	json_t *h = json_loadb((const char *)data + 8, (size_t)hn, JSON_REJECT_DUPLICATES, &je);
 	if (!h || !json_is_object(h)) {
 		int st = tfm_seterr(TFM_E_FORMAT, "%s: safetensors: bad JSON header: %s", name,
 				    h ? "not an object" : je.text);
