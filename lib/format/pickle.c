@@ -25,6 +25,7 @@ static const struct pk_global {
 	{ "collections", "OrderedDict", G_ODICT, 0 },
 	{ "torch._utils", "_rebuild_tensor_v2", G_REBUILD_V2, 0 },
 	{ "torch._utils", "_rebuild_parameter", G_REBUILD_PARAM, 0 },
+	{ "torch._utils", "_rebuild_parameter_with_state", G_REBUILD_PARAM, 0 },
 	{ "torch._tensor", "_rebuild_from_type_v2", G_FROM_TYPE, 0 },
 	{ "torch", "Tensor", G_TYPE, 0 },
 	{ "torch._tensor", "Tensor", G_TYPE, 0 },
@@ -268,8 +269,9 @@ static int call(struct pk *k, const struct pk_val *f, const struct pk_val *args,
 		*out = v;
 		return TFM_OK;
 	case G_REBUILD_PARAM:
-		/* _rebuild_parameter(data, requires_grad, backward_hooks) */
-		if (args->n != 3 || a[0]->kind != K_TENSOR)
+		/* _rebuild_parameter(data, requires_grad, backward_hooks) and
+		 * _rebuild_parameter_with_state(..., state): the state is dropped */
+		if (args->n < 3 || args->n > 4 || a[0]->kind != K_TENSOR)
 			return PKERR(k, "bad _rebuild_parameter arguments");
 		*out = a[0];
 		return TFM_OK;

@@ -552,14 +552,12 @@ static void glob(struct pkb *p, const char *mod, const char *name)
 	p->n += (size_t)sprintf((char *)p->b + p->n, "%s\n%s\n", mod, name);
 }
 
-/* key: torch._utils._rebuild_tensor_v2(
- *   BINPERSID ('storage', torch.<stype>, skey, 'cpu', numel),
- *   offset, size, stride, False, OrderedDict()) */
-static void tensor_entry(struct pkb *p, const char *key, const char *stype, const char *skey,
-			 int numel, int offset, int nd, const int *size, const int *stride)
+/* The argument tuple of _rebuild_tensor_v2: (BINPERSID ('storage',
+ * torch.<stype>, skey, 'cpu', numel), offset, size, stride, False,
+ * OrderedDict()) */
+static void tensor_args(struct pkb *p, const char *stype, const char *skey, int numel,
+			int offset, int nd, const int *size, const int *stride)
 {
-	ustr(p, key);
-	glob(p, "torch._utils", "_rebuild_tensor_v2");
 	op(p, '(');                      /* MARK: the argument tuple */
 	op(p, '(');                      /* MARK: the persistent id tuple */
 	ustr(p, "storage");
@@ -583,6 +581,15 @@ static void tensor_entry(struct pkb *p, const char *key, const char *stype, cons
 	op(p, ')');                      /* EMPTY_TUPLE */
 	op(p, 'R');                      /* REDUCE: backward_hooks = OrderedDict() */
 	op(p, 't');                      /* TUPLE: the arguments */
+}
+
+/* key: torch._utils._rebuild_tensor_v2(args) */
+static void tensor_entry(struct pkb *p, const char *key, const char *stype, const char *skey,
+			 int numel, int offset, int nd, const int *size, const int *stride)
+{
+	ustr(p, key);
+	glob(p, "torch._utils", "_rebuild_tensor_v2");
+	tensor_args(p, stype, skey, numel, offset, nd, size, stride);
 	op(p, 'R');                      /* REDUCE: the tensor */
 	op(p, 'q');                      /* BINPUT (memoize it, as torch does) */
 	op(p, (int)(p->n & 0x7f));
@@ -790,6 +797,50 @@ static void t_pytorch_cpython(void)
 		tfm_ckpt_close(c);
 	}
 	free(p);
+	free(tmp);
+}
+
+/* Parameters: _rebuild_parameter(tensor, True, OrderedDict()) and
+ * _rebuild_from_type_v2(_rebuild_tensor_v2, Parameter, args, {}) */
+static void t_pickle_parameter(void)
+{
+	static const int asz[2] = { 2, 3 }, ast[2] = { 3, 1 }, bsz[1] = { 3 }, bst[1] = { 1 };
+	struct pkb p;
+	p.n = 0;
+	op(&p, 0x80); op(&p, 2);
+	op(&p, '}');                     /* EMPTY_DICT */
+	op(&p, '(');                     /* MARK */
+	ustr(&p, "a.weight");
+	glob(&p, "torch._utils", "_rebuild_parameter");
+	op(&p, '(');
+	glob(&p, "torch._utils", "_rebuild_tensor_v2");
+	tensor_args(&p, "FloatStorage", "0", 6, 0, 2, asz, ast);
+	op(&p, 'R');                     /* the tensor */
+	op(&p, 0x88);                    /* NEWTRUE: requires_grad */
+	glob(&p, "collections", "OrderedDict");
+	op(&p, ')');
+	op(&p, 'R');
+	op(&p, 't');
+	op(&p, 'R');                     /* the parameter */
+	ustr(&p, "b.bias");
+	glob(&p, "torch._tensor", "_rebuild_from_type_v2");
+	op(&p, '(');
+	glob(&p, "torch._utils", "_rebuild_tensor_v2");  /* func */
+	glob(&p, "torch.nn.parameter", "Parameter");     /* new_type */
+	tensor_args(&p, "HalfStorage", "1", 5, 2, 1, bsz, bst);
+	op(&p, '}');                     /* state */
+	op(&p, 't');
+	op(&p, 'R');
+	op(&p, 'u');                     /* SETITEMS */
+	op(&p, '.');
+	char *tmp = t_tmpdir(), *path = t_path("%s/param.pt", tmp);
+	CHECK(!write_zip(path, &p, 1));
+	struct tfm_ckpt *c;
+	CHECK_OK(tfm_ckpt_open(&c, path, NULL));
+	if (c)
+		check_pt(c);
+	tfm_ckpt_close(c);
+	free(path);
 	free(tmp);
 }
 
@@ -1046,6 +1097,7 @@ static const struct t_case t_cases[] = {
 	{ "hf_archives", t_hf_archives },
 	{ "pytorch", t_pytorch },
 	{ "pytorch_cpython", t_pytorch_cpython },
+	{ "pickle_parameter", t_pickle_parameter },
 	{ "pickle_malicious", t_pickle_malicious },
 	{ "llama2c_stories", t_llama2c_stories },
 	{ "llama2c_synth", t_llama2c_synth },
