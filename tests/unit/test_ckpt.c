@@ -911,6 +911,12 @@ static void t_pickle_malicious(void)
 	struct tfm_ckpt *c;
 	CHECK_ST(tfm_ckpt_open(&c, path, NULL), TFM_E_FORMAT);
 	CHECK(strstr(tfm_errmsg(), "os.system") != NULL);
+	/* the project's test inputs, made with Python's pickle.dumps of an
+	 * object reducing to os.system (tests/data/README) */
+	CHECK_ST(tfm_ckpt_open(&c, "tests/data/evil-pickle.bin", NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "forbidden global posix.system") != NULL);
+	CHECK_ST(tfm_ckpt_open(&c, "tests/data/hf-evil", NULL), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "forbidden global posix.system") != NULL);
 	free(path);
 	free(tmp);
 }
