@@ -11,7 +11,7 @@ int tfm_ckpt_new(struct tfm_ckpt **out, const char *source, const char *format);
 /* The checkpoint takes ownership: a blob is closed, a buffer freed, at
  * tfm_ckpt_close.  On failure the blob/buffer is released at once. */
 int tfm_ckpt_keep_blob(struct tfm_ckpt *c, struct tfm_blob *b);
-int tfm_ckpt_keep_buf(struct tfm_ckpt *c, void *p);
+int tfm_ckpt_keep_buf(struct tfm_ckpt *c, void *p, size_t size); /* counts bytes_copied */
 /* Add a tensor: shape in torch order (outermost first), n_dims <= 4; nbytes
  * must equal product(shape) * element size.  Duplicate names are an error. */
 int tfm_ckpt_add_tensor(struct tfm_ckpt *c, const char *name, int type, int n_dims,
@@ -36,7 +36,8 @@ int tfm_ckpt_archive_read(const uint8_t *data, size_t size, const char *aname,
 			  struct tfm_ckpt_member **out, int *n_out);
 void tfm_ckpt_members_free(struct tfm_ckpt_member *m, int n);
 
-/* Format readers (each fills c; c->source names the input for messages). */
+/* Format readers (each fills c; c->source names the input for messages).
+ * Tensors may point into data, which must outlive c. */
 int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, const char *name);
 int tfm_pytorch_bid(const struct tfm_ckpt_member *m, int n); /* a torch zip? */
 int tfm_hf_open_dir(struct tfm_ckpt *c, const char *dir);

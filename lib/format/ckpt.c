@@ -109,7 +109,7 @@ int tfm_ckpt_keep_blob(struct tfm_ckpt *c, struct tfm_blob *b)
 	return TFM_OK;
 }
 
-int tfm_ckpt_keep_buf(struct tfm_ckpt *c, void *buf)
+int tfm_ckpt_keep_buf(struct tfm_ckpt *c, void *buf, size_t size)
 {
 	struct ckpt_priv *p = c->priv_;
 	if (grow_int((void **)&p->bufs, &p->cap_bufs, p->n_bufs + 1, sizeof *p->bufs)) {
@@ -117,6 +117,7 @@ int tfm_ckpt_keep_buf(struct tfm_ckpt *c, void *buf)
 		return TFM_E_NOMEM;
 	}
 	p->bufs[p->n_bufs++] = buf;
+	c->bytes_copied += size;
 	return TFM_OK;
 }
 

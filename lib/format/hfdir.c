@@ -356,7 +356,7 @@ int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
 		if (st)
 			free(m[i].data);
 		else
-			st = tfm_ckpt_keep_buf(c, m[i].data);  /* frees it on failure */
+			st = tfm_ckpt_keep_buf(c, m[i].data, m[i].size);  /* frees it on failure */
 	}
 	if (!st) {
 		struct hf_src s = { .c = c, .m = m, .n = n, .root = root, .label = c->source };
