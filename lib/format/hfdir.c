@@ -10,10 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Side files carried into c->files when present. */
+/* Side files carried into c->files when present.  T5 and ALBERT name their
+ * SentencePiece model spiece.model, XLM-R and mBART sentencepiece.bpe.model. */
 static const char *const side_files[] = {
 	"tokenizer.json", "tokenizer.model", "vocab.txt", "merges.txt", "vocab.json",
 	"tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
+	"added_tokens.json", "spiece.model", "sentencepiece.bpe.model",
 };
 #define N_SIDE (sizeof side_files / sizeof side_files[0])
 

@@ -245,6 +245,9 @@ int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, cons
 	int n = 0, st;
 	if (!name)
 		name = c->source;
+	if (size >= 2 && data[0] == 0x80 && data[1] <= 5)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a bare pickle (PyTorch before 1.6?): "
+				  "re-save it with torch.save(), which writes a zip", name);
 	if (size < 4 || memcmp(data, "PK\x03\x04", 4))
 		return tfm_seterr(TFM_E_FORMAT, "%s: not a PyTorch zip checkpoint", name);
 	int borrowed = (st = zip_stored(data, size, &m, &n)) == TFM_OK;

@@ -421,6 +421,15 @@ static void t_hf_dir_and_shards(void)
 	free(p);
 	CHECK_ST(tfm_ckpt_open(&c, nc, NULL), TFM_E_FORMAT);
 	CHECK(strstr(tfm_errmsg(), "config.json") != NULL);
+	/* a bare pickle (torch < 1.6) as pytorch_model.bin is refused by name */
+	put(nc, "config.json", CONFIG, strlen(CONFIG));
+	p = t_path("%s/model.safetensors", nc);
+	remove(p);
+	free(p);
+	put(nc, "pytorch_model.bin", "\x80\x02}q\x00.", 6);
+	put(nc, "spiece.model", "x", 1);
+	CHECK_ST(tfm_ckpt_open(&c, nc, NULL), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "PyTorch before 1.6") != NULL);
 	/* a lone safetensors file picks up the config beside it */
 	p = t_path("%s/model.safetensors", dir);
 	CHECK_OK(tfm_ckpt_open(&c, p, NULL));
