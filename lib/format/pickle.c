@@ -36,8 +36,9 @@ static const struct pk_global {
 	{ "torch", "FloatStorage", G_STORAGE, TFM_TYPE_F32 },
 	{ "torch", "HalfStorage", G_STORAGE, TFM_TYPE_F16 },
 	{ "torch", "BFloat16Storage", G_STORAGE, TFM_TYPE_BF16 },
-	/* integer and other storages: parsed so that buffers such as
-	 * position_ids can be skipped; their tensors are rejected otherwise */
+	/* integer, complex and float8 storages: names only (nothing is ever
+	 * called), parsed so that buffers such as position_ids can be skipped
+	 * and other tensors of them rejected as unsupported, by name */
 	{ "torch", "DoubleStorage", G_STORAGE, -1 },
 	{ "torch", "LongStorage", G_STORAGE, -1 },
 	{ "torch", "IntStorage", G_STORAGE, -1 },
@@ -45,6 +46,15 @@ static const struct pk_global {
 	{ "torch", "CharStorage", G_STORAGE, -1 },
 	{ "torch", "ByteStorage", G_STORAGE, -1 },
 	{ "torch", "BoolStorage", G_STORAGE, -1 },
+	{ "torch", "ComplexFloatStorage", G_STORAGE, -1 },
+	{ "torch", "ComplexDoubleStorage", G_STORAGE, -1 },
+	{ "torch", "Float8_e4m3fnStorage", G_STORAGE, -1 },
+	{ "torch", "Float8_e5m2Storage", G_STORAGE, -1 },
+	{ "torch", "Float8_e4m3fnuzStorage", G_STORAGE, -1 },
+	{ "torch", "Float8_e5m2fnuzStorage", G_STORAGE, -1 },
+	{ "torch", "UInt16Storage", G_STORAGE, -1 },
+	{ "torch", "UInt32Storage", G_STORAGE, -1 },
+	{ "torch", "UInt64Storage", G_STORAGE, -1 },
 };
 #define N_ALLOWED (int)(sizeof allowed / sizeof allowed[0])
 
