@@ -77,22 +77,18 @@ struct l2c_part {
 	int nd;            /* 1 for the norm vectors (rows is then 1) */
 };
 
-static int add(struct tfm_ckpt *c, const struct l2c_part *t, int n_layers, const float *p)
+/* Add layer l of part t (or the single tensor when t is not per layer),
+ * whose stack starts at p. */
+static int add(struct tfm_ckpt *c, const struct l2c_part *t, int l, const float *p)
 {
 	char name[96];
 	int64_t shape[2] = { t->rows, t->cols };
-	int nd = t->nd;
-	size_t nb = (size_t)(t->rows * t->cols) * sizeof(float);
-	if (nd == 1)
+	size_t n = (size_t)(t->rows * t->cols);
+	if (t->nd == 1)
 		shape[0] = t->cols;
-	for (int l = 0; l < (t->per_layer ? n_layers : 1); l++) {
-		snprintf(name, sizeof name, t->name, l);
-		int st = tfm_ckpt_add_tensor(c, name, TFM_TYPE_F32, nd, shape,
-					     p + (size_t)l * (size_t)(t->rows * t->cols), nb);
-		if (st)
-			return st;
-	}
-	return TFM_OK;
+	snprintf(name, sizeof name, t->name, l);
+	return tfm_ckpt_add_tensor(c, name, TFM_TYPE_F32, t->nd, shape, p + (size_t)l * n,
+				   n * sizeof(float));
 }
 
 static int64_t numel(const struct l2c_part *t, int n_layers)
@@ -150,12 +146,24 @@ int tfm_llama2c_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				  p.n_heads, p.n_kv_heads, p.vocab, p.seq_len,
 				  p.shared ? "" : " and a separate classifier",
 				  (unsigned long long)want);
+	/* where each stack starts, in file order */
 	const float *f = (const float *)(d + p.header);  /* 4-aligned: header is 28 or 256 */
+	const float *at[14];
 	for (int i = 0; i < n_parts; i++) {
-		int st;
-		if (order[i]->name && (st = add(c, order[i], L, f)))
-			return st;
+		at[i] = f;
 		f += numel(order[i], L);
+	}
+	/* tensors in llama.cpp's order: embedding, layer by layer, head */
+	const struct l2c_part *out[] = { &att_norm, &wq, &wk, &wv, &wo, &ffn_norm, &w1, &w2, &w3,
+		&emb, &norm, &wcls };  /* 9 per layer, then 3 single */
+	int st;
+	for (int l = -1; l <= L; l++) {
+		int j0 = l < 0 ? 9 : l < L ? 0 : 10, j1 = l < 0 ? 10 : l < L ? 9 : 12;
+		for (int j = j0; j < j1; j++)
+			for (int i = 0; i < n_parts; i++)
+				if (order[i] == out[j] &&
+				    (st = add(c, out[j], out[j]->per_layer ? l : 0, at[i])))
+					return st;
 	}
 	c->naming = TFM_NAMES_GGUF;
 	c->config = json_pack("{s:s, s:[s], s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:b, "

@@ -1140,6 +1140,24 @@ static void t_llama2c_stories(void)
 		fclose(f);
 	t = tfm_ckpt_find(c, "token_embd.weight");
 	CHECK(t && *(const float *)t->data == first);
+	/* the final norm follows 259,968 floats (DATA.md's 260,032 less its 64);
+	 * blk.4.ffn_up follows the embedding 32768, norms 2x320, wq/wo 2x20480,
+	 * wk/wv 2x10240, w1/w2 2x55040 and 4 layers of w3 (4x11008) */
+	float fin = 0, up4 = 0;
+	f = fopen(p, "rb");
+	CHECK(f && fseek(f, 28 + 4L * 259968, SEEK_SET) == 0 && fread(&fin, 4, 1, f) == 1);
+	CHECK(f && fseek(f, 28 + 4L * 248960, SEEK_SET) == 0 && fread(&up4, 4, 1, f) == 1);
+	if (f)
+		fclose(f);
+	t = tfm_ckpt_find(c, "output_norm.weight");
+	CHECK(t && *(const float *)t->data == fin);
+	t = tfm_ckpt_find(c, "blk.4.ffn_up.weight");
+	CHECK(t && *(const float *)t->data == up4);
+	/* llama.cpp's order: embedding, layer by layer, final norm */
+	CHECK(!strcmp(c->tensors[0].name, "token_embd.weight"));
+	CHECK(!strcmp(c->tensors[1].name, "blk.0.attn_norm.weight"));
+	CHECK(!strcmp(c->tensors[9].name, "blk.0.ffn_up.weight"));
+	CHECK(!strcmp(c->tensors[46].name, "output_norm.weight"));
 	const struct tfm_ckpt_file *tb = tfm_ckpt_file(c, "tokenizer.bin");
 	CHECK(tb && tb->size == 6227);  /* ls -l tok512.bin */
 	tfm_ckpt_close(c);
