@@ -284,8 +284,10 @@ void tfm_ckpt_members_free(struct tfm_ckpt_member *m, int n)
 static int read_member(struct archive *a, struct archive_entry *e, const char *aname,
 		       const char *name, uint8_t **out, size_t *size)
 {
-	size_t cap = archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 ?
-		     (size_t)archive_entry_size(e) + 1 : 1 << 16, n = 0;
+	/* the header's size is a hint: a lying one must not allocate terabytes */
+	int64_t hint = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+	size_t cap = hint >= 0 && hint < ((int64_t)1 << 30) ? (size_t)hint + 1 :
+		     hint >= 0 ? (size_t)1 << 30 : (size_t)1 << 16, n = 0;
 	uint8_t *buf = tfm_malloc(cap);
 	if (!buf)
 		return TFM_E_NOMEM;
@@ -324,7 +326,12 @@ int tfm_ckpt_archive_read(const uint8_t *data, size_t size, const char *aname,
 	struct archive *a = archive_read_new();
 	if (!a)
 		return tfm_seterr(TFM_E_NOMEM, "libarchive: out of memory");
-	archive_read_support_filter_all(a);
+	/* the compressions snapshots come in; not filter_all, which may run
+	 * external programs for exotic ones */
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_bzip2(a);
+	archive_read_support_filter_xz(a);
 	archive_read_support_format_tar(a);
 	archive_read_support_format_zip(a);
 	if (archive_read_open_memory(a, data, size) != ARCHIVE_OK) {
@@ -381,6 +388,8 @@ static int is_archive(const uint8_t *d, size_t n)
 	/* zstd is normally gone already: tfm_blob_open decompresses it */
 	if (n >= 4 && d[0] == 0x28 && d[1] == 0xb5 && d[2] == 0x2f && d[3] == 0xfd)
 		return 1;
+	if (n >= 6 && (!memcmp(d, "BZh", 3) || !memcmp(d, "\xfd" "7zXZ\0", 6)))
+		return 1;  /* .tar.bz2, .tar.xz */
 	return n >= 4 && !memcmp(d, "PK\x03\x04", 4);
 }
 

@@ -356,7 +356,7 @@ static const char *const HF_FILES[] = { "config.json", "tokenizer.json", "vocab.
 static const char *const SHARD_FILES[] = { "model-00001-of-00002.safetensors", "config.json",
 	"model-00002-of-00002.safetensors", "model.safetensors.index.json", "tokenizer.json",
 	"vocab.txt", NULL };
-enum { AR_TAR, AR_TGZ, AR_TZST, AR_ZIP };
+enum { AR_TAR, AR_TGZ, AR_TZST, AR_ZIP, AR_TXZ };
 static int pack(const char *out, const char *dir, const char *prefix, int kind,
 		const char *const *files);
 
@@ -460,6 +460,8 @@ static int pack(const char *out, const char *dir, const char *prefix, int kind,
 		archive_write_add_filter_gzip(a);
 	if (kind == AR_TZST)
 		archive_write_add_filter_zstd(a);
+	if (kind == AR_TXZ)
+		archive_write_add_filter_xz(a);
 	if (archive_write_open_filename(a, out) != ARCHIVE_OK)
 		return -1;
 	if (*prefix) {  /* a directory entry first, as tar does */
@@ -497,8 +499,8 @@ static void t_hf_archives(void)
 {
 	char *tmp = t_tmpdir(), *dir = t_path("%s/hf", tmp);
 	make_hf_dir(dir);
-	static const char *ext[] = { "tar", "tar.gz", "tar.zst", "zip" };
-	for (int k = 0; k < 4; k++) {
+	static const char *ext[] = { "tar", "tar.gz", "tar.zst", "zip", "tar.xz" };
+	for (int k = 0; k < 5; k++) {
 		for (int sub = 0; sub < 2; sub++) {
 			char *p = t_path("%s/m%d.%s", tmp, sub, ext[k]);
 			CHECK_MSG(!pack(p, dir, sub ? "my-model/" : "", k, HF_FILES), "pack %s", p);
