@@ -439,6 +439,9 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 	} else if (n >= 2 && d[0] == 0x80 && d[1] <= 5) {
 		st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: a bare pickle (PyTorch before 1.6?): "
 				"re-save it with torch.save(), which writes a zip", c->source);
+	} else if (n >= 4 && !memcmp(d, "GGUF", 4)) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: unrecognised checkpoint format (a GGUF "
+				"file, not a checkpoint)", c->source);
 	} else {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: unrecognised checkpoint format (not a Hugging "
 				"Face directory or archive, safetensors, PyTorch zip or llama2.c file)",
