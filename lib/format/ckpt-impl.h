@@ -35,14 +35,23 @@ int tfm_ckpt_archive_read(const uint8_t *data, size_t size, const char *aname,
 			  int (*want)(const char *name, void *ctx), void *ctx,
 			  struct tfm_ckpt_member **out, int *n_out);
 void tfm_ckpt_members_free(struct tfm_ckpt_member *m, int n);
+/* A plain tar or a zip of stored entries, read in place: members point into
+ * data (never freed; data must outlive them).  TFM_OK, 1 when the layout is
+ * not one of those (libarchive must read it), or TFM_E_NOMEM.  Free with
+ * tfm_ckpt_members_unmap (names only). */
+int tfm_ckpt_archive_map(const uint8_t *data, size_t size, struct tfm_ckpt_member **out,
+			 int *n_out);
+void tfm_ckpt_members_unmap(struct tfm_ckpt_member *m, int n);
 
 /* Format readers (each fills c; c->source names the input for messages).
  * Tensors may point into data, which must outlive c. */
 int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, const char *name);
 int tfm_pytorch_bid(const struct tfm_ckpt_member *m, int n); /* a torch zip? */
 int tfm_hf_open_dir(struct tfm_ckpt *c, const char *dir);
+/* names: the archive's members; mapped: their data is all there (in place),
+ * otherwise only names are and libarchive reads what is needed. */
 int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
-			const struct tfm_ckpt_member *names, int n_names);
+			const struct tfm_ckpt_member *names, int n_names, int mapped);
 /* Side files and config.json beside a lone weights file, when present. */
 int tfm_hf_load_beside(struct tfm_ckpt *c, const char *path);
 int tfm_llama2c_bid(const uint8_t *data, size_t size);

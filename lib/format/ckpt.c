@@ -407,7 +407,7 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 	struct tfm_blob b;
 	struct tfm_ckpt *c = NULL;
 	struct tfm_ckpt_member *names = NULL;
-	int n_names = 0, st = tfm_blob_open(&b, path);
+	int n_names = 0, mapped = 0, st = tfm_blob_open(&b, path);
 	if (st)
 		return st;
 	if ((st = tfm_ckpt_new(&c, b.name, NULL))) {
@@ -419,7 +419,13 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 	const uint8_t *d = b.data;
 	size_t n = b.size;
 	if (is_archive(d, n)) {
-		if ((st = tfm_ckpt_archive_read(d, n, c->source, NULL, NULL, &names, &n_names)))
+		/* a plain tar or stored zip is read in place; others stream through
+		 * libarchive, listing the names first */
+		if ((st = tfm_ckpt_archive_map(d, n, &names, &n_names)) < 0)
+			goto out;
+		mapped = st == TFM_OK;
+		if (!mapped &&
+		    (st = tfm_ckpt_archive_read(d, n, c->source, NULL, NULL, &names, &n_names)))
 			goto out;
 		if (tfm_pytorch_bid(names, n_names)) {
 			c->format = "pytorch";
@@ -427,7 +433,7 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 				st = tfm_hf_load_beside(c, path);
 		} else {
 			c->format = "hf-archive";
-			st = tfm_hf_open_archive(c, d, n, names, n_names);
+			st = tfm_hf_open_archive(c, d, n, names, n_names, mapped);
 		}
 	} else if (is_safetensors(d, n) || (path && ends_with(path, ".safetensors"))) {
 		c->format = "safetensors";
@@ -448,7 +454,10 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 				c->source);
 	}
 out:
-	tfm_ckpt_members_free(names, n_names);
+	if (mapped)
+		tfm_ckpt_members_unmap(names, n_names);
+	else
+		tfm_ckpt_members_free(names, n_names);
 	if (st) {
 		tfm_ckpt_close(c);
 		return st;

@@ -309,7 +309,7 @@ static int join(struct tfm_ckpt_member **a, int *na, struct tfm_ckpt_member *b, 
 }
 
 int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
-			const struct tfm_ckpt_member *names, int n_names)
+			const struct tfm_ckpt_member *names, int n_names, int mapped)
 {
 	/* the files sit at the top level or inside one directory */
 	const char *cfg = NULL;
@@ -330,6 +330,11 @@ int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
 		return tfm_seterr(TFM_E_FORMAT, "%s: path too long", c->source);
 	memcpy(root, cfg, rl);
 	root[rl] = 0;
+	if (mapped) {  /* every member is in place: nothing to read or copy */
+		struct hf_src s = { .c = c, .m = names, .n = n_names, .root = root,
+				    .label = c->source };
+		return load_hf(&s);
+	}
 	struct want_ctx w = { root, NULL, NULL };
 	for (int i = 0; i < 4 && !w.weights; i++)
 		if (find(names, n_names, root, weight_files[i]))

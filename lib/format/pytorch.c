@@ -103,133 +103,14 @@ static int add_one(struct tfm_ckpt *c, const char *name, const struct tfm_pickle
 				   s->data + (size_t)t->offset * es, (size_t)numel * es);
 }
 
-/* ---- zero-copy fast path ----
- * torch writes its zips uncompressed ("stored") with each record's data
- * aligned to 64 bytes, so the storages can point into the input instead of
- * being copied out through libarchive.  The central directory is read here
- * for that alone; anything unusual (compressed or encrypted entries,
- * unaligned storages, inconsistent offsets) falls back to libarchive.  CRCs
- * are not checked on this path (that would read every byte): every offset
- * is bounds-checked, so a corrupt file gives wrong values, never a bad read. */
-
-static uint64_t le(const uint8_t *p, int n)
+/* Storages read in place must be aligned for their elements (torch aligns
+ * its records to 64 bytes); other zips are copied out instead. */
+static int storages_aligned(const struct tfm_ckpt_member *m, int n)
 {
-	uint64_t v = 0;
 	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/* The zip64 extended information (extra field 1) replaces the fields that
- * are 0xffffffff, in this order: size, compressed size, local offset. */
-static int zip64_extra(const uint8_t *x, size_t xl, uint64_t *usize, uint64_t *csize,
-		       uint64_t *loff)
-{
-	while (xl >= 4) {
-		size_t id = (size_t)le(x, 2), len = (size_t)le(x + 2, 2);
-		if (len > xl - 4)
-			return -1;
-		if (id == 1) {
-			const uint8_t *f = x + 4;
-			size_t left = len;
-			uint64_t *v[3] = { usize, csize, loff };
-			for (int i = 0; i < 3; i++) {
-				if (*v[i] != 0xffffffffu)
-					continue;
-				if (left < 8)
-					return -1;
-				*v[i] = le(f, 8);
-				f += 8;
-				left -= 8;
-			}
+		if (strstr(m[i].name, "/data/") && ((uintptr_t)m[i].data & 7))
 			return 0;
-		}
-		x += 4 + len;
-		xl -= 4 + len;
-	}
-	return 0;
-}
-
-/* TFM_OK with members whose data points into d (not owned), 1 to fall back
- * to libarchive, or TFM_E_NOMEM. */
-static int zip_stored(const uint8_t *d, size_t n, struct tfm_ckpt_member **out, int *n_out)
-{
-	struct tfm_ckpt_member *m = NULL;
-	int nm = 0, st = 1;
-	if (n < 22)
-		return 1;
-	size_t eocd = SIZE_MAX, lo = n - 22 > 65535 ? n - 22 - 65535 : 0;
-	for (size_t i = n - 22 + 1; i-- > lo;) {
-		if (le(d + i, 4) == 0x06054b50u) {
-			eocd = i;
-			break;
-		}
-	}
-	if (eocd == SIZE_MAX)
-		return 1;
-	uint64_t entries = le(d + eocd + 10, 2), cdsize = le(d + eocd + 12, 4),
-		 cdoff = le(d + eocd + 16, 4);
-	if (entries == 0xffff || cdsize == 0xffffffffu || cdoff == 0xffffffffu) {
-		/* zip64: the locator sits just before the end record */
-		if (eocd < 20 || le(d + eocd - 20, 4) != 0x07064b50u)
-			return 1;
-		uint64_t z = le(d + eocd - 20 + 8, 8);
-		if (z > n || n - z < 56 || le(d + z, 4) != 0x06064b50u)
-			return 1;
-		entries = le(d + z + 32, 8);
-		cdsize = le(d + z + 40, 8);
-		cdoff = le(d + z + 48, 8);
-	}
-	if (cdoff > n || cdsize > n - cdoff || entries > cdsize / 46)
-		return 1;
-	if (!(m = tfm_calloc((size_t)entries + 1, sizeof *m)))
-		return TFM_E_NOMEM;
-	const uint8_t *p = d + cdoff, *end = d + cdoff + cdsize;
-	for (uint64_t e = 0; e < entries; e++) {
-		if (end - p < 46 || le(p, 4) != 0x02014b50u)
-			goto out;
-		uint64_t flags = le(p + 8, 2), method = le(p + 10, 2), csize = le(p + 20, 4),
-			 usize = le(p + 24, 4), loff = le(p + 42, 4);
-		size_t nl = (size_t)le(p + 28, 2), el = (size_t)le(p + 30, 2),
-		       cl = (size_t)le(p + 32, 2);
-		if ((size_t)(end - p) - 46 < nl + el + cl ||
-		    zip64_extra(p + 46 + nl, el, &usize, &csize, &loff))
-			goto out;
-		if ((flags & 1) || method != 0 || csize != usize)
-			goto out;  /* encrypted or compressed */
-		if (loff > n || n - loff < 30 || le(d + loff, 4) != 0x04034b50u)
-			goto out;
-		uint64_t data = loff + 30 + le(d + loff + 26, 2) + le(d + loff + 28, 2);
-		if (data > n || usize > n - data)
-			goto out;
-		const char *name = (const char *)p + 46;
-		p += 46 + nl + el + cl;
-		if (!nl || name[nl - 1] == '/')
-			continue;  /* a directory */
-		char *nm2 = tfm_malloc(nl + 1);
-		if (!nm2) {
-			st = TFM_E_NOMEM;
-			goto out;
-		}
-		memcpy(nm2, name, nl);
-		nm2[nl] = 0;
-		m[nm].name = nm2;
-		m[nm].data = (uint8_t *)(d + data);  /* borrowed: never freed */
-		m[nm].size = (size_t)usize;
-		nm++;
-		if (strlen(nm2) != nl)
-			goto out;  /* a NUL in the name */
-		if (strstr(nm2, "/data/") && ((uintptr_t)(d + data) & 7))
-			goto out;  /* an unaligned storage: copy it instead */
-	}
-	*out = m;
-	*n_out = nm;
-	return TFM_OK;
-out:
-	for (int i = 0; i < nm; i++)
-		free(m[i].name);
-	free(m);
-	return st;
+	return 1;
 }
 
 static int want_all(const char *name, void *ctx)
@@ -250,9 +131,16 @@ int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, cons
 				  "re-save it with torch.save(), which writes a zip", name);
 	if (size < 4 || memcmp(data, "PK\x03\x04", 4))
 		return tfm_seterr(TFM_E_FORMAT, "%s: not a PyTorch zip checkpoint", name);
-	int borrowed = (st = zip_stored(data, size, &m, &n)) == TFM_OK;
+	/* torch's own zips (stored, aligned) are read in place */
+	int borrowed = (st = tfm_ckpt_archive_map(data, size, &m, &n)) == TFM_OK;
 	if (st < 0)
 		return st;
+	if (borrowed && !storages_aligned(m, n)) {
+		tfm_ckpt_members_unmap(m, n);
+		m = NULL;
+		n = 0;
+		borrowed = 0;
+	}
 	if (!borrowed) {
 		tfm_log(TFM_LOG_DEBUG, "%s: not a stored, aligned zip: copying through libarchive",
 			name);
@@ -289,12 +177,8 @@ int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, cons
 			goto out;
 	if (!nt)
 		tfm_log(TFM_LOG_WARN, "%s: the pickle holds no tensors", name);
-	/* the checkpoint owns the storages now: tensors point into them */
-	for (int i = 0; i < n; i++) {
-		if (borrowed) {
-			m[i].data = NULL;  /* they point into the caller's data */
-			continue;
-		}
+	/* the checkpoint owns the copied storages now: tensors point into them */
+	for (int i = 0; i < n && !borrowed; i++) {
 		if (!m[i].data)
 			continue;
 		if (st)
@@ -306,8 +190,8 @@ int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, cons
 out:
 	tfm_pickle_tensors_free(t, nt);
 	if (borrowed)
-		for (int i = 0; i < n; i++)
-			m[i].data = NULL;
-	tfm_ckpt_members_free(m, n);
+		tfm_ckpt_members_unmap(m, n);
+	else
+		tfm_ckpt_members_free(m, n);
 	return st;
 }

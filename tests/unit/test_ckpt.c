@@ -356,7 +356,7 @@ static const char *const HF_FILES[] = { "config.json", "tokenizer.json", "vocab.
 static const char *const SHARD_FILES[] = { "model-00001-of-00002.safetensors", "config.json",
 	"model-00002-of-00002.safetensors", "model.safetensors.index.json", "tokenizer.json",
 	"vocab.txt", NULL };
-enum { AR_TAR, AR_TGZ, AR_TZST, AR_ZIP, AR_TXZ };
+enum { AR_TAR, AR_TGZ, AR_TZST, AR_ZIP, AR_TXZ, AR_GNU, AR_ZIP0 };
 static int pack(const char *out, const char *dir, const char *prefix, int kind,
 		const char *const *files);
 
@@ -452,10 +452,14 @@ static int pack(const char *out, const char *dir, const char *prefix, int kind,
 		const char *const *files)
 {
 	struct archive *a = archive_write_new();
-	if (kind == AR_ZIP)
+	if (kind == AR_ZIP || kind == AR_ZIP0)
 		archive_write_set_format_zip(a);
+	else if (kind == AR_GNU)
+		archive_write_set_format_gnutar(a);
 	else
 		archive_write_set_format_pax_restricted(a);
+	if (kind == AR_ZIP0)
+		archive_write_zip_set_compression_store(a);
 	if (kind == AR_TGZ)
 		archive_write_add_filter_gzip(a);
 	if (kind == AR_TZST)
@@ -499,15 +503,32 @@ static void t_hf_archives(void)
 {
 	char *tmp = t_tmpdir(), *dir = t_path("%s/hf", tmp);
 	make_hf_dir(dir);
-	static const char *ext[] = { "tar", "tar.gz", "tar.zst", "zip", "tar.xz" };
-	for (int k = 0; k < 5; k++) {
-		for (int sub = 0; sub < 2; sub++) {
-			char *p = t_path("%s/m%d.%s", tmp, sub, ext[k]);
-			CHECK_MSG(!pack(p, dir, sub ? "my-model/" : "", k, HF_FILES), "pack %s", p);
+	/* a plain tar (also .tar.zst, decompressed on input) and a zip of stored
+	 * entries are read in place; compressed ones are copied out */
+	static const struct { const char *ext; int kind, in_place; } ar[] = {
+		{ "tar", AR_TAR, 1 }, { "tar.gz", AR_TGZ, 0 }, { "tar.zst", AR_TZST, 1 },
+		{ "zip", AR_ZIP, 0 }, { "tar.xz", AR_TXZ, 0 }, { "gnu.tar", AR_GNU, 1 },
+		{ "0.zip", AR_ZIP0, 1 },
+	};
+	/* a directory name past ustar's 100 bytes: a pax path record, or GNU's
+	 * ././@LongLink entry */
+	static const char *const prefixes[] = { "", "my-model/",
+		"a-directory-name-longer-than-the-one-hundred-bytes-a-ustar-header-holds-"
+		"for-its-name-field-so-it-spills/",
+		"and-one-past-the-one-hundred-and-fifty-five-bytes-of-the-ustar-prefix-field-"
+		"which-leaves-a-pax-path-record-or-a-gnu-long-name-record-as-the-only-way-to-store-"
+		"the-whole-path-of-each-file/" };
+	for (size_t k = 0; k < sizeof ar / sizeof ar[0]; k++) {
+		for (int sub = 0; sub < 4; sub++) {
+			char *p = t_path("%s/m%d.%s", tmp, sub, ar[k].ext);
+			CHECK_MSG(!pack(p, dir, prefixes[sub], ar[k].kind, HF_FILES), "pack %s", p);
 			struct tfm_ckpt *c;
 			CHECK_OK(tfm_ckpt_open(&c, p, NULL));
-			if (c)
+			if (c) {
 				check_hf(c, "hf-archive");
+				CHECK_MSG(ar[k].in_place ? c->bytes_copied == 0 : c->bytes_copied > 0,
+					  "%s: %zu bytes copied", p, c->bytes_copied);
+			}
 			tfm_ckpt_close(c);
 			free(p);
 		}
