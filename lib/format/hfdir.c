@@ -2,7 +2,9 @@
  * (model.safetensors, a sharded model.safetensors.index.json, or the same for
  * pytorch_model.bin) and the tokenizer files beside them; from a directory
  * (files mmapped: tensors point into the maps) or from an archive (.tar,
- * .tar.gz, .tar.zst, .zip) read with libarchive without unpacking to disk. */
+ * .tar.gz, .tar.zst, .zip, .tar.xz) without unpacking to disk: a plain tar
+ * or stored zip in place (archmap.c), others with libarchive, which streams
+ * (no random access), so the members needed are copied into memory. */
 #include "format/ckpt-impl.h"
 
 #include <stdio.h>
