@@ -545,12 +545,10 @@ static int p_mpt(struct tfm_spec *s, const json_t *c)
 	json_t *ac = json_object_get(c, "attn_config");
 	if (!json_is_object(ac))
 		ac = NULL;
-	if (!ac || gb(ac, "alibi", 0)) {
-		alibi(s, gf(ac, "alibi_bias_max", 8));
-	} else {
-		s->pos_embd = TFM_POS_EMBD_LEARNED;
-		s->pos_attn = TFM_POS_NONE;
-	}
+	/* transformers' MPT always runs ALiBi (it has no position table) */
+	if (ac && has(ac, "alibi") && !gb(ac, "alibi", 1))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "mpt: attn_config.alibi false is not supported");
+	alibi(s, gf(ac, "alibi_bias_max", 8));
 	if (ac && gb(ac, "qk_ln", 0))
 		s->qk_norm = TFM_QK_NORM_FULL;
 	if (ac && has(ac, "clip_qkv"))
@@ -841,6 +839,76 @@ static int p_rwkv(struct tfm_spec *s, const json_t *c)
 	return TFM_OK;
 }
 
+/* SmolLM3: llama with NoPE on every no_rope_layer_interval-th layer. */
+static int p_smollm3(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "smollm3", "smollm3");
+	int st = llama_core(s, c, 1e-6, 2000000, 32768);
+	s->n_vocab = gi(c, "vocab_size", 128256);
+	s->n_embd = gi(c, "hidden_size", 2048);
+	s->n_ff = gi(c, "intermediate_size", 11008);
+	s->n_layer = gi(c, "num_hidden_layers", 36);
+	s->n_head = gi(c, "num_attention_heads", 16);
+	s->n_head_kv = gi(c, "num_key_value_heads", 4);
+	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	json_t *nr = json_object_get(c, "no_rope_layers");
+	int64_t every = gi(c, "no_rope_layer_interval", 4);
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		if (json_is_array(nr) && (size_t)i < json_array_size(nr))
+			s->layer_rope[i] = json_integer_value(json_array_get(nr, i)) != 0;
+		else
+			s->layer_rope[i] = every <= 0 || (i + 1) % every != 0;
+	}
+	return st;
+}
+
+static int p_stablelm(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "stablelm", "stablelm");
+	int st = llama_core(s, c, 1e-5, 10000, 4096);
+	s->n_vocab = gi(c, "vocab_size", 50304);
+	s->n_embd = gi(c, "hidden_size", 2560);
+	s->n_ff = gi(c, "intermediate_size", 6912);
+	s->head_dim = s->n_embd / s->n_head;
+	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 0.25));
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 1;
+	s->norm_eps = gf(c, "layer_norm_eps", 1e-5);
+	s->attn_bias_qkv = gb(c, "use_qkv_bias", 0);
+	s->attn_bias_out = 0;
+	s->parallel_residual = gb(c, "use_parallel_residual", 0);
+	s->shared_attn_ffn_norm = s->parallel_residual;
+	if (gb(c, "qk_layernorm", 0))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "stablelm: per-head qk_layernorm is not supported");
+	return st;
+}
+
+/* Cohere (Command-R): one LayerNorm without bias feeding attention and FFN
+ * in parallel, interleaved rope, logits scaled by logit_scale. */
+static int p_cohere(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "cohere", "command-r");
+	int st = llama_core(s, c, 1e-5, 10000, 8192);
+	s->n_vocab = gi(c, "vocab_size", 256000);
+	s->n_embd = gi(c, "hidden_size", 8192);
+	s->n_ff = gi(c, "intermediate_size", 22528);
+	s->n_layer = gi(c, "num_hidden_layers", 40);
+	s->n_head = gi(c, "num_attention_heads", 64);
+	s->n_head_kv = gi(c, "num_key_value_heads", s->n_head);
+	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 0;
+	s->norm_eps = gf(c, "layer_norm_eps", 1e-5);
+	s->parallel_residual = s->shared_attn_ffn_norm = 1;
+	s->rope_interleaved = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->head_scale = (float)gf(c, "logit_scale", 0.0625);
+	if (gb(c, "use_qk_norm", 0))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "cohere: use_qk_norm is not supported");
+	return st;
+}
+
 static const struct preset {
 	const char *type;
 	int (*fn)(struct tfm_spec *s, const json_t *c);
@@ -854,6 +922,7 @@ static const struct preset {
 	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", p_bert }, { "roberta", p_roberta },
 	{ "distilbert", p_distilbert }, { "t5", p_t5 }, { "bart", p_bart },
 	{ "mamba", p_mamba }, { "mamba2", p_mamba2 }, { "jamba", p_jamba }, { "rwkv", p_rwkv },
+	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 };
 
 int tfm_spec_from_config(struct tfm_spec *s, const json_t *config)

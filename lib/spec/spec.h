@@ -138,7 +138,8 @@ struct tfm_spec {
 	int pooling;              /* enum tfm_pooling */
 	int64_t n_labels;
 	int pooler;               /* bert: dense + tanh pooler on the first token */
-	float head_scale;         /* 0 or 1: none; t5 (tied): n_embd^-0.5 before the head */
+	float head_scale;         /* 0 or 1: none; scales the final hidden state (so the
+	                             logits): t5 tied n_embd^-0.5, cohere logit_scale */
 
 	/* per-layer pattern.  Encoder-decoder: encoder layers [0, n_layer), then
 	 * decoder layers [n_layer, n_layer + n_layer_dec). */
