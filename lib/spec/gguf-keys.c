@@ -318,14 +318,14 @@ static int rope_factor_tensor(const struct tfm_gguf *g, const char *name, float 
 static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const char *a)
 {
 	static const char *const known[] = { "llama", "qwen2", "qwen3", "gemma", "gemma2",
-					     "gemma3", "phi3", "gpt2", NULL };
+					     "gemma3", "phi3", "gpt2", "bert", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
 	if (!ok)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "GGUF architecture '%s' without tfm.* keys "
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
-				  "gemma3, phi3, gpt2)", a);
+				  "gemma3, phi3, gpt2, bert)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -349,7 +349,11 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 	const struct tfm_gguf_tensor *te = tfm_gguf_find_tensor(g, "token_embd.weight");
 	if (s->n_vocab <= 0 && te)
 		s->n_vocab = te->ne[1];
-	s->tied_output = tfm_gguf_n_tensors(g) > 0 && !tfm_gguf_find_tensor(g, "output.weight");
+	/* without tensors (a vocab-only file) tying is the architecture's habit */
+	if (tfm_gguf_n_tensors(g) > 0)
+		s->tied_output = !tfm_gguf_find_tensor(g, "output.weight");
+	else
+		s->tied_output = !strcmp(a, "gpt2") || !strncmp(a, "gemma", 5) || !strcmp(a, "bert");
 	s->bos_id = (int32_t)tfm_gguf_get_int_or(g, "tokenizer.ggml.bos_token_id", -1);
 	s->eos_id = (int32_t)tfm_gguf_get_int_or(g, "tokenizer.ggml.eos_token_id", -1);
 	s->pad_id = (int32_t)tfm_gguf_get_int_or(g, "tokenizer.ggml.padding_token_id", -1);
@@ -423,7 +427,6 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		s->embd_scale = (float)sqrt((double)s->n_embd);
 		/* llama.cpp's converter stores gemma norm weights with the 1 added */
 		s->norm_plus_one = 0;
-		s->tied_output = !tfm_gguf_find_tensor(g, "output.weight");
 		if (strcmp(a, "gemma")) {
 			int g3 = !strcmp(a, "gemma3");
 			s->norm_place = TFM_NORM_SANDWICH;
@@ -440,12 +443,26 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				s->rope_theta_local = 10000;
 			}
 		}
-	} else if (!strcmp(a, "gpt2")) {
+	} else if (!strcmp(a, "bert")) {
+		/* llama.cpp's BERT: post-norm encoder; the pooler is not converted */
+		s->family = TFM_FAMILY_ENCODER;
+		s->mask = TFM_MASK_BIDIR;
+		s->norm_place = TFM_NORM_POST;
+		s->final_norm = 0;
+		s->embd_norm = 1;
+		s->n_token_types = tfm_gguf_get_int_or(g, "tokenizer.ggml.token_type_count", 2);
+		s->head = TFM_HEAD_EMBED;
+		/* llama.cpp pooling ids: 0 none, 1 mean, 2 cls, 3 last */
+		static const int pool[] = { TFM_POOL_NONE, TFM_POOL_MEAN, TFM_POOL_CLS, TFM_POOL_LAST };
+		int64_t pt = lget_i(g, a, "pooling_type", 2);
+		s->pooling = pt >= 0 && pt < 4 ? pool[pt] : TFM_POOL_CLS;
+	}
+	if (!strcmp(a, "gpt2") || !strcmp(a, "bert")) {
 		s->norm = TFM_NORM_LAYER;
 		s->norm_bias = 1;
 		s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = 1;
 		s->gated = 0;
-		s->act = TFM_ACT_GELU_TANH;
+		s->act = !strcmp(a, "bert") ? TFM_ACT_GELU : TFM_ACT_GELU_TANH;
 		s->pos_embd = TFM_POS_EMBD_LEARNED;
 		s->pos_attn = TFM_POS_NONE;
 		s->rope_dims = 0;
