@@ -125,6 +125,9 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "rope.freq_base"), (float)s->rope_theta));
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "rope.dimension_count"),
 				     (uint32_t)s->rope_dims));
+		if (s->rope_theta_local > 0)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "rope.freq_base_swa"),
+					     (float)s->rope_theta_local));
 		const char *t = NULL;
 		switch (s->rope_scaling) {
 		case TFM_ROPE_SCALE_LINEAR: t = "linear"; break;
@@ -163,6 +166,12 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_shared_feed_forward_length"),
 					     (uint32_t)s->n_ff_shared));
 		}
+		if (s->moe_n_group > 0) {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_group_count"),
+					     (uint32_t)s->moe_n_group));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_group_used_count"),
+					     (uint32_t)s->moe_topk_group));
+		}
 		if (s->moe_first_dense)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "leading_dense_block_count"),
 					     (uint32_t)s->moe_first_dense));
@@ -186,6 +195,8 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 	}
 	if (s->rwkv_head_size)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "wkv.head_size"), (uint32_t)s->rwkv_head_size));
+	if (s->head_scale > 0 && s->head_scale != 1.0f && !strcmp(a, "command-r"))
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "logit_scale"), s->head_scale));
 	if (s->parallel_residual && !strcmp(a, "gptneox"))
 		TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "use_parallel_residual"), 1));
 out:
@@ -440,7 +451,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				s->layer_window[i] = g3 ? (i + 1) % 6 != 0 : i % 2 == 0;
 			if (g3) {
 				s->qk_norm = TFM_QK_NORM_HEAD;
-				s->rope_theta_local = 10000;
+				s->rope_theta_local = lget_f(g, a, "rope.freq_base_swa", 10000);
 			}
 		}
 	} else if (!strcmp(a, "bert")) {

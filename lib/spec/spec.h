@@ -69,7 +69,9 @@ struct tfm_spec {
 	int64_t chunk;            /* chunked attention size, 0 = none */
 	/* A layer uses the sliding window when window > 0 and layer_window[i];
 	 * mask is the base mask (CAUSAL or BIDIR); WINDOW means every layer is
-	 * windowed (mistral), and then layer_window[] is all 1 as well. */
+	 * windowed (mistral), and then layer_window[] is all 1 as well.
+	 * Encoder-decoder: encoder layers are always bidirectional and mask
+	 * applies to the decoder's self-attention. */
 	int diff_attn;            /* differential attention */
 	int linear_attn;          /* linear attention */
 	int cross_attn;           /* decoder layers attend to the encoder (enc-dec) */
