@@ -909,6 +909,37 @@ static int p_cohere(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
+/* Newer configs spell the attention pattern out: layer_types, one of
+ * "full_attention" / "sliding_attention" per layer; it wins over the
+ * pattern the preset derived. */
+static int layer_types(struct tfm_spec *s, const json_t *c)
+{
+	json_t *lt = json_object_get(c, "layer_types");
+	if (!json_is_array(lt))
+		return TFM_OK;
+	if ((int64_t)json_array_size(lt) != s->n_layer)
+		return tfm_seterr(TFM_E_FORMAT, "layer_types has %zu entries for %lld layers",
+				  json_array_size(lt), (long long)s->n_layer);
+	int all = 1;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		const char *t = json_string_value(json_array_get(lt, i));
+		if (!t)
+			return tfm_seterr(TFM_E_FORMAT, "layer_types[%lld]: not a string", (long long)i);
+		if (!strcmp(t, "sliding_attention"))
+			s->layer_window[i] = 1;
+		else if (!strcmp(t, "full_attention"))
+			s->layer_window[i] = 0;
+		else
+			return tfm_seterr(TFM_E_UNSUPPORTED, "layer_types: '%s' is not supported", t);
+		all &= s->layer_window[i];
+	}
+	if (s->window <= 0)
+		s->window = gi(c, "sliding_window", 0);
+	if (s->mask == TFM_MASK_WINDOW && !all)
+		s->mask = TFM_MASK_CAUSAL;
+	return TFM_OK;
+}
+
 static const struct preset {
 	const char *type;
 	int (*fn)(struct tfm_spec *s, const json_t *c);
@@ -952,6 +983,9 @@ int tfm_spec_from_config(struct tfm_spec *s, const json_t *config)
 		s->n_ctx_train = gi(config, "max_position_embeddings", 0);
 	if (gb(config, "rope_interleaved", 0))
 		s->rope_interleaved = 1;
+	st = layer_types(s, config);
+	if (st)
+		return tfm_adderr(st, "config.json");
 	/* a rope preset whose dims were never set rotates the whole head */
 	if (s->pos_attn == TFM_POS_ROPE && s->rope_dims <= 0)
 		s->rope_dims = s->head_dim;

@@ -185,6 +185,26 @@ static void t_presets(void)
 	CHECK_OK(tfm_spec_from_config(&s, j));
 	json_decref(j);
 	CHECK(s.layer_rope[0] && s.layer_rope[2] && !s.layer_rope[3] && !s.layer_rope[7]);
+	/* llama 3.1 rope scaling */
+	j = json_pack("{ss sf s{sf sf sf si ss}}", "model_type", "llama", "rope_theta", 500000.0,
+		      "rope_scaling", "factor", 8.0, "low_freq_factor", 1.0, "high_freq_factor", 4.0,
+		      "original_max_position_embeddings", 8192, "rope_type", "llama3");
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK(s.rope_scaling == TFM_ROPE_SCALE_LLAMA3 && s.rope_factor == 8.0 &&
+	      s.rope_orig_ctx == 8192 && s.llama3_high_freq_factor == 4.0 && s.rope_theta == 500000.0);
+	/* qwen2 with layer_types: the explicit pattern wins */
+	j = json_pack("{ss si si sb s[ssss]}", "model_type", "qwen2", "num_hidden_layers", 4,
+		      "sliding_window", 512, "use_sliding_window", 1, "layer_types",
+		      "full_attention", "sliding_attention", "full_attention", "sliding_attention");
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK(!s.layer_window[0] && s.layer_window[1] && !s.layer_window[2] && s.window == 512);
+	CHECK(s.attn_bias_qkv && !s.attn_bias_out);
+	j = json_pack("{ss si s[s]}", "model_type", "qwen2", "num_hidden_layers", 4,
+		      "layer_types", "full_attention");
+	CHECK_ST(tfm_spec_from_config(&s, j), TFM_E_FORMAT);
+	json_decref(j);
 	/* falcon-7b: multi-query, one shared norm, parallel residual */
 	j = json_pack("{ss}", "model_type", "falcon");
 	CHECK_OK(tfm_spec_from_config(&s, j));
