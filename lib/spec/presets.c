@@ -535,7 +535,8 @@ static int p_mpt(struct tfm_spec *s, const json_t *c)
 	s->n_layer = gi(c, "n_layers", 24);
 	s->n_head = s->n_head_kv = gi(c, "n_heads", 16);
 	s->head_dim = s->n_embd / s->n_head;
-	s->n_ff = gi(c, "expansion_ratio", 4) * s->n_embd;
+	/* transformers' MptMLP is 4 * d_model wide whatever expansion_ratio says */
+	s->n_ff = 4 * s->n_embd;
 	s->n_ctx_train = gi(c, "max_seq_len", 2048);
 	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
 	int bias = !gb(c, "no_bias", 1);
