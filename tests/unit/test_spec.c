@@ -185,6 +185,25 @@ static void t_presets(void)
 	CHECK_OK(tfm_spec_from_config(&s, j));
 	json_decref(j);
 	CHECK(s.layer_rope[0] && s.layer_rope[2] && !s.layer_rope[3] && !s.layer_rope[7]);
+	/* google/t5-v1_1-small: gated GELU, untied head; 76,961,152 parameters */
+	j = json_pack("{ss si si si si si si si ss sb}", "model_type", "t5", "vocab_size", 32128,
+		      "d_model", 512, "d_kv", 64, "d_ff", 1024, "num_layers", 8,
+		      "num_decoder_layers", 8, "num_heads", 6, "feed_forward_proj", "gated-gelu",
+		      "tie_word_embeddings", 0);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK_OK(tfm_spec_count(&s, 2.0, 512, &rc));
+	CHECK(s.gated && s.act == TFM_ACT_GELU_TANH && !s.tied_output && s.head_scale == 0);
+	CHECK(rc.total == 76961152LL);
+	/* facebook/bart-base (BartModel): 139,420,416 parameters */
+	j = json_pack("{ss si si si si si si si si si}", "model_type", "bart", "vocab_size", 50265,
+		      "d_model", 768, "encoder_layers", 6, "decoder_layers", 6,
+		      "encoder_attention_heads", 12, "decoder_attention_heads", 12,
+		      "encoder_ffn_dim", 3072, "decoder_ffn_dim", 3072, "max_position_embeddings", 1024);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK_OK(tfm_spec_count(&s, 2.0, 512, &rc));
+	CHECK(rc.total == 139420416LL);
 	/* llama 3.1 rope scaling */
 	j = json_pack("{ss sf s{sf sf sf si ss}}", "model_type", "llama", "rope_theta", 500000.0,
 		      "rope_scaling", "factor", 8.0, "low_freq_factor", 1.0, "high_freq_factor", 4.0,
