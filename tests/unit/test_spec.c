@@ -160,6 +160,20 @@ static void t_presets(void)
 	CHECK_OK(tfm_spec_from_config(&s, j));
 	json_decref(j);
 	CHECK(s.ssm_dt_rank == 48 && s.ssm_d_inner == 1536 && s.layer_kind[0] == TFM_LAYER_MAMBA);
+	/* mamba-130m: by hand, per layer in_proj 768*3072 + conv 1536*4+1536
+	 * + x_proj 1536*(48+32) + dt_proj 48*1536+1536 + A_log 1536*16 + D 1536
+	 * + out_proj 1536*768 + norm 768 = 3,771,648; 24 layers + 50280*768 + 768 */
+	j = json_pack("{ss si si si si si si ss sb}", "model_type", "mamba", "vocab_size", 50280,
+		      "hidden_size", 768, "num_hidden_layers", 24, "state_size", 16, "expand", 2,
+		      "conv_kernel", 4, "time_step_rank", "auto", "tie_word_embeddings", 1);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	struct tfm_counts mc;
+	CHECK_OK(tfm_spec_count(&s, 2.0, 2048, &mc));
+	CHECK(mc.total == 24LL * 3771648 + 50280LL * 768 + 768);
+	/* constant state: 24 layers * (3*1536 conv + 1536*16 ssm) f32 */
+	CHECK(mc.kv_bytes_per_token == 0 && mc.state_bytes == 24.0 * (3 * 1536 + 1536 * 16) * 4);
+	CHECK(tfm_spec_kv_bytes(&s, 2.0, 100000) == mc.state_bytes);
 	/* jamba: attention every 8th layer from 4, MoE every 2nd from 1 */
 	j = json_pack("{ss}", "model_type", "jamba");
 	CHECK_OK(tfm_spec_from_config(&s, j));
