@@ -58,6 +58,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		(size_t)(B * qkv),                        /* qkv */
 		(size_t)(B * ff), (size_t)(B * ff),       /* g u */
 		(size_t)(B * rot2), (size_t)(B * rot2),   /* cs sn */
+		(size_t)(m->inv_freq_local ? B * rot2 : 0), (size_t)(m->inv_freq_local ? B * rot2 : 0),
 		per_task * (size_t)n_tasks,               /* kernel scratch */
 		(size_t)(B * E), (size_t)(B * K), (size_t)(B * K), /* rl selw sel */
 		(size_t)(E ? B : 0), (size_t)(E ? B : 0),             /* list wl */
@@ -65,7 +66,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	};
 	float *sel, *list;
 	float **dst[] = {&c->kc, &c->vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
-			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->kx.scratch,
+			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->kx.scratch,
 			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye};
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -178,10 +179,10 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	float *kc = c->kc + (size_t)l * c->n_slots * kvd, *vc = c->vc + (size_t)l * c->n_slots * kvd;
 	for (int64_t t = 0; t < n; t++) {
 		if (L->rope) {
-			be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved,
-				 c->cs + t * r2, c->sn + t * r2);
-			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved,
-				 c->cs + t * r2, c->sn + t * r2);
+			const float *cs = (L->rope_local ? c->cs2 : c->cs) + t * r2;
+			const float *sn = (L->rope_local ? c->sn2 : c->sn) + t * r2;
+			be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
+			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
 		}
 		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * kvd, (pos0 + t) % c->n_slots, &a);
 	}
@@ -341,6 +342,11 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 				double ang = (double)(pos0 + t) * m->pos_scale * f[i];
 				c->cs[t * (m->n_rot / 2) + i] = (float)(cos(ang) * m->rope_mscale);
 				c->sn[t * (m->n_rot / 2) + i] = (float)(sin(ang) * m->rope_mscale);
+				if (m->inv_freq_local) {
+					double a2 = (double)(pos0 + t) * m->inv_freq_local[i];
+					c->cs2[t * (m->n_rot / 2) + i] = (float)cos(a2);
+					c->sn2[t * (m->n_rot / 2) + i] = (float)sin(a2);
+				}
 			}
 }
 
@@ -392,6 +398,9 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 		xr = c->xn;
 	}
 	be->matmul(&c->kx, logits, xr, &m->output, nr);
+	if (s->head_scale != 0 && s->head_scale != 1) /* on the hidden state, so before the bias */
+		for (int64_t i = 0; i < nr * s->n_vocab; i++)
+			logits[i] *= s->head_scale;
 	add_bias(m, logits, m->out_b, nr, s->n_vocab);
 	if (s->final_softcap > 0) {
 		float cap = s->final_softcap;

@@ -46,6 +46,8 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 					  (long long)s->n_expert, (long long)s->n_ff_expert);
 		if (s->moe_n_group > 1)
 			return UNSUP("grouped expert routing (moe.n_group)");
+		if (s->moe_gate_bias)
+			return UNSUP("expert selection bias (moe.gate_bias)");
 		if (s->moe_gate != TFM_MOE_GATE_SOFTMAX && s->moe_gate != TFM_MOE_GATE_SIGMOID)
 			return UNSUP("this expert gate");
 		if (!s->gated)
@@ -123,7 +125,7 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("this QK-norm");
 	if (s->act < TFM_ACT_SILU || s->act > TFM_ACT_GELU_QUICK)
 		return UNSUP("this activation");
-	if (s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE)
+	if (s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE || s->pooler)
 		return UNSUP("classifier and embedding heads");
 	if (s->n_ff < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: feed-forward size 0", arch);
@@ -294,7 +296,8 @@ static int bind_moe(struct binder *b, int64_t l)
 		int64_t f = L->sh_gate.out;
 		TRY(bind_mat(b, &L->sh_up, NM("ffn_up_shexp.weight"), d, f, 1));
 		TRY(bind_mat(b, &L->sh_down, NM("ffn_down_shexp.weight"), f, d, 1));
-		TRY(bind_vec(b, &L->sh_gate_inp, NM("ffn_gate_inp_shexp.weight"), d, 0));
+		TRY(bind_vec(b, &L->sh_gate_inp, NM("ffn_gate_inp_shexp.weight"), d,
+			     s->moe_shared_gate));
 	}
 #undef NM
 #undef TRY
@@ -490,6 +493,17 @@ static int positions(struct tfm_model *m)
 			m->inv_freq[i] = (float)pow(theta, -2.0 * (double)i / (double)m->n_rot);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LINEAR)
 			m->pos_scale = 1.0 / s->rope_factor;
+		if (s->rope_theta_local > 0 && s->window > 0) {
+			/* gemma3: window layers rotate with their own theta, unscaled */
+			m->inv_freq_local = tfm_malloc((size_t)(m->n_rot / 2) * sizeof(float));
+			if (!m->inv_freq_local)
+				return TFM_E_NOMEM;
+			for (int64_t i = 0; i < m->n_rot / 2; i++)
+				m->inv_freq_local[i] = (float)pow(s->rope_theta_local,
+								  -2.0 * (double)i / (double)m->n_rot);
+			for (int64_t l = 0; l < s->n_layer; l++)
+				m->layers[l].rope_local = m->layers[l].rope && m->layers[l].window > 0;
+		}
 		if (s->rope_scaling == TFM_ROPE_SCALE_YARN)
 			yarn(m, theta);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE && longrope(m, theta))
@@ -621,6 +635,7 @@ void tfm_model_free_bound(struct tfm_model *m)
 	free(m->layers);
 	free(m->inv_freq);
 	free(m->inv_freq_long);
+	free(m->inv_freq_local);
 	free(m->alibi);
 }
 

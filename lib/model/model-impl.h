@@ -33,6 +33,7 @@ struct tfm_layer {
 	float *sh_gate_inp;          /* [n_embd]: sigmoid gate of the shared experts, or NULL */
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
+	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */
 };
 
 struct tfm_model {
@@ -51,6 +52,7 @@ struct tfm_model {
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
 	double rope_mscale;        /* multiplies cos and sin (YaRN, LongRoPE attention factor) */
 	float *inv_freq_long;      /* [n_rot / 2] LongRoPE past the original context, or NULL */
+	float *inv_freq_local;     /* [n_rot / 2] window layers' own theta (gemma3), or NULL */
 	int64_t rope_orig;         /* LongRoPE: original context */
 	float *alibi;              /* [n_head] slopes, or NULL */
 	float attn_scale;
@@ -85,6 +87,7 @@ struct tfm_ctx {
 	float *qkv;                /* [n_batch][q_dim + 2 kv_dim] (fused weights only) */
 	float *g, *u;              /* [n_batch][n_ff] */
 	float *cs, *sn;            /* [n_batch][n_rot / 2] */
+	float *cs2, *sn2;          /* [n_batch][n_rot / 2] for rope_local layers */
 	/* mixture of experts */
 	float *rl;                 /* [n_batch][n_expert] router probabilities */
 	float *selw;               /* [n_batch][n_expert_used] weights of the chosen experts */

@@ -330,6 +330,7 @@ static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
 }
 
 static int64_t naive_T; /* the length of the naive pass (LongRoPE picks factors by it) */
+static int naive_local; /* rotating a window layer of a spec with rope_theta_local */
 
 static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 {
@@ -337,6 +338,14 @@ static void nrope(const struct tfm_spec *s, float *v, int64_t pos)
 	for (int64_t i = 0; i < rot / 2; i++) {
 		double p = s->rope_scaling == TFM_ROPE_SCALE_LINEAR ? pos / s->rope_factor : pos;
 		double freq = 1 / pow(s->rope_theta, 2.0 * i / rot);
+		if (naive_local) { /* gemma3's window layers: own theta, no scaling */
+			double ang = pos / pow(s->rope_theta_local, 2.0 * i / rot);
+			int64_t a = s->rope_interleaved ? 2 * i : i, b = s->rope_interleaved ? 2 * i + 1 : i + rot / 2;
+			float x0 = v[a], x1 = v[b];
+			v[a] = (float)(x0 * cos(ang) - x1 * sin(ang));
+			v[b] = (float)(x0 * sin(ang) + x1 * cos(ang));
+			continue;
+		}
 		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3) {
 			double wavelen = 2 * M_PI / freq;
 			double low_wavelen = s->rope_orig_ctx / s->llama3_low_freq_factor;
@@ -396,6 +405,7 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 	}
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		/* attention sublayer for every position */
+		naive_local = s->rope_theta_local > 0 && s->layer_window[l] && s->window > 0;
 		for (int64_t t = 0; t < T; t++) {
 			memcpy(xn, x + t * d, d * 4);
 			if (get(m, "blk.%lld.attn_norm_2.weight", l))
@@ -432,6 +442,7 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 			}
 		}
 		int64_t win = s->layer_window[l] ? s->window : 0;
+		naive_local = 0;
 		for (int64_t t = 0; t < T; t++) {
 			for (int64_t h = 0; h < H; h++) {
 				int64_t kh = h * KV / H; /* heads share KV heads in consecutive groups */
@@ -511,6 +522,9 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 		if (s->final_norm)
 			nnorm(s, tmp, d, get(m, "output_norm.weight", 0), get(m, "output_norm.bias", 0));
 		nlin(logits + t * V, out, get(m, "output.bias", 0), tmp, d, V);
+		if (s->head_scale)
+			for (int64_t v = 0; v < V; v++)
+				logits[t * V + v] *= s->head_scale;
 		if (s->final_softcap)
 			for (int64_t v = 0; v < V; v++)
 				logits[t * V + v] = s->final_softcap * tanhf(logits[t * V + v] / s->final_softcap);
@@ -675,6 +689,20 @@ static void t_window(void)
 	m.s.act = TFM_ACT_GELU_TANH, m.s.tied_output = 1;
 	build(&m);
 	check_model("sandwich mixed-window nope", &m, 15, 40);
+	tm_free(&m);
+}
+
+static void t_gemma3(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.n_layer = 3, m.s.window = 4, m.s.layer_window[0] = m.s.layer_window[1] = 1;
+	m.s.rope_theta = 1e6, m.s.rope_theta_local = 10000;
+	m.s.rope_scaling = TFM_ROPE_SCALE_LINEAR, m.s.rope_factor = 8; /* global layers only */
+	m.s.norm_place = TFM_NORM_SANDWICH, m.s.qk_norm = TFM_QK_NORM_HEAD, m.s.head_scale = 0.5f;
+	m.s.rope_interleaved = 0;
+	build(&m);
+	check_model("gemma3 local theta, head scale", &m, 15, 32);
 	tm_free(&m);
 }
 
@@ -1082,6 +1110,7 @@ static const struct t_case t_cases[] = {
 	{"gpt2", t_gpt2},
 	{"window", t_window},
 	{"alibi", t_alibi},
+	{"gemma3", t_gemma3},
 	{"phi3_llama3", t_phi3_llama3},
 	{"olmo2_falcon", t_olmo2_falcon},
 	{"yarn", t_yarn},
