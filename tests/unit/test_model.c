@@ -6,6 +6,7 @@
 #include "t.h"
 #include "model/model-impl.h"
 #include "kernels/cpu/cpu-impl.h"
+#include "format/hfmap.h"
 
 #define MAXT 128
 
@@ -1040,6 +1041,169 @@ static void t_random(void)
 	CHECK_ST(tfm_model_random(&m, &specs[0], TFM_TYPE_Q4_K, 1, NULL), TFM_E_UNSUPPORTED);
 }
 
+/* ---- the Hugging Face fixtures (tests/fixtures, made by
+ * scripts/make-fixtures with transformers): the checkpoint through the
+ * library's reader, the spec from config.json, names and layouts through
+ * hfmap (what the converter does), then logits against transformers' ---- */
+
+static int fixture_model(const char *dir, struct tfm_spec *s, struct tfm_model **m,
+			 float ***bufs, int64_t *nbufs)
+{
+	struct tfm_ckpt *c;
+	int st = tfm_ckpt_open(&c, dir, NULL);
+	if (st)
+		return st;
+	if ((st = tfm_spec_from_config(s, c->config))) {
+		tfm_ckpt_close(c);
+		return st;
+	}
+	struct tfm_model_tensor *t = calloc((size_t)c->n_tensors, sizeof *t);
+	float **b = calloc((size_t)c->n_tensors * 2, sizeof *b);
+	int64_t nt = 0, nb = 0;
+	for (int64_t i = 0; i < c->n_tensors && !st; i++) {
+		const struct tfm_ckpt_tensor *ct = &c->tensors[i];
+		char name[128];
+		unsigned fl = 0;
+		if ((st = tfm_hfmap_name(s->arch, ct->name, name, sizeof name, &fl)))
+			break;
+		if (fl & TFM_HFMAP_SKIP)
+			continue;
+		int64_t ne0 = ct->ne[0], ne1 = 1;
+		for (int d = 1; d < ct->n_dims; d++)
+			ne1 *= ct->ne[d];
+		float *f = malloc((size_t)(ne0 * ne1) * sizeof *f), *scr = malloc((size_t)(ne0 * ne1) * sizeof *f);
+		b[nb++] = f;
+		if (!(st = tfm_type_to_f32(ct->type, ct->data, f, ne0 * ne1)))
+			st = tfm_hfmap_transform(fl, s, f, ne0, ne1, scr);
+		free(scr);
+		if (fl & TFM_HFMAP_TRANSPOSE) {
+			int64_t x = ne0;
+			ne0 = ne1, ne1 = x;
+		}
+		if (fl & TFM_HFMAP_PERMUTE_Q)
+			s->rope_interleaved = 1; /* llama.cpp's pairwise layout */
+		if (fl & TFM_HFMAP_ADD_ONE)
+			s->norm_plus_one = 0;   /* gemma: 1 + w stored */
+		if (fl & TFM_HFMAP_EXPERT) { /* stack into {ne0, ne1, n_expert} */
+			int64_t j = 0;
+			while (j < nt && strcmp(t[j].name, name))
+				j++;
+			if (j == nt) {
+				t[nt].name = strdup(name);
+				t[nt].n_dims = 3;
+				t[nt].ne[0] = ne0, t[nt].ne[1] = ne1, t[nt].ne[2] = s->n_expert, t[nt].ne[3] = 1;
+				b[nb++] = calloc((size_t)(ne0 * ne1 * s->n_expert), sizeof(float));
+				t[nt++].data = b[nb - 1];
+			}
+			memcpy((float *)t[j].data + TFM_HFMAP_EXPERT_ID(fl) * ne0 * ne1, f,
+			       (size_t)(ne0 * ne1) * sizeof *f);
+			continue;
+		}
+		t[nt].name = strdup(name);
+		t[nt].n_dims = ne1 > 1 ? 2 : 1;
+		t[nt].ne[0] = ne0, t[nt].ne[1] = ne1, t[nt].ne[2] = t[nt].ne[3] = 1;
+		t[nt++].data = f;
+	}
+	if (!st)
+		st = tfm_model_new(m, s, t, nt, NULL);
+	for (int64_t i = 0; i < nt; i++)
+		free((char *)t[i].name);
+	free(t);
+	tfm_ckpt_close(c);
+	*bufs = b;
+	*nbufs = nb;
+	return st;
+}
+
+static float *read_f32(const char *path, size_t *n)
+{
+	struct tfm_blob b;
+	if (tfm_blob_open(&b, path))
+		return NULL;
+	float *f = malloc(b.size);
+	memcpy(f, b.data, b.size);
+	*n = b.size / 4;
+	tfm_blob_close(&b);
+	return f;
+}
+
+static void t_fixtures(void)
+{
+	/* the knobs this executor refuses, each with its fixture */
+	static const char *const refused[] = {"deepseek_v2", "llama-rope-dynamic"};
+	struct tfm_blob mb;
+	json_error_t je;
+	CHECK_OK(tfm_blob_open(&mb, "tests/fixtures/MANIFEST.json"));
+	json_t *man = json_loadb((const char *)mb.data, mb.size, 0, &je);
+	tfm_blob_close(&mb);
+	json_t *fx = json_object_get(man, "fixtures");
+	CHECK(json_object_size(fx) >= 20);
+	const char *key;
+	json_t *val;
+	int ran = 0;
+	json_object_foreach(fx, key, val) {
+		char *dir = t_path("tests/fixtures/%s", key);
+		struct tfm_spec s;
+		struct tfm_model *m = NULL;
+		float **bufs = NULL;
+		int64_t nb = 0;
+		int st = fixture_model(dir, &s, &m, &bufs, &nb);
+		int want_refusal = 0;
+		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+			want_refusal |= !strcmp(key, refused[i]);
+		if (want_refusal) {
+			CHECK_MSG(st == TFM_E_UNSUPPORTED, "%s: want a refusal, got %s", key,
+				  tfm_strstatus(st));
+			fprintf(stderr, "  fixture %-20s refused: %s\n", key, tfm_errmsg());
+		} else {
+			CHECK_MSG(st == TFM_OK, "%s: %s", key, tfm_errmsg());
+		}
+		if (m) {
+			/* input_ids.json: {"prefill": [...], "decode": [...]} */
+			char *ip = t_path("%s/input_ids.json", dir), *pp = t_path("%s/prefill.f32", dir);
+			char *dp = t_path("%s/decode.f32", dir);
+			json_t *ids = json_load_file(ip, 0, &je);
+			json_t *pa = json_object_get(ids, "prefill"), *da = json_object_get(ids, "decode");
+			int64_t np = (int64_t)json_array_size(pa), nd = (int64_t)json_array_size(da);
+			int64_t V = s.n_vocab;
+			int32_t tok[64];
+			for (int64_t i = 0; i < np + nd && i < 64; i++)
+				tok[i] = (int32_t)json_integer_value(json_array_get(i < np ? pa : da,
+										    (size_t)(i < np ? i : i - np)));
+			size_t npw = 0, ndw = 0;
+			float *pw = read_f32(pp, &npw), *dw = read_f32(dp, &ndw);
+			float *lg = malloc((size_t)(np * V) * sizeof *lg);
+			struct tfm_ctx *c;
+			CHECK(np > 0 && nd > 0 && np + nd <= 64 && pw && dw &&
+			      npw == (size_t)(np * V) && ndw == (size_t)(nd * V));
+			CHECK_OK(tfm_ctx_new(&c, m, 64));
+			if (c && pw && dw && npw == (size_t)(np * V) && ndw == (size_t)(nd * V)) {
+				CHECK_OK(tfm_eval(c, tok, np, lg, 1));
+				double ep = maxdiff(lg, pw, np * V), ed = 0;
+				for (int64_t i = 0; i < nd; i++) {
+					CHECK_OK(tfm_eval(c, tok + np + i, 1, lg, 0));
+					double e = maxdiff(lg, dw + i * V, V);
+					ed = e > ed ? e : ed;
+				}
+				fprintf(stderr, "  fixture %-20s vs transformers: prefill %.2g, decode %.2g\n",
+					key, ep, ed);
+				CHECK_MSG(ep < 1e-4 && ed < 1e-4, "%s: prefill %g, decode %g", key, ep, ed);
+				ran++;
+			}
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+			json_decref(ids);
+			free(pw), free(dw), free(lg), free(ip), free(pp), free(dp);
+		}
+		for (int64_t i = 0; i < nb; i++)
+			free(bufs[i]);
+		free(bufs);
+		free(dir);
+	}
+	CHECK(ran >= 18);
+	json_decref(man);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -1119,6 +1283,7 @@ static const struct t_case t_cases[] = {
 	{"gguf_q8", t_gguf_q8},
 	{"stories260k", t_stories260k},
 	{"random", t_random},
+	{"fixtures", t_fixtures},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)
