@@ -1204,6 +1204,110 @@ static void t_fixtures(void)
 	json_decref(man);
 }
 
+/* tfm_model_open end to end: the llama2.c checkpoint through the converter
+ * (with its tokenizer), and each runnable fixture directory; the logits
+ * equal the in-memory paths above.  Then a GGUF file (written from the
+ * converted model) opened in place, with --set overrides. */
+static void t_open(void)
+{
+	char *path = t_path("%s/models/stories260K/stories260K.bin", t_shared());
+	char *vocab = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	struct tfm_model_opts o = {.vocab = vocab};
+	struct tfm_model *m;
+	struct tfm_ctx *c;
+	CHECK_OK(tfm_model_open(&m, path, &o));
+	if (!m)
+		return;
+	const struct tfm_spec *s = tfm_model_spec(m);
+	CHECK(s->n_vocab == 512 && s->n_layer == 5 && s->n_head_kv == 4 && s->rope_interleaved);
+	CHECK(tfm_model_tokenizer(m) != NULL);
+	CHECK(tfm_model_gguf(m) != NULL);
+	/* the same logits as the direct reader of t_stories260k */
+	struct l2c l;
+	struct tfm_model *m2;
+	struct tfm_ctx *c2;
+	CHECK(l2c_open(&l, path) == 0);
+	CHECK_OK(tfm_model_new(&m2, &l.s, l.t, l.nt, NULL));
+	CHECK_OK(tfm_ctx_new(&c, m, 64));
+	CHECK_OK(tfm_ctx_new(&c2, m2, 64));
+	int32_t tok[12] = {1, 403, 407, 261, 378, 43, 8, 505, 2, 3, 100, 511};
+	float a[12 * 512], b[12 * 512];
+	CHECK_OK(tfm_eval(c, tok, 12, a, 1));
+	CHECK_OK(tfm_eval(c2, tok, 12, b, 1));
+	CHECK_MSG(!memcmp(a, b, sizeof a), "open vs direct: %g", maxdiff(a, b, 12 * 512));
+	/* write the converted model as a GGUF file and open that in place */
+	char *dir = t_tmpdir(), *gp = t_path("%s/stories.gguf", dir);
+	struct tfm_out *out;
+	CHECK_OK(tfm_out_open(&out, gp, 0));
+	CHECK_OK(tfm_gguf_write(tfm_model_gguf(m), out));
+	CHECK_OK(tfm_out_commit(out));
+	struct tfm_model *m3;
+	struct tfm_ctx *c3;
+	CHECK_OK(tfm_model_open(&m3, gp, NULL));
+	if (m3) {
+		CHECK_OK(tfm_ctx_new(&c3, m3, 64));
+		CHECK_OK(tfm_eval(c3, tok, 12, b, 1));
+		CHECK(!memcmp(a, b, sizeof a));
+		CHECK(tfm_model_tokenizer(m3) != NULL);
+		tfm_ctx_free(c3);
+		tfm_model_close(m3);
+	}
+	/* --set overrides go through the executor's checks */
+	const char *set1[] = {"attn.window=4"};
+	struct tfm_model_opts o2 = {.set = set1, .n_set = 1};
+	CHECK_OK(tfm_model_open(&m3, gp, &o2));
+	if (m3) {
+		CHECK(tfm_model_spec(m3)->window == 4);
+		tfm_model_close(m3);
+	}
+	const char *set2[] = {"rope.scaling=dynamic", "rope.factor=2"};
+	struct tfm_model_opts o3 = {.set = set2, .n_set = 2};
+	CHECK_ST(tfm_model_open(&m3, gp, &o3), TFM_E_UNSUPPORTED);
+	CHECK_MSG(strstr(tfm_errmsg(), "not supported yet") != NULL, "%s", tfm_errmsg());
+	const char *set3[] = {"no.such.knob=1"};
+	struct tfm_model_opts o4 = {.set = set3, .n_set = 1};
+	CHECK(tfm_model_open(&m3, gp, &o4) != TFM_OK);
+	tfm_ctx_free(c), tfm_ctx_free(c2);
+	tfm_model_close(m), tfm_model_close(m2);
+	tfm_blob_close(&l.blob);
+	free(path), free(vocab), free(dir), free(gp);
+
+	/* fixtures through the converter */
+	static const char *const fx[] = {"llama", "gemma2", "gpt2", "gpt_neox", "falcon-new", "bloom",
+					 "mixtral", "qwen2_moe", "phi3", "olmo2", "smollm3", "opt"};
+	for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+		char *d = t_path("tests/fixtures/%s", fx[i]), *pp = t_path("%s/prefill.f32", d);
+		char *ip = t_path("%s/input_ids.json", d);
+		json_error_t je;
+		json_t *ids = json_load_file(ip, 0, &je);
+		json_t *pa = json_object_get(ids, "prefill");
+		int64_t np = (int64_t)json_array_size(pa);
+		int32_t t[64];
+		for (int64_t k = 0; k < np && k < 64; k++)
+			t[k] = (int32_t)json_integer_value(json_array_get(pa, (size_t)k));
+		size_t npw = 0;
+		float *pw = read_f32(pp, &npw), *lg = NULL;
+		int st = tfm_model_open(&m, d, NULL);
+		CHECK_MSG(st == TFM_OK, "open %s: %s", fx[i], tfm_errmsg());
+		if (!st) {
+			int64_t V = tfm_model_spec(m)->n_vocab;
+			lg = malloc((size_t)(np * V) * sizeof *lg);
+			CHECK_OK(tfm_ctx_new(&c, m, 64));
+			CHECK(pw && npw == (size_t)(np * V));
+			if (c && pw && npw == (size_t)(np * V)) {
+				CHECK_OK(tfm_eval(c, t, np, lg, 1));
+				double e = maxdiff(lg, pw, np * V);
+				fprintf(stderr, "  open %-12s prefill vs transformers %.2g\n", fx[i], e);
+				CHECK_MSG(e < 1e-4, "open %s: %g", fx[i], e);
+			}
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+		}
+		json_decref(ids);
+		free(d), free(pp), free(ip), free(pw), free(lg);
+	}
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -1284,6 +1388,7 @@ static const struct t_case t_cases[] = {
 	{"stories260k", t_stories260k},
 	{"random", t_random},
 	{"fixtures", t_fixtures},
+	{"open", t_open},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)
