@@ -372,7 +372,67 @@ static void t_dot(void)
 	free(qa);
 }
 
+/* Bit-identity with ggml: FNV-1a 64 hashes of the bytes ggml's
+ * quantize_row_<type>_ref (libggml-base, llama.cpp d32676d7, x86-64 -O3)
+ * writes for a deterministic input of 4096 values (blocks of plain,
+ * tiny, cubed and zero values, with outliers).  The input is built from
+ * integers with exactly rounded f32 operations, so both sides see the
+ * same floats. */
+static void golden_input(float *x, int n)
+{
+	uint32_t s = 12345;
+	for (int i = 0; i < n; i++) {
+		s = s * 1664525u + 1013904223u;
+		int v = (int)((s >> 8) % 20001) - 10000;
+		float f = v / 4000.0f;
+		int blk = i / 32;
+		if (blk % 5 == 1)
+			f *= 0.001f;
+		if (blk % 7 == 3)
+			f = f * f * f;
+		if (blk % 11 == 4)
+			f = 0;
+		if (i % 97 == 0)
+			f *= 25;
+		x[i] = f;
+	}
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void t_ggml_golden(void)
+{
+	enum { N = 4096 };
+	static float x[N];
+	static uint8_t q[N * 2];
+	static const struct { int type; uint64_t hash; } want[] = {
+		{TFM_TYPE_Q4_0, 0x035937391e670286ULL}, {TFM_TYPE_Q4_1, 0x91a84662dd7e37deULL},
+		{TFM_TYPE_Q5_0, 0xf08c94fee9f5855dULL}, {TFM_TYPE_Q5_1, 0x721280ed83551283ULL},
+		{TFM_TYPE_Q8_0, 0xba7dd04c5a1ed6c2ULL}, {TFM_TYPE_Q8_1, 0xd50bc042ee027416ULL},
+		{TFM_TYPE_Q4_K, 0xb30ead65c0aa2326ULL}, {TFM_TYPE_Q5_K, 0xd3698805bde9c078ULL},
+		{TFM_TYPE_Q6_K, 0xcdcdf27a7a749adaULL}, {TFM_TYPE_Q8_K, 0x00dea37e1c66fb89ULL},
+	};
+	golden_input(x, N);
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+		int t = want[k].type;
+		memset(q, 0, sizeof q);
+		CHECK_OK(tfm_quantize_row_ref(t, x, q, N));
+		uint64_t h = fnv1a(q, tfm_quant_row_bytes(t, N));
+		CHECK_MSG(h == want[k].hash, "%s: hash %016llx, ggml's %016llx", qname(t),
+			  (unsigned long long)h, (unsigned long long)want[k].hash);
+	}
+}
+
 static const struct t_case t_cases[] = {
+	{"ggml_golden", t_ggml_golden},
 	{"sizes", t_sizes},
 	{"errors", t_errors},
 	{"hand_decode", t_hand_decode},
