@@ -14,7 +14,7 @@
 #include "quant/quant.h"
 
 static const char usage[] =
-	"usage: tfm-quant [-hqVvz] [-o OUTPUT] [-t N] [--tensor-type REGEX=TYPE]...\n"
+	"usage: tfm-quant [-hqVvz] [-o OUTPUT] [-t N] [--tensor-type REGEX=TYPE ...]\n"
 	"                 [--keep-embeddings] [--allow-requantize] [--dry-run] TYPE [INPUT]\n";
 
 /* The TYPE argument: the default tensor type and llama.cpp's file type

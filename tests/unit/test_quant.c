@@ -431,7 +431,70 @@ static void t_ggml_golden(void)
 	}
 }
 
+/* The block types in a GGUF file: the type table of the GGUF layer
+ * (dtype.c) agrees with the block sizes here, and rows written as tensors
+ * come back byte for byte and decode to what was stored. */
+static void t_gguf(void)
+{
+	const int64_t ne[2] = {512, 3};
+	const int64_t n = ne[0] * ne[1];
+	int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0, TFM_TYPE_Q4_0,
+		       TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1, TFM_TYPE_Q4_K, TFM_TYPE_Q5_K,
+		       TFM_TYPE_Q6_K, TFM_TYPE_Q8_K};
+	enum { NT = sizeof types / sizeof types[0] };
+	float *x = malloc(n * 4), *y = malloc(n * 4), *z = malloc(n * 4);
+	uint8_t *q[NT];
+	struct tfm_gguf *g;
+	fill_gauss(x, n);
+	CHECK_OK(tfm_gguf_new(&g));
+	for (int k = 0; k < NT; k++) {
+		char name[32];
+		size_t nb = tfm_quant_row_bytes(types[k], n);
+		q[k] = malloc(nb);
+		CHECK(nb == tfm_type_nbytes(types[k], n));
+		CHECK(tfm_quant_blck(types[k]) == tfm_type_info(types[k])->blck);
+		CHECK_OK(tfm_quantize_row_ref(types[k], x, q[k], n));
+		snprintf(name, sizeof name, "t.%s", tfm_type_name(types[k]));
+		CHECK_OK(tfm_gguf_add_tensor(g, name, types[k], 2, ne, q[k], NULL, NULL));
+	}
+	char *dir = t_tmpdir(), *path = t_path("%s/q.gguf", dir);
+	struct tfm_out *o;
+	CHECK_OK(tfm_out_open(&o, path, 0));
+	CHECK_OK(tfm_gguf_write(g, o));
+	CHECK_OK(tfm_out_commit(o));
+	struct tfm_blob b;
+	struct tfm_gguf *r = NULL;
+	CHECK_OK(tfm_blob_open(&b, path));
+	CHECK_OK(tfm_gguf_parse(&r, b.data, b.size, path));
+	for (int k = 0; r && k < NT; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "t.%s", tfm_type_name(types[k]));
+		const struct tfm_gguf_tensor *t = tfm_gguf_find_tensor(r, name);
+		CHECK_MSG(t && t->type == types[k] && t->nbytes == tfm_quant_row_bytes(types[k], n) &&
+			  !memcmp(t->data, q[k], t->nbytes), "%s", name);
+		if (!t)
+			continue;
+		CHECK_OK(tfm_dequantize_row(t->type, t->data, y, n));
+		CHECK_OK(tfm_dequantize_row_ref(types[k], q[k], z, n));
+		CHECK(!memcmp(y, z, n * 4));
+		/* the GGUF layer's own decoder, where it has one, agrees */
+		if (tfm_type_to_f32(t->type, t->data, z, n) == TFM_OK)
+			CHECK_MSG(!memcmp(y, z, n * 4), "%s: dtype.c decodes differently", name);
+	}
+	tfm_gguf_free(r);
+	tfm_blob_close(&b);
+	tfm_gguf_free(g);
+	for (int k = 0; k < NT; k++)
+		free(q[k]);
+	free(x);
+	free(y);
+	free(z);
+	free(path);
+	free(dir);
+}
+
 static const struct t_case t_cases[] = {
+	{"gguf", t_gguf},
 	{"ggml_golden", t_ggml_golden},
 	{"sizes", t_sizes},
 	{"errors", t_errors},
