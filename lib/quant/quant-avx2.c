@@ -121,7 +121,7 @@ void tfm_dequantize_q4_0_avx2(const void *vx, float *y, int64_t n)
 {
 	const struct tfm_block_q4_0 *x = vx;
 	for (int64_t i = 0; i < n / TFM_QK; i++, y += TFM_QK) {
-		const __m256 d = _mm256_set1_ps(tfm_f16_to_f32(x[i].d));
+		const __m256 d = _mm256_set1_ps(_cvtsh_ss(x[i].d));
 		const __m128i q = _mm_loadu_si128((const __m128i *)x[i].qs);
 		const __m128i m = _mm_set1_epi8(0x0F);
 		const __m128i lo = _mm_and_si128(q, m), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m);
@@ -140,7 +140,7 @@ void tfm_dequantize_q8_0_avx2(const void *vx, float *y, int64_t n)
 {
 	const struct tfm_block_q8_0 *x = vx;
 	for (int64_t i = 0; i < n / TFM_QK; i++, y += TFM_QK) {
-		const __m256 d = _mm256_set1_ps(tfm_f16_to_f32(x[i].d));
+		const __m256 d = _mm256_set1_ps(_cvtsh_ss(x[i].d));
 		for (int k = 0; k < TFM_QK; k += 8) {
 			__m128i v = _mm_loadl_epi64((const __m128i *)(x[i].qs + k));
 			_mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)), d));
