@@ -90,6 +90,8 @@ static const char *const keep_names[] = {
 static int quantizable(const struct tfm_gguf_tensor *t, int keep_embd)
 {
 	size_t len = strlen(t->name);
+	if (t->type >= TFM_TYPE_I8 && t->type <= TFM_TYPE_F64) /* integer tables, f64 */
+		return 0;
 	if (len < 6 || strcmp(t->name + len - 6, "weight") || t->n_dims < 2)
 		return 0;
 	if (strstr(t->name, "_norm.weight") || !strcmp(t->name, "position_embd.weight") ||
