@@ -41,7 +41,17 @@ float tfm_vec_dot_q4_K_q8_K_avx2(int64_t n, const void *x, const void *y);
 float tfm_vec_dot_q5_K_q8_K_avx2(int64_t n, const void *x, const void *y);
 float tfm_vec_dot_q6_K_q8_K_avx2(int64_t n, const void *x, const void *y);
 
-int tfm_quant_cpu_avx2(void); /* AVX2 + FMA + F16C present */
+/* AVX-512 versions (dot-avx512.c) of the most used types; call only when
+ * tfm_quant_cpu_avx512() says so. */
+float tfm_vec_dot_q4_0_q8_0_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q8_0_q8_0_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q4_K_q8_K_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_K_q8_K_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q6_K_q8_K_avx512(int64_t n, const void *x, const void *y);
+
+int tfm_quant_cpu_avx2(void);   /* AVX2 + FMA + F16C present */
+int tfm_quant_cpu_avx512(void); /* and AVX-512 F, BW, VL, DQ, VNNI, BF16 (the -m flags
+				 * the Makefile gives *-avx512.c) */
 
 /* The 6-bit scale and min j (0..7) of a q4_K / q5_K block. */
 static inline void tfm_k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)

@@ -1,6 +1,6 @@
 /* quant.c: the type table of the block formats this library computes, and
- * the dispatch between the scalar reference kernels and the AVX2 ones
- * (chosen once, at run time, from what the CPU reports). */
+ * the dispatch between the scalar reference kernels and the AVX2
+ * and AVX-512 ones (chosen once, at run time, from what the CPU reports). */
 #include "quant/quant-impl.h"
 
 #include "tfm.h"
@@ -67,7 +67,25 @@ int tfm_quant_cpu_avx2(void)
 #endif
 }
 
-const char *tfm_quant_isa(void) { return tfm_quant_cpu_avx2() ? "avx2" : "scalar"; }
+int tfm_quant_cpu_avx512(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static int cached = -1;
+	if (cached < 0)
+		cached = tfm_quant_cpu_avx2() && __builtin_cpu_supports("avx512f") &&
+			 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+			 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") &&
+			 __builtin_cpu_supports("avx512bf16");
+	return cached;
+#else
+	return 0;
+#endif
+}
+
+const char *tfm_quant_isa(void)
+{
+	return tfm_quant_cpu_avx512() ? "avx512" : tfm_quant_cpu_avx2() ? "avx2" : "scalar";
+}
 
 int tfm_quant_supported(int type) { return find(type) != NULL; }
 
@@ -202,6 +220,15 @@ tfm_vec_dot_fn tfm_vec_dot_ref(int type)
 
 tfm_vec_dot_fn tfm_vec_dot(int type)
 {
+	if (tfm_quant_cpu_avx512()) {
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_avx512;
+		case TFM_TYPE_Q8_0: return tfm_vec_dot_q8_0_q8_0_avx512;
+		case TFM_TYPE_Q4_K: return tfm_vec_dot_q4_K_q8_K_avx512;
+		case TFM_TYPE_Q5_K: return tfm_vec_dot_q5_K_q8_K_avx512;
+		case TFM_TYPE_Q6_K: return tfm_vec_dot_q6_K_q8_K_avx512;
+		}
+	}
 	if (tfm_quant_cpu_avx2()) {
 		switch (type) {
 		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_avx2;

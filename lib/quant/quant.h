@@ -73,11 +73,12 @@ int tfm_dequantize_row(int type, const void *x, float *y, int64_t n);
 int tfm_vec_dot_type(int type);
 typedef float (*tfm_vec_dot_fn)(int64_t n, const void *x, const void *y);
 /* NULL for a type without one.  tfm_vec_dot picks the fastest version the
- * CPU runs (AVX2 when present), tfm_vec_dot_ref the scalar one. */
+ * CPU runs (AVX-512 VNNI or AVX2 when present), tfm_vec_dot_ref the scalar
+ * one. */
 tfm_vec_dot_fn tfm_vec_dot_ref(int type);
 tfm_vec_dot_fn tfm_vec_dot(int type);
 
-/* Which fast versions this CPU uses ("avx2" or "scalar"). */
+/* Which fast versions this CPU uses ("avx512", "avx2" or "scalar"). */
 const char *tfm_quant_isa(void);
 
 #endif

@@ -493,7 +493,59 @@ static void t_gguf(void)
 	free(dir);
 }
 
+/* Every SIMD version this CPU can run against the reference, on rows of
+ * odd block counts too (the AVX-512 kernels take two blocks at a time). */
+static void t_dot_isa(void)
+{
+	struct { int type; tfm_vec_dot_fn avx2, avx512; } k[] = {
+		{TFM_TYPE_Q8_0, tfm_vec_dot_q8_0_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx512},
+		{TFM_TYPE_Q4_0, tfm_vec_dot_q4_0_q8_0_avx2, tfm_vec_dot_q4_0_q8_0_avx512},
+		{TFM_TYPE_Q4_1, tfm_vec_dot_q4_1_q8_1_avx2, NULL},
+		{TFM_TYPE_Q5_0, tfm_vec_dot_q5_0_q8_0_avx2, NULL},
+		{TFM_TYPE_Q5_1, tfm_vec_dot_q5_1_q8_1_avx2, NULL},
+		{TFM_TYPE_Q4_K, tfm_vec_dot_q4_K_q8_K_avx2, tfm_vec_dot_q4_K_q8_K_avx512},
+		{TFM_TYPE_Q5_K, tfm_vec_dot_q5_K_q8_K_avx2, tfm_vec_dot_q5_K_q8_K_avx512},
+		{TFM_TYPE_Q6_K, tfm_vec_dot_q6_K_q8_K_avx2, tfm_vec_dot_q6_K_q8_K_avx512},
+	};
+	const int64_t sizes[] = {96, 256, 800, 4096}; /* 3, 8, 25, 128 blocks of 32 */
+	float *w = malloc(4096 * 4), *a = malloc(4096 * 4);
+	uint8_t *qw = malloc(4096 * 2), *qa = malloc(4096 * 2);
+	int avx2 = tfm_quant_cpu_avx2(), avx512 = tfm_quant_cpu_avx512();
+	printf("  dot kernels checked: scalar%s%s\n", avx2 ? " avx2" : "", avx512 ? " avx512" : "");
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+		int64_t n = sizes[s];
+		fill_gauss(w, n);
+		fill_gauss(a, n);
+		for (int64_t i = 0; i < n; i += 7)
+			w[i] += 0.75f; /* asymmetric: non-zero mins */
+		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++) {
+			int t = k[j].type;
+			if (n % tfm_quant_blck(t))
+				continue;
+			tfm_quantize_row_ref(t, w, qw, n);
+			tfm_quantize_row_ref(tfm_vec_dot_type(t), a, qa, n);
+			double mag = 0;
+			for (int64_t i = 0; i < n; i++)
+				mag += fabs((double)w[i] * a[i]);
+			float ref = tfm_vec_dot_ref(t)(n, qw, qa);
+			if (avx2) {
+				float f = k[j].avx2(n, qw, qa);
+				CHECK_MSG(fabs(f - ref) <= 1e-5 * mag, "%s n=%lld avx2 %g ref %g", qname(t), (long long)n, f, ref);
+			}
+			if (avx512 && k[j].avx512) {
+				float f = k[j].avx512(n, qw, qa);
+				CHECK_MSG(fabs(f - ref) <= 1e-5 * mag, "%s n=%lld avx512 %g ref %g", qname(t), (long long)n, f, ref);
+			}
+		}
+	}
+	free(w);
+	free(a);
+	free(qw);
+	free(qa);
+}
+
 static const struct t_case t_cases[] = {
+	{"dot_isa", t_dot_isa},
 	{"gguf", t_gguf},
 	{"ggml_golden", t_ggml_golden},
 	{"sizes", t_sizes},
