@@ -2,6 +2,7 @@
 # tfm-quant: options, exit codes, pipes, dry run, requantize refusal; the
 # tensor-free vocabulary GGUFs of llama.cpp as a minimal real input.
 load helpers
+bats_require_minimum_version 1.5.0
 
 VOCAB=$SHARED/tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf
 
@@ -77,4 +78,13 @@ setup() {
 	assert_success
 	assert_output "$(printf 'total\t-\t-\tq4_K_M\t0')"
 	[ ! -e "$T/d.gguf" ]
+}
+
+@test "quant: refuses to write a GGUF to a terminal (64)" {
+	# script(1) gives the command a pseudo-terminal as standard output
+	run script -qec "tfm-quant q8_0 '$VOCAB'" /dev/null
+	assert_failure 64
+	assert_output --partial 'refusing to write a GGUF to a terminal'
+	run script -qec "tfm-quant --dry-run q8_0 '$VOCAB'" /dev/null
+	assert_success
 }
