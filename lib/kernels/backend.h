@@ -93,7 +93,8 @@ int tfm_backend_count(void);
 const struct tfm_backend *tfm_backend_at(int i);
 
 /* ref/convert.c: one row of n elements of a weight type to f32 (f32, f16,
- * bf16, q8_0, q4_0, q4_1, q5_0, q5_1); TFM_E_UNSUPPORTED for other types. */
+ * bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K); TFM_E_UNSUPPORTED
+ * for other types. */
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n);
 int tfm_k_type_ok(int type);
 

@@ -201,10 +201,9 @@ static int bind_mat(struct binder *b, struct tfm_mat *w, const char *name, int64
 	if (!tfm_k_type_ok(t->type))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: weights of type %s not supported yet",
 				  name, tfm_type_name(t->type));
-	if (t->type != TFM_TYPE_F32 && t->type != TFM_TYPE_F16 && t->type != TFM_TYPE_BF16 &&
-	    ne0 % 32)
-		return tfm_seterr(TFM_E_FORMAT, "%s: rows of %lld not a multiple of 32", name,
-				  (long long)ne0);
+	if (ne0 % tfm_type_info(t->type)->blck)
+		return tfm_seterr(TFM_E_FORMAT, "%s: rows of %lld not a multiple of the %s block",
+				  name, (long long)ne0, tfm_type_name(t->type));
 	if (!t->data)
 		return tfm_seterr(TFM_E_INTERNAL, "%s: no data", name);
 	w->data = t->data;

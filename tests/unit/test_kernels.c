@@ -5,6 +5,7 @@
 #include "t.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu-impl.h"
+#include "quant/quant.h"
 
 #include <stdint.h>
 
@@ -81,6 +82,9 @@ static size_t make_w(int type, float *v, int64_t in, int64_t out, uint8_t *dst)
 				uint16_t h = type == TFM_TYPE_F16 ? tfm_f32_to_f16(r[i]) : tfm_f32_to_bf16(r[i]);
 				memcpy(dst + o * rb + 2 * i, &h, 2);
 			}
+		} else if (tfm_quant_blck(type) == 256) { /* K-quants: lib/quant's quantizer */
+			rb = tfm_quant_row_bytes(type, in);
+			tfm_quantize_row_ref(type, r, dst + o * rb, in);
 		} else { /* blocks of 32: random valid f16 scales (and mins), random quants */
 			const struct tfm_type_info *ti = tfm_type_info(type);
 			int has_min = type == TFM_TYPE_Q4_1 || type == TFM_TYPE_Q5_1;
@@ -158,7 +162,7 @@ static void t_reference(void)
 static void run_backend(const struct tfm_backend *be, const char *label)
 {
 	const struct tfm_backend *r = tfm_backend_ref();
-	int64_t big = 257 * 400;
+	int64_t big = 512 * 420; /* the largest w: in 512 x out 337 */
 	float *x = malloc(big * 4), *y = malloc(big * 4), *g = malloc(big * 4), *e = malloc(big * 4);
 	float *w = malloc(big * 4), *b = malloc(big * 4);
 	uint8_t *wq = malloc(big * 4);
@@ -224,27 +228,44 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	}
 	/* matmul: every weight type, decode and prefill, inline and threaded */
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
-				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1};
+				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
+				    TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
 	static const char *tn[] = {"matmul f32", "matmul f16", "matmul bf16", "matmul q8_0",
-				   "matmul q4_0", "matmul q4_1", "matmul q5_0", "matmul q5_1"};
+				   "matmul q4_0", "matmul q4_1", "matmul q5_0", "matmul q5_1",
+				   "matmul q4_K", "matmul q5_K", "matmul q6_K"};
 	static const int64_t ntok[] = {1, 3, 17};
-	for (int ti = 0; ti < 8; ti++)
+	for (int ti = 0; ti < 11; ti++)
 		for (int si = 0; si < NS; si++)
 			for (int oi = 0; oi < NS; oi++)
 				for (int ni = 0; ni < 3; ni++) {
 					int64_t in = sizes[si], out = sizes[oi] + 80 * (si == 4), nt = ntok[ni];
 					if (ti >= 3)
-						in = 32 * (si + 1);
+						in = ti >= 8 ? 256 * (1 + si % 2) : 32 * (si + 1);
+					/* decode of q4_1, q5_*, K-quants: integer dots against x
+					 * quantized to 8 bits (llama.cpp's way): the reference
+					 * then takes x through the same 8-bit round trip */
+					int qx = ti >= 5 && nt == 1;
+					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
+					 * that rounding, up to ~1e-3 here, is ggml's too */
+					int q81 = qx && (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
 					fill(w, in * out, 1);
 					fill(x, in * nt, 1);
 					struct tfm_mat m = {.data = wq, .type = types[ti], .in = in, .out = out};
 					m.row_bytes = make_w(types[ti], w, in, out, wq);
 					struct tfm_kexec k0 = kx(0);
-					r->matmul(&k0, e, x, &m, nt);
+					if (qx) {
+						int vt = tfm_vec_dot_type(types[ti]);
+						uint8_t xq8[2048];
+						CHECK_OK(tfm_quantize_row_ref(vt, x, xq8, in));
+						CHECK_OK(tfm_dequantize_row_ref(vt, xq8, b, in));
+						r->matmul(&k0, e, b, &m, nt);
+					} else {
+						r->matmul(&k0, e, x, &m, nt);
+					}
 					for (int th = 0; th < 2; th++) {
 						struct tfm_kexec k = kx(th);
 						be->matmul(&k, th ? g : y, x, &m, nt);
-						cmp(tn[ti], th ? g : y, e, nt * out, 1e-5, 1e-4);
+						cmp(tn[ti], th ? g : y, e, nt * out, q81 ? 2e-3 : 1e-5, 1e-4);
 					}
 					/* the thread count never changes a bit */
 					if (memcmp(g, y, nt * out * sizeof *g))
@@ -335,7 +356,8 @@ static void t_dispatch(void)
 #ifndef TFM_CUDA
 	CHECK_ST(tfm_backend_find(&be, "cuda"), TFM_E_DEVICE);
 #endif
-	CHECK_ST(tfm_k_row_to_f32(TFM_TYPE_Q4_K, scratch, scratch, 256), TFM_E_UNSUPPORTED);
+	CHECK_ST(tfm_k_row_to_f32(TFM_TYPE_IQ2_XXS, scratch, scratch, 256), TFM_E_UNSUPPORTED);
+	CHECK(!tfm_k_type_ok(TFM_TYPE_Q8_K) && tfm_k_type_ok(TFM_TYPE_Q6_K));
 }
 
 static void setup(void)

@@ -7,6 +7,7 @@
 #include "model/model-impl.h"
 #include "kernels/cpu/cpu-impl.h"
 #include "format/hfmap.h"
+#include "quant/quant.h"
 
 #define MAXT 128
 
@@ -53,6 +54,18 @@ static void add(struct tm *m, const char *name, int64_t ne0, int64_t ne1, float 
 		t->type = TFM_TYPE_F16;
 		t->data = h;
 		m->raw[i] = h;
+	}
+	if (ne1 > 1 && tfm_quant_blck(m->wtype) == 256) {
+		/* K-quants by lib/quant's reference quantizer, values read back */
+		size_t rb = tfm_quant_row_bytes(m->wtype, ne0);
+		uint8_t *q = malloc(rb * (size_t)ne1);
+		for (int64_t r = 0; r < ne1; r++) {
+			tfm_quantize_row_ref(m->wtype, f + r * ne0, q + r * rb, ne0);
+			tfm_dequantize_row_ref(m->wtype, q + r * rb, f + r * ne0, ne0);
+		}
+		t->type = m->wtype;
+		t->data = q;
+		m->raw[i] = q;
 	}
 	if (ne1 > 1 && m->wtype == TFM_TYPE_Q8_0) {
 		/* ggml's q8_0 by hand: per 32 values d = amax / 127 (as f16), q = round(x / d) */
@@ -1308,6 +1321,36 @@ static void t_open(void)
 	}
 }
 
+/* K-quant weights: prefill (dequantized tiles, f32 sgemm) equals the naive
+ * pass; decode uses llama.cpp's integer dots against 8-bit activations, so
+ * it is close, not equal; threads still change no bit. */
+static void t_kquants(void)
+{
+	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q6_K};
+	for (int i = 0; i < 2; i++) {
+		struct tm m = {.wtype = types[i]};
+		base_spec(&m.s);
+		m.s.n_embd = 256, m.s.n_ff = 512, m.s.head_dim = 64, m.s.n_vocab = 40;
+		build(&m);
+		int32_t tok[10];
+		for (int t = 0; t < 10; t++)
+			tok[t] = (t * 13 + 5) % 40;
+		float pre[400], dec[400], want[400], pre2[400], dec2[400];
+		CHECK_OK(run(&m, tok, 10, 16, 1, pre, dec));
+		CHECK_OK(run(&m, tok, 10, 16, 2, pre2, dec2));
+		naive(&m, tok, 10, want);
+		double dp = maxdiff(pre, want, 400), dd = maxdiff(dec, want, 400), sc = 0;
+		for (int k = 0; k < 400; k++)
+			sc = fmax(sc, fabs(want[k]));
+		fprintf(stderr, "  %-28s prefill-naive %.2g, decode-naive %.2g (|logit| <= %.2g)\n",
+			tfm_type_name(types[i]), dp, dd, sc);
+		CHECK_MSG(dp < 1e-4, "%s prefill %g", tfm_type_name(types[i]), dp);
+		CHECK_MSG(dd < 0.05 * sc, "%s decode %g", tfm_type_name(types[i]), dd);
+		CHECK(!memcmp(pre, pre2, sizeof pre) && !memcmp(dec, dec2, sizeof dec));
+		tm_free(&m);
+	}
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -1385,6 +1428,7 @@ static const struct t_case t_cases[] = {
 	{"moe", t_moe},
 	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
+	{"kquants", t_kquants},
 	{"stories260k", t_stories260k},
 	{"random", t_random},
 	{"fixtures", t_fixtures},

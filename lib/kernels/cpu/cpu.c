@@ -2,7 +2,10 @@
  * matrix-vector product with AVX2/AVX-512 dot products; prefill (a batch of
  * tokens) calls OpenBLAS sgemm on tiles of weight rows (f16/bf16/q8_0/q4_0
  * tiles are converted to f32 in per-task scratch, so no f32 copy of the
- * weights is ever kept).
+ * weights is ever kept).  Decode of q8_0 / q4_0 weights keeps f32
+ * activations (our AVX-512 kernels); the other ggml types (q4_1, q5_0, q5_1,
+ * K-quants) use lib/quant's integer dot products against activations
+ * quantized to q8_0 / q8_1 / q8_K, as llama.cpp computes them.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -12,6 +15,7 @@
  * computed by the same instructions in the same order whatever the thread
  * count: results are bit-identical for any n_threads. */
 #include "kernels/cpu/cpu-impl.h"
+#include "quant/quant.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -219,8 +223,10 @@ struct mm_job {
 	const float *x;           /* [n][in] */
 	const struct tfm_mat *w;
 	int64_t n, rows, n_chunks, last; /* chunk c: rows [c rows, (c+1) rows), the last to `last` */
-	tfm_cpu_gemv_fn gemv;     /* NULL: convert rows to f32 first */
+	tfm_cpu_gemv_fn gemv;     /* NULL: vdot, or convert rows to f32 first */
 	tfm_cpu_dot_fn dot_f32;
+	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
+	int vdot_type;
 	atomic_llong next;
 };
 
@@ -234,6 +240,13 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 			j->gemv(j->y + o0, wd, w->row_bytes, j->x, w->in, o1 - o0);
 			return;
 		}
+		if (j->vdot) {
+			/* x quantized once per task (cheap next to the rows) */
+			tfm_quantize_row(j->vdot_type, j->x, scr, w->in);
+			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
+				j->y[o] = j->vdot(w->in, wd, scr);
+			return;
+		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
 			tfm_k_row_to_f32(w->type, wd, scr, w->in);
 			j->y[o] = j->dot_f32(scr, j->x, w->in);
@@ -242,9 +255,15 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	}
 	const float *a = (const float *)wd;
 	if (w->type != TFM_TYPE_F32) {
-		for (int64_t o = o0; o < o1; o++)
-			tfm_k_row_to_f32(w->type, wd + (size_t)(o - o0) * w->row_bytes,
-					 scr + (o - o0) * w->in, w->in);
+		int mine = w->type == TFM_TYPE_F16 || w->type == TFM_TYPE_BF16 ||
+			   w->type == TFM_TYPE_Q8_0 || w->type == TFM_TYPE_Q4_0;
+		for (int64_t o = o0; o < o1; o++) {
+			const uint8_t *src = wd + (size_t)(o - o0) * w->row_bytes;
+			if (mine)
+				tfm_k_row_to_f32(w->type, src, scr + (o - o0) * w->in, w->in);
+			else /* lib/quant's fast dequantizer */
+				tfm_dequantize_row(w->type, src, scr + (o - o0) * w->in, w->in);
+		}
 		a = scr;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->n, (int)(o1 - o0),
@@ -276,6 +295,9 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	case TFM_TYPE_Q8_0: j.gemv = g_isa.gemv_q8_0; break;
 	case TFM_TYPE_Q4_0: j.gemv = g_isa.gemv_q4_0; break;
 	}
+	if (!j.gemv && n == 1 && w->type != TFM_TYPE_Q8_0 && w->type != TFM_TYPE_Q4_0 &&
+	    (j.vdot = tfm_vec_dot(w->type)))
+		j.vdot_type = tfm_vec_dot_type(w->type);
 	double work = (double)n * w->in * w->out;
 	int inline_ = k->n_tasks <= 1 || work < k->par_min;
 	if (n == 1) {

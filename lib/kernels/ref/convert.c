@@ -1,17 +1,17 @@
 /* convert.c: weight rows to f32 for the kernels (f32, f16, bf16, and the
  * ggml q8_0 / q4_0 block layouts, written out here as the specification;
- * q4_1 / q5_0 / q5_1 through lib/quant).  Scalar; exact (every value of
+ * q4_1, q5_0, q5_1 and the K-quants through lib/quant's reference).  Scalar; exact (every value of
  * these types is representable in f32). */
 #include "tfm.h"
 #include "kernels/backend.h"
+#include "quant/quant.h"
 
 #include <string.h>
 
 int tfm_k_type_ok(int type)
 {
-	return type == TFM_TYPE_F32 || type == TFM_TYPE_F16 || type == TFM_TYPE_BF16 ||
-	       type == TFM_TYPE_Q8_0 || type == TFM_TYPE_Q4_0 || type == TFM_TYPE_Q4_1 ||
-	       type == TFM_TYPE_Q5_0 || type == TFM_TYPE_Q5_1;
+	/* activation-only types (q8_1, q8_K) are not weights */
+	return tfm_quant_supported(type) && type != TFM_TYPE_Q8_1 && type != TFM_TYPE_Q8_K;
 }
 
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
@@ -60,13 +60,9 @@ int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
 			}
 		}
 		return TFM_OK;
-	case TFM_TYPE_Q4_1:
-	case TFM_TYPE_Q5_0:
-	case TFM_TYPE_Q5_1: /* the other 32-element blocks: lib/quant's dequantizer */
-		if (n % 32)
-			break;
-		return tfm_type_to_f32(type, src, dst, n);
-	default:
+	default: /* q4_1, q5_0, q5_1, the K-quants: lib/quant's reference dequantizer */
+		if (tfm_k_type_ok(type) && tfm_quant_blck(type) > 0 && n % tfm_quant_blck(type) == 0)
+			return tfm_dequantize_row_ref(type, src, dst, n);
 		break;
 	}
 	return tfm_seterr(TFM_E_UNSUPPORTED, "weights of type %s (%lld per row) not supported",
