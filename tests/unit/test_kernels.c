@@ -241,10 +241,10 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					int64_t in = sizes[si], out = sizes[oi] + 80 * (si == 4), nt = ntok[ni];
 					if (ti >= 3)
 						in = ti >= 8 ? 256 * (1 + si % 2) : 32 * (si + 1);
-					/* decode of q4_1, q5_*, K-quants: integer dots against x
+					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
 					 * quantized to 8 bits (llama.cpp's way): the reference
 					 * then takes x through the same 8-bit round trip */
-					int qx = ti >= 5 && nt == 1;
+					int qx = ti >= 5 && nt <= 16; /* up to 16 tokens */
 					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */
 					int q81 = qx && (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
@@ -256,8 +256,12 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					if (qx) {
 						int vt = tfm_vec_dot_type(types[ti]);
 						uint8_t xq8[2048];
-						CHECK_OK(tfm_quantize_row_ref(vt, x, xq8, in));
-						CHECK_OK(tfm_dequantize_row_ref(vt, xq8, b, in));
+						for (int64_t t = 0; t < nt; t++) {
+							/* the quantizer the backend uses (its fast
+							 * one may round ties differently from _ref) */
+							tfm_quantize_row(vt, x + t * in, xq8, in);
+							tfm_dequantize_row_ref(vt, xq8, b + t * in, in);
+						}
 						r->matmul(&k0, e, b, &m, nt);
 					} else {
 						r->matmul(&k0, e, x, &m, nt);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #define GEMM_TILE 64   /* weight rows per sgemm call (fixed: see above) */
+#define VDOT_MAX_BATCH 16 /* quantized x [16][in] fits the per-task scratch (64 in floats) */
 
 static float dot_f32_scalar(const void *wv, const float *x, int64_t n)
 {
@@ -235,16 +236,20 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	const struct tfm_mat *w = j->w;
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
+	if (j->vdot) {
+		/* x (every token of a small batch) quantized once per task, then
+		 * each weight row against each token while it is in cache */
+		size_t qb = tfm_quant_row_bytes(j->vdot_type, w->in);
+		for (int64_t t = 0; t < j->n; t++)
+			tfm_quantize_row(j->vdot_type, j->x + t * w->in, (uint8_t *)scr + t * qb, w->in);
+		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
+			for (int64_t t = 0; t < j->n; t++)
+				j->y[t * w->out + o] = j->vdot(w->in, wd, (uint8_t *)scr + t * qb);
+		return;
+	}
 	if (j->n == 1) {
 		if (j->gemv) {
 			j->gemv(j->y + o0, wd, w->row_bytes, j->x, w->in, o1 - o0);
-			return;
-		}
-		if (j->vdot) {
-			/* x quantized once per task (cheap next to the rows) */
-			tfm_quantize_row(j->vdot_type, j->x, scr, w->in);
-			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
-				j->y[o] = j->vdot(w->in, wd, scr);
 			return;
 		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
@@ -295,8 +300,11 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	case TFM_TYPE_Q8_0: j.gemv = g_isa.gemv_q8_0; break;
 	case TFM_TYPE_Q4_0: j.gemv = g_isa.gemv_q4_0; break;
 	}
-	if (!j.gemv && n == 1 && w->type != TFM_TYPE_Q8_0 && w->type != TFM_TYPE_Q4_0 &&
-	    (j.vdot = tfm_vec_dot(w->type)))
+	/* lib/quant's integer dots for decode and small batches (as llama.cpp
+	 * does below its BLAS threshold); larger batches dequantize tiles for
+	 * sgemm */
+	if (!j.gemv && n <= VDOT_MAX_BATCH && w->type != TFM_TYPE_Q8_0 &&
+	    w->type != TFM_TYPE_Q4_0 && (j.vdot = tfm_vec_dot(w->type)))
 		j.vdot_type = tfm_vec_dot_type(w->type);
 	double work = (double)n * w->in * w->out;
 	int inline_ = k->n_tasks <= 1 || work < k->par_min;
