@@ -30,8 +30,9 @@ const struct tfm_tokenizer *tfm_model_tokenizer(const struct tfm_model *m); /* m
 const struct tfm_gguf *tfm_model_gguf(const struct tfm_model *m);
 
 /* A model with random weights for a spec alone (benchmarks, tfm-bench):
- * every tensor the executor binds, 2-D weights of `type` (f32, f16, bf16;
- * others when lib/quant converts f32 to them), uniform in +-1/sqrt(fan-in),
+ * every tensor the executor binds, 2-D weights of `type` (f32, f16, bf16 or
+ * a type lib/quant quantizes; rows must fit its blocks), uniform in
+ * +-1/sqrt(fan-in),
  * norm weights 1, biases small; the same seed gives the same weights.  The
  * spec goes through the executor's checks (TFM_E_UNSUPPORTED as usual). */
 int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, uint64_t seed,

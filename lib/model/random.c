@@ -2,6 +2,7 @@
  * The tensor list mirrors what load.c binds for the spec (llama.cpp names);
  * the buffers are owned by the model and freed with it. */
 #include "model/model-impl.h"
+#include "quant/quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -73,8 +74,8 @@ static void add3(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, int6
 		f[i] = center + scale * next(r);
 	if (data != f) {
 		for (int64_t row = 0; row < ne1 && !r->st; row++)
-			r->st = tfm_type_from_f32(type, f + row * ne0,
-						  (uint8_t *)data + (size_t)row * (nb / (size_t)ne1), ne0);
+			r->st = tfm_quantize_row(type, f + row * ne0,
+						 (uint8_t *)data + (size_t)row * (nb / (size_t)ne1), ne0);
 		free(f);
 	}
 	struct tfm_model_tensor *t = &r->t[r->n++];

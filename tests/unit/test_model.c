@@ -1051,7 +1051,21 @@ static void t_random(void)
 	struct tfm_spec s = specs[0];
 	s.layer_kind[0] = TFM_LAYER_RWKV;
 	CHECK_ST(tfm_model_random(&m, &s, TFM_TYPE_F32, 1, NULL), TFM_E_UNSUPPORTED);
-	CHECK_ST(tfm_model_random(&m, &specs[0], TFM_TYPE_Q4_K, 1, NULL), TFM_E_UNSUPPORTED);
+	CHECK_ST(tfm_model_random(&m, &specs[0], TFM_TYPE_IQ2_XXS, 1, NULL), TFM_E_UNSUPPORTED);
+	CHECK(tfm_model_random(&m, &specs[0], TFM_TYPE_Q4_K, 1, NULL) != TFM_OK); /* rows of 24 */
+	CHECK(tfm_model_random(&m, &specs[0], TFM_TYPE_Q8_0, 1, NULL) != TFM_OK);
+	s = specs[0];
+	s.n_embd = 32, s.n_ff = 64, s.head_dim = 8;
+	CHECK_OK(tfm_model_random(&m, &s, TFM_TYPE_Q8_0, 1, NULL));
+	if (m) {
+		struct tfm_ctx *c;
+		float lg[37];
+		CHECK_OK(tfm_ctx_new(&c, m, 8));
+		CHECK_OK(tfm_eval(c, tok, 5, lg, 0));
+		CHECK(isfinite(lg[0]) && isfinite(lg[36]));
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+	}
 }
 
 /* ---- the Hugging Face fixtures (tests/fixtures, made by
