@@ -154,11 +154,20 @@ static void isa_fill(const char *isa)
 	}
 }
 
+/* OpenBLAS's pthread build starts its workers when it is loaded and lets
+ * them spin for a while (~0.1 s, a whole core); we never use them (see the
+ * top of this file), so stop them where the build exports the call.  Weak:
+ * other BLAS builds simply lack it.  Like openblas_set_num_threads(1), this
+ * is process-wide. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
 static void cpu_init(void)
 {
 	__builtin_cpu_init();
 	isa_fill(have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar");
 	openblas_set_num_threads(1);
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
 }
 
 int tfm_cpu_set_isa(const char *isa)
