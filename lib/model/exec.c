@@ -20,8 +20,8 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 {
 	const struct tfm_spec *s = &m->spec;
 	*out = NULL;
-	if (n_ctx <= 0)
-		n_ctx = s->n_ctx_train > 0 ? s->n_ctx_train : 4096;
+	if (n_ctx <= 0) /* the training context can be 128K: a KV cache of many GB */
+		n_ctx = s->n_ctx_train > 0 && s->n_ctx_train < 4096 ? s->n_ctx_train : 4096;
 	struct tfm_ctx *c = tfm_calloc(1, sizeof *c);
 	if (!c)
 		return TFM_E_NOMEM;

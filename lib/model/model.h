@@ -41,7 +41,11 @@ int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, u
  * For messages and benchmarks. */
 const char *tfm_model_device(const struct tfm_model *m);
 
-/* A context holds the KV cache for up to n_ctx positions. */
+/* A context holds the KV cache for up to n_ctx positions (n_ctx <= 0: the
+ * training context, at most 4096).  When every layer has a sliding window
+ * the cache is a ring and tfm_eval runs past n_ctx; otherwise a full
+ * context is TFM_E_INVAL "context full (N tokens)".  One context is used by
+ * one thread at a time; contexts of one model may run in parallel. */
 int tfm_ctx_new(struct tfm_ctx **c, struct tfm_model *m, int64_t n_ctx);
 void tfm_ctx_free(struct tfm_ctx *c);
 void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
