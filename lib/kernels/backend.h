@@ -30,10 +30,11 @@ struct tfm_kexec {
 	int64_t par_min;           /* run inline below this many multiply-adds */
 };
 
-/* Attention of n_tok queries over a KV cache.  q, out: [n_tok][n_head*head_dim].
- * The cache of one layer is kc, vc: n_slots * n_head_kv * head_dim floats
- * each, laid out as the backend likes (ref: [n_slots][n_head_kv][head_dim];
- * cpu: [n_head_kv][head_dim][n_slots], so that scores and the weighted sum
+/* Attention of n_tok queries over a KV cache.  q: [n_tok][n_head*head_dim],
+ * out: [n_tok][n_head*v_dim].  The cache of one layer is kc: n_slots *
+ * n_head_kv * head_dim floats and vc: n_slots * n_head_kv * v_dim, laid out
+ * as the backend likes (ref: [n_slots][n_head_kv][dim];
+ * cpu: [n_head_kv][dim][n_slots], so that scores and the weighted sum
  * run along contiguous keys); position p lives in slot p % n_slots and is
  * written with kv_store.  Query t sits at position pos0 + t and sees keys j
  * with j <= p and, when window > 0, p - j < window.  The caller has already
@@ -41,6 +42,7 @@ struct tfm_kexec {
 struct tfm_attn_args {
 	int64_t n_tok, pos0;
 	int64_t n_head, n_head_kv, head_dim;
+	int64_t v_dim;         /* value head size; 0: head_dim (MLA: they differ) */
 	int64_t n_slots;
 	int64_t window;        /* 0: plain causal */
 	float scale;           /* multiplies q.k */
@@ -75,7 +77,8 @@ struct tfm_backend {
 	void (*mul)(float *y, const float *a, const float *b, int64_t n);
 	void (*attn)(struct tfm_kexec *k, float *out, const float *q, const float *kc,
 		     const float *vc, const struct tfm_attn_args *a);
-	/* Store one position's k, v [n_head_kv*head_dim] into slot of the cache. */
+	/* Store one position's k [n_head_kv*head_dim], v [n_head_kv*v_dim] into
+	 * slot of the cache. */
 	void (*kv_store)(float *kc, float *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a);
 	/* Floats of scratch per task matmul/attn need for these sizes. */

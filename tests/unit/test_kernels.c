@@ -277,39 +277,41 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 				}
 	/* attention: MHA, GQA, MQA; causal and windowed; ring-buffer slots;
 	 * soft-cap and ALiBi */
-	static const int64_t heads[][2] = {{4, 4}, {4, 2}, {3, 1}};
+	/* heads, KV heads; the last with a value head size of its own (MLA) */
+	static const int64_t heads[][3] = {{4, 4, 0}, {4, 2, 0}, {3, 1, 0}, {2, 2, 5}};
 	size_t kvn = 300 * 4 * 257;
 	float *kc = malloc(kvn * 4), *vc = malloc(kvn * 4), *kb = malloc(kvn * 4);
 	float *vb = malloc(kvn * 4), *kn = malloc(kvn * 4), *vn = malloc(kvn * 4);
-	for (int hi = 0; hi < 3; hi++)
+	for (int hi = 0; hi < 4; hi++)
 		for (int di = 0; di < 4; di++)
 			for (int ni = 0; ni < 3; ni++)
 				for (int wi = 0; wi < 3; wi++)
 					for (int xi = 0; xi < 3; xi++) {
 						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
+						int64_t vd = heads[hi][2] ? heads[hi][2] : hd;
 						int64_t nt = ntok[ni], pos0 = 5 + 40 * (wi == 2);
 						int64_t win = wi ? 4 : 0;
 						int64_t slots = wi == 2 ? win + nt - 1 : pos0 + nt;
 						float al[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
 						struct tfm_attn_args a = {.n_tok = nt, .pos0 = pos0, .n_head = nh,
-							.n_head_kv = nkv, .head_dim = hd, .n_slots = slots,
+							.n_head_kv = nkv, .head_dim = hd, .v_dim = heads[hi][2], .n_slots = slots,
 							.window = win, .scale = 1.0f / sqrtf((float)hd),
 							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL};
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);
-						fill(vn, slots * nkv * hd, 2);
+						fill(vn, slots * nkv * vd, 2);
 						for (int64_t sl = 0; sl < slots; sl++) {
-							r->kv_store(kc, vc, kn + sl * nkv * hd, vn + sl * nkv * hd, sl, &a);
-							be->kv_store(kb, vb, kn + sl * nkv * hd, vn + sl * nkv * hd, sl, &a);
+							r->kv_store(kc, vc, kn + sl * nkv * hd, vn + sl * nkv * vd, sl, &a);
+							be->kv_store(kb, vb, kn + sl * nkv * hd, vn + sl * nkv * vd, sl, &a);
 						}
 						struct tfm_kexec k0 = kx(0);
 						r->attn(&k0, e, x, kc, vc, &a);
 						for (int th = 0; th < 2; th++) {
 							struct tfm_kexec k = kx(th);
 							be->attn(&k, th ? g : y, x, kb, vb, &a);
-							cmp("attn", th ? g : y, e, nt * nh * hd, 1e-5, 1e-4);
+							cmp("attn", th ? g : y, e, nt * nh * vd, 1e-5, 1e-4);
 						}
-						if (memcmp(g, y, nt * nh * hd * sizeof *g))
+						if (memcmp(g, y, nt * nh * vd * sizeof *g))
 							worst_of("attn")->bad++;
 					}
 	for (int i = 0; i < nW; i++) {

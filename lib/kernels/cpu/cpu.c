@@ -364,7 +364,8 @@ static void attn_item(struct attn_job *j, float *sc, int64_t it)
 	int64_t nk = p - lo + 1, s0 = lo % ns;
 	int64_t n1 = s0 + nk <= ns ? nk : ns - s0, n2 = nk - n1;
 	const float *qv = j->q + t * qd + h * hd;
-	const float *kt = j->kc + kh * hd * ns, *vt = j->vc + kh * hd * ns;
+	int64_t vd = a->v_dim ? a->v_dim : hd;
+	const float *kt = j->kc + kh * hd * ns, *vt = j->vc + kh * vd * ns;
 	float *qs = sc + ((ns + 15) & ~(int64_t)15), *ot = qs + ((hd + 15) & ~(int64_t)15);
 	for (int64_t d = 0; d < hd; d++)
 		qs[d] = qv[d] * a->scale;
@@ -380,14 +381,14 @@ static void attn_item(struct attn_job *j, float *sc, int64_t it)
 	float mx = g_isa.max(sc, nk);
 	float sum = g_isa.expsum(sc, mx, nk);
 	float inv = 1.0f / sum;
-	float *o = j->out + t * qd + h * hd;
-	g_isa.gemv_f32(o, vt + s0, (size_t)ns * sizeof(float), sc, n1, hd);
+	float *o = j->out + (t * a->n_head + h) * vd;
+	g_isa.gemv_f32(o, vt + s0, (size_t)ns * sizeof(float), sc, n1, vd);
 	if (n2) {
-		g_isa.gemv_f32(ot, vt, (size_t)ns * sizeof(float), sc + n1, n2, hd);
-		for (int64_t d = 0; d < hd; d++)
+		g_isa.gemv_f32(ot, vt, (size_t)ns * sizeof(float), sc + n1, n2, vd);
+		for (int64_t d = 0; d < vd; d++)
 			o[d] += ot[d];
 	}
-	for (int64_t d = 0; d < hd; d++)
+	for (int64_t d = 0; d < vd; d++)
 		o[d] *= inv;
 }
 
@@ -424,16 +425,17 @@ static void cpu_kv_store(float *kc, float *vc, const float *k, const float *v, i
 			 const struct tfm_attn_args *a)
 {
 	int64_t kvd = a->n_head_kv * a->head_dim, ns = a->n_slots;
-	for (int64_t i = 0; i < kvd; i++) {
+	int64_t vvd = a->n_head_kv * (a->v_dim ? a->v_dim : a->head_dim);
+	for (int64_t i = 0; i < kvd; i++)
 		kc[i * ns + slot] = k[i];
+	for (int64_t i = 0; i < vvd; i++)
 		vc[i * ns + slot] = v[i];
-	}
 }
 
 static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 {
 	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
-	size_t b = (size_t)n_slots + 2 * (size_t)max_in + 48; /* attention: sc, qs, ot */
+	size_t b = (size_t)n_slots + 2 * (size_t)max_in + 48; /* attention: sc, qs, ot (dims <= max_in) */
 	return a > b ? a : b;
 }
 

@@ -129,6 +129,7 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *
 {
 	float *sc = k->scratch; /* [n_slots] scores of the visible keys */
 	int64_t hd = a->head_dim, kvd = a->n_head_kv * hd, qd = a->n_head * hd;
+	int64_t vd = a->v_dim ? a->v_dim : hd, vvd = a->n_head_kv * vd;
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
 		int64_t p = a->pos0 + t;
@@ -149,11 +150,11 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *
 				sc[j - lo] = (float)s;
 			}
 			ref_softmax(sc, p - lo + 1);
-			float *o = out + t * qd + h * hd;
-			for (int64_t d = 0; d < hd; d++) {
+			float *o = out + (t * a->n_head + h) * vd;
+			for (int64_t d = 0; d < vd; d++) {
 				double s = 0;
 				for (int64_t j = lo; j <= p; j++)
-					s += (double)sc[j - lo] * vc[(j % a->n_slots) * kvd + kh * hd + d];
+					s += (double)sc[j - lo] * vc[(j % a->n_slots) * vvd + kh * vd + d];
 				o[d] = (float)s;
 			}
 		}
@@ -164,10 +165,11 @@ static void ref_kv_store(float *kc, float *vc, const float *k, const float *v, i
 			 const struct tfm_attn_args *a)
 {
 	int64_t kvd = a->n_head_kv * a->head_dim;
-	for (int64_t i = 0; i < kvd; i++) {
+	int64_t vvd = a->n_head_kv * (a->v_dim ? a->v_dim : a->head_dim);
+	for (int64_t i = 0; i < kvd; i++)
 		kc[slot * kvd + i] = k[i];
-		vc[slot * kvd + i] = v[i];
-	}
+	for (int64_t i = 0; i < vvd; i++)
+		vc[slot * vvd + i] = v[i];
 }
 
 static size_t ref_scratch_need(int64_t max_in, int64_t n_slots)
