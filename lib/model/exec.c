@@ -44,17 +44,26 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 			ff = L->sh_gate.out;
 	}
 	int64_t qkv = m->q_dim + 2 * m->kv_dim, rot2 = m->n_rot / 2 > 0 ? m->n_rot / 2 : 1;
-	int64_t max_in = d > m->q_dim ? d : m->q_dim;
+	int64_t ql = m->mla ? s->q_lora_rank : 0, kl = m->mla ? s->kv_lora_rank : 0;
+	int64_t kvb = m->mla ? s->n_head * (s->qk_nope_dim + m->v_dim) : 0;
+	int64_t vd = m->vv_dim > m->kv_dim ? m->vv_dim : m->kv_dim;     /* v rows */
+	int64_t ad = s->n_head * m->v_dim > m->q_dim ? s->n_head * m->v_dim : m->q_dim; /* att rows */
+	int64_t max_in = d > ad ? d : ad;
+	if (kl > max_in)
+		max_in = kl;
+	if (ql > max_in)
+		max_in = ql;
 	if (ff > max_in)
 		max_in = ff;
 	int n_tasks = m->n_threads;
 	size_t per_task = al(m->be->scratch_need(max_in, c->n_slots));
 	size_t kv = (size_t)s->n_layer * (size_t)c->n_slots * (size_t)m->kv_dim;
+	size_t vv = (size_t)s->n_layer * (size_t)c->n_slots * (size_t)m->vv_dim;
 	size_t sizes[] = {
-		kv, kv,                                   /* kc, vc */
+		kv, vv,                                   /* kc, vc */
 		(size_t)(B * d), (size_t)(B * d), (size_t)(B * d), (size_t)(B * d), /* x xn h h2 */
-		(size_t)(B * m->q_dim), (size_t)(B * m->kv_dim), (size_t)(B * m->kv_dim),
-		(size_t)(B * m->q_dim),                   /* q k v att */
+		(size_t)(B * m->q_dim), (size_t)(B * m->kv_dim), (size_t)(B * vd),
+		(size_t)(B * ad),                         /* q k v att */
 		(size_t)(B * qkv),                        /* qkv */
 		(size_t)(B * ff), (size_t)(B * ff),       /* g u */
 		(size_t)(B * rot2), (size_t)(B * rot2),   /* cs sn */
@@ -63,11 +72,14 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		(size_t)(B * E), (size_t)(B * K), (size_t)(B * K), /* rl selw sel */
 		(size_t)(E ? B : 0), (size_t)(E ? B : 0),             /* list wl */
 		(size_t)(E ? B * d : 0), (size_t)(E ? B * d : 0),     /* xe ye */
+		(size_t)(B * ql), (size_t)(m->mla ? B * (kl + m->n_rot) : 0), (size_t)(B * kl),
+		(size_t)(B * kvb),                                     /* mqa mkva mckv mkvb */
 	};
 	float *sel, *list;
 	float **dst[] = {&c->kc, &c->vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
 			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->kx.scratch,
-			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye};
+			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye,
+			 &c->mqa, &c->mkva, &c->mckv, &c->mkvb};
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		total += al(sizes[i]);
@@ -84,7 +96,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	}
 	c->sel = (int32_t *)sel;   /* int32 and float have the same size */
 	c->list = (int32_t *)list;
-	memset(c->kc, 0, 2 * al(kv) * sizeof(float));
+	memset(c->kc, 0, (al(kv) + al(vv)) * sizeof(float));
 	int st = tfm_pool_new(&c->kx.pool, n_tasks);
 	if (st) {
 		tfm_afree(c->mem);
@@ -138,6 +150,45 @@ static void add_bias(const struct tfm_model *m, float *y, const float *b, int64_
 			m->be->add(y + t * w, y + t * w, b, w);
 }
 
+/* MLA's q, k, v [n][n_head][nope + rope], [n][n_head][nope + rope],
+ * [n][n_head][v_dim] from xn, RoPE applied (to the rope dims of q, and to
+ * the one rope key every head shares). */
+static void mla_qkv(struct tfm_ctx *c, int64_t l, int64_t n)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t nh = s->n_head, hd = m->head_dim, nope = s->qk_nope_dim, rope = s->qk_rope_dim;
+	int64_t kl = s->kv_lora_rank, vd = m->v_dim, r2 = m->n_rot / 2;
+	int64_t kaw = kl + rope, kbw = nh * (nope + vd);
+	if (L->q_a.data) {
+		be->matmul(&c->kx, c->mqa, c->xn, &L->q_a, n);
+		norm_rows(m, c->mqa, c->mqa, n, s->q_lora_rank, &L->q_a_norm);
+		be->matmul(&c->kx, c->q, c->mqa, &L->q_b, n);
+	} else {
+		be->matmul(&c->kx, c->q, c->xn, &L->wq, n);
+	}
+	be->matmul(&c->kx, c->mkva, c->xn, &L->kv_a, n);
+	for (int64_t t = 0; t < n; t++)
+		memcpy(c->mckv + t * kl, c->mkva + t * kaw, (size_t)kl * sizeof(float));
+	norm_rows(m, c->mckv, c->mckv, n, kl, &L->kv_a_norm);
+	be->matmul(&c->kx, c->mkvb, c->mckv, &L->kv_b, n);
+	for (int64_t t = 0; t < n; t++) {
+		float *kpe = c->mkva + t * kaw + kl;
+		be->rope(kpe, 1, rope, rope, s->rope_interleaved, c->cs + t * r2, c->sn + t * r2);
+		be->rope(c->q + t * nh * hd + nope, nh, hd, rope, s->rope_interleaved,
+			 c->cs + t * r2, c->sn + t * r2);
+		for (int64_t h = 0; h < nh; h++) {
+			const float *kv = c->mkvb + t * kbw + h * (nope + vd);
+			float *k = c->k + (t * nh + h) * hd;
+			memcpy(k, kv, (size_t)nope * sizeof(float));
+			memcpy(k + nope, kpe, (size_t)rope * sizeof(float));
+			memcpy(c->v + (t * nh + h) * vd, kv + nope, (size_t)vd * sizeof(float));
+		}
+	}
+}
+
 /* h[n][d] = attention of layer l over xn[n][d] for tokens at pos0.. */
 static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 {
@@ -145,8 +196,10 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	const struct tfm_spec *s = &m->spec;
 	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
-	int64_t qd = m->q_dim, kvd = m->kv_dim, hd = m->head_dim;
-	if (L->wqkv.data) {
+	int64_t qd = m->q_dim, kvd = m->kv_dim, hd = m->head_dim, vvd = m->vv_dim;
+	if (m->mla) {
+		mla_qkv(c, l, n);
+	} else if (L->wqkv.data) {
 		int64_t w = qd + 2 * kvd;
 		be->matmul(&c->kx, c->qkv, c->xn, &L->wqkv, n);
 		add_bias(m, c->qkv, L->bqkv, n, w);
@@ -173,18 +226,18 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	int64_t r2 = m->n_rot / 2;
 	struct tfm_attn_args a = {
 		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
-		.head_dim = hd, .n_slots = c->n_slots, .window = L->window,
+		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->n_slots, .window = L->window,
 		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
 	};
-	float *kc = c->kc + (size_t)l * c->n_slots * kvd, *vc = c->vc + (size_t)l * c->n_slots * kvd;
+	float *kc = c->kc + (size_t)l * c->n_slots * kvd, *vc = c->vc + (size_t)l * c->n_slots * vvd;
 	for (int64_t t = 0; t < n; t++) {
-		if (L->rope) {
+		if (L->rope && !m->mla) {
 			const float *cs = (L->rope_local ? c->cs2 : c->cs) + t * r2;
 			const float *sn = (L->rope_local ? c->sn2 : c->sn) + t * r2;
 			be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
 			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
 		}
-		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * kvd, (pos0 + t) % c->n_slots, &a);
+		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % c->n_slots, &a);
 	}
 	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
 	be->matmul(&c->kx, c->h, c->att, &L->wo, n);

@@ -53,10 +53,24 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		if (!s->gated)
 			return UNSUP("experts without a gate projection");
 	}
-	if (s->q_lora_rank || s->kv_lora_rank)
-		return UNSUP("multi-head latent attention (MLA)");
-	if (s->v_head_dim && s->v_head_dim != hd)
+	if (s->q_lora_rank && !s->kv_lora_rank)
+		return UNSUP("a low-rank query without MLA");
+	if (s->kv_lora_rank) {
+		if (s->qk_nope_dim < 0 || s->qk_rope_dim < 2 || s->qk_rope_dim % 2 ||
+		    hd != s->qk_nope_dim + s->qk_rope_dim || s->v_head_dim < 1)
+			return tfm_seterr(TFM_E_FORMAT, "%s: MLA head sizes (nope %lld + rope %lld = "
+					  "%lld, v %lld)", arch, (long long)s->qk_nope_dim,
+					  (long long)s->qk_rope_dim, (long long)hd,
+					  (long long)s->v_head_dim);
+		if (nkv != s->n_head)
+			return UNSUP("MLA with fewer KV heads than heads");
+		if (s->pos_attn != TFM_POS_ROPE || (s->rope_dims && s->rope_dims != s->qk_rope_dim))
+			return UNSUP("MLA without RoPE on its rope dims");
+		if (s->qk_norm != TFM_QK_NORM_NONE || s->attn_bias_qkv)
+			return UNSUP("MLA with QK-norm or QKV biases");
+	} else if (s->v_head_dim && s->v_head_dim != hd) {
 		return UNSUP("a value head size different from the key head size");
+	}
 	if (s->diff_attn)
 		return UNSUP("differential attention");
 	if (s->linear_attn)
@@ -245,6 +259,31 @@ static int bind_norm(struct binder *b, struct tfm_norm_w *nw, const char *prefix
 	return bind_vec(b, &nw->b, name, n, nw->w && b->m->spec.norm_bias);
 }
 
+static int bind_mla(struct binder *b, int64_t l)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd, ql = s->q_lora_rank, kl = s->kv_lora_rank, nh = s->n_head;
+	char n[96];
+	int st;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	if (ql > 0) {
+		TRY(bind_mat(b, &L->q_a, NM("attn_q_a.weight"), d, ql, 1));
+		TRY(bind_norm(b, &L->q_a_norm, NM("attn_q_a_norm"), ql, 1));
+		TRY(bind_mat(b, &L->q_b, NM("attn_q_b.weight"), ql, m->q_dim, 1));
+	} else {
+		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, m->q_dim, 1));
+	}
+	TRY(bind_mat(b, &L->kv_a, NM("attn_kv_a_mqa.weight"), d, kl + s->qk_rope_dim, 1));
+	TRY(bind_norm(b, &L->kv_a_norm, NM("attn_kv_a_norm"), kl, 1));
+	TRY(bind_mat(b, &L->kv_b, NM("attn_kv_b.weight"), kl, nh * (s->qk_nope_dim + m->v_dim), 1));
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
 /* Expert e of a stacked {ne0, ne1, n_expert} tensor is w->data + e * stride. */
 static int bind_experts(struct binder *b, struct tfm_mat *w, size_t *stride, const char *name,
 			int64_t ne0, int64_t ne1, int64_t n_expert)
@@ -328,6 +367,9 @@ static int bind_layer(struct binder *b, int64_t l)
 			L->attn_norm = n2;
 		}
 	}
+	if (m->mla) {
+		TRY(bind_mla(b, l));
+	} else {
 	TRY(bind_mat(b, &L->wqkv, NM("attn_qkv.weight"), d, qd + 2 * kvd, 0));
 	if (L->wqkv.data) {
 		TRY(bind_vec(b, &L->bqkv, NM("attn_qkv.bias"), qd + 2 * kvd, s->attn_bias_qkv));
@@ -339,7 +381,8 @@ static int bind_layer(struct binder *b, int64_t l)
 		TRY(bind_vec(b, &L->bk, NM("attn_k.bias"), kvd, s->attn_bias_qkv));
 		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv));
 	}
-	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"), qd, d, 1));
+	}
+	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"), s->n_head * m->v_dim, d, 1));
 	TRY(bind_vec(b, &L->bo, NM("attn_output.bias"), d, s->attn_bias_out));
 	if (s->qk_norm != TFM_QK_NORM_NONE) {
 		int full = s->qk_norm == TFM_QK_NORM_FULL;
@@ -480,6 +523,11 @@ static int positions(struct tfm_model *m)
 {
 	const struct tfm_spec *s = &m->spec;
 	m->attn_scale = s->attn_scale > 0 ? s->attn_scale : (float)(1.0 / sqrt((double)m->head_dim));
+	if (m->mla && s->rope_scaling == TFM_ROPE_SCALE_YARN && s->yarn_mscale_all_dim > 0) {
+		/* deepseek: the softmax scale takes the YaRN mscale squared */
+		double ms = yarn_mscale(s->rope_factor, s->yarn_mscale_all_dim);
+		m->attn_scale *= (float)(ms * ms);
+	}
 	m->pos_scale = 1.0;
 	m->rope_mscale = 1.0;
 	if (s->pos_attn == TFM_POS_ROPE) {
@@ -571,6 +619,9 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	m->spec.head_dim = m->head_dim;
 	m->q_dim = s->n_head * m->head_dim;
 	m->kv_dim = s->n_head_kv * m->head_dim;
+	m->mla = s->kv_lora_rank > 0;
+	m->v_dim = m->mla ? s->v_head_dim : m->head_dim;
+	m->vv_dim = s->n_head_kv * m->v_dim;
 	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
 	if ((st = tfm_backend_find(&m->be, o->device)))
 		goto fail;

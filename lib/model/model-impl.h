@@ -31,6 +31,12 @@ struct tfm_layer {
 	size_t exp_stride[3];
 	struct tfm_mat sh_gate, sh_up, sh_down; /* shared experts, or data NULL */
 	float *sh_gate_inp;          /* [n_embd]: sigmoid gate of the shared experts, or NULL */
+	/* multi-head latent attention (deepseek2): q through a low-rank pair
+	 * (attn_q_a {n_embd, q_lora}, norm, attn_q_b {q_lora, n_head*(nope+rope)})
+	 * or wq; attn_kv_a_mqa {n_embd, kv_lora + rope} -> latent (normed) and the
+	 * shared rope key; attn_kv_b {kv_lora, n_head*(nope + v_dim)} */
+	struct tfm_mat q_a, q_b, kv_a, kv_b;
+	struct tfm_norm_w q_a_norm, kv_a_norm;
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */
@@ -42,6 +48,8 @@ struct tfm_model {
 	char device[32];           /* tfm_model_device's text */
 	int n_threads;
 	int64_t head_dim, q_dim, kv_dim, n_rot; /* n_rot: rotary dims per head */
+	int64_t v_dim, vv_dim;     /* value head size, n_head_kv * v_dim */
+	int mla;                   /* multi-head latent attention */
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
 	struct tfm_mat output;     /* {n_embd, n_vocab} (token_embd when tied) */
@@ -95,6 +103,9 @@ struct tfm_ctx {
 	int32_t *list;             /* [n_batch] tokens routed to one expert */
 	float *wl;                 /* [n_batch] their weights */
 	float *xe, *ye;            /* [n_batch][n_embd] gathered inputs, expert outputs */
+	/* MLA: [n_batch][q_lora], [n_batch][kv_lora + rope], [n_batch][kv_lora],
+	 * [n_batch][n_head * (nope + v_dim)] */
+	float *mqa, *mkva, *mckv, *mkvb;
 	struct tfm_kexec kx;
 	void *mem;                 /* one allocation behind the scratch */
 };

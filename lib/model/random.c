@@ -102,7 +102,7 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 	int64_t d = s->n_embd, hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
 	int64_t nkv = s->n_head_kv ? s->n_head_kv : s->n_head;
 	int64_t qd = s->n_head * hd, kvd = nkv * hd, ff = s->n_ff;
-	float wd = 1 / sqrtf((float)d), wf = 1 / sqrtf((float)ff), wq = 1 / sqrtf((float)qd);
+	float wd = 1 / sqrtf((float)d), wf = 1 / sqrtf((float)ff);
 	int post_in = s->norm_place == TFM_NORM_POST_IN;
 	int post = post_in || s->norm_place == TFM_NORM_SANDWICH;
 	char n[96];
@@ -126,15 +126,31 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			norm(r, s, N("post_attention_norm"), d);
 			norm(r, s, N("post_ffw_norm"), d);
 		}
-		add(r, N("attn_q.weight"), d, qd, 0, wd);
-		add(r, N("attn_k.weight"), d, kvd, 0, wd);
-		add(r, N("attn_v.weight"), d, kvd, 0, wd);
-		if (s->attn_bias_qkv) {
+		if (s->kv_lora_rank > 0) { /* MLA */
+			int64_t ql = s->q_lora_rank, kl = s->kv_lora_rank, vd = s->v_head_dim;
+			if (ql > 0) {
+				add(r, N("attn_q_a.weight"), d, ql, 0, wd);
+				norm(r, s, N("attn_q_a_norm"), ql);
+				add(r, N("attn_q_b.weight"), ql, qd, 0, 1 / sqrtf((float)ql));
+			} else {
+				add(r, N("attn_q.weight"), d, qd, 0, wd);
+			}
+			add(r, N("attn_kv_a_mqa.weight"), d, kl + s->qk_rope_dim, 0, wd);
+			norm(r, s, N("attn_kv_a_norm"), kl);
+			add(r, N("attn_kv_b.weight"), kl, s->n_head * (s->qk_nope_dim + vd), 0,
+			    1 / sqrtf((float)kl));
+		} else {
+			add(r, N("attn_q.weight"), d, qd, 0, wd);
+			add(r, N("attn_k.weight"), d, kvd, 0, wd);
+			add(r, N("attn_v.weight"), d, kvd, 0, wd);
+		}
+		if (s->attn_bias_qkv && s->kv_lora_rank <= 0) {
 			add(r, N("attn_q.bias"), qd, 1, 0, 0.02f);
 			add(r, N("attn_k.bias"), kvd, 1, 0, 0.02f);
 			add(r, N("attn_v.bias"), kvd, 1, 0, 0.02f);
 		}
-		add(r, N("attn_output.weight"), qd, d, 0, wq);
+		int64_t od = s->kv_lora_rank > 0 ? s->n_head * s->v_head_dim : qd; /* attn_output's in */
+		add(r, N("attn_output.weight"), od, d, 0, 1 / sqrtf((float)od));
 		if (s->attn_bias_out)
 			add(r, N("attn_output.bias"), d, 1, 0, 0.02f);
 		if (s->qk_norm != TFM_QK_NORM_NONE) {

@@ -1023,6 +1023,10 @@ static void t_random(void)
 	base_spec(&specs[4]);
 	specs[4].n_expert = 4, specs[4].n_expert_used = 2, specs[4].n_ff_expert = 16;
 	specs[4].n_ff_shared = 8, specs[4].layer_moe[1] = 1;
+	/* and MLA (deepseek2's attention) */
+	specs[4].n_head_kv = 4, specs[4].q_lora_rank = 12, specs[4].kv_lora_rank = 10;
+	specs[4].qk_nope_dim = 6, specs[4].qk_rope_dim = 4, specs[4].head_dim = 10;
+	specs[4].rope_dims = 4, specs[4].v_head_dim = 7;
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_F32,
 				    TFM_TYPE_F16};
 	int32_t tok[9] = {1, 5, 9, 2, 30, 4, 4, 7, 11};
@@ -1157,7 +1161,7 @@ static float *read_f32(const char *path, size_t *n)
 static void t_fixtures(void)
 {
 	/* the knobs this executor refuses, each with its fixture */
-	static const char *const refused[] = {"deepseek_v2", "llama-rope-dynamic"};
+	static const char *const refused[] = {"llama-rope-dynamic"};
 	struct tfm_blob mb;
 	json_error_t je;
 	CHECK_OK(tfm_blob_open(&mb, "tests/fixtures/MANIFEST.json"));
@@ -1301,7 +1305,8 @@ static void t_open(void)
 
 	/* fixtures through the converter */
 	static const char *const fx[] = {"llama", "gemma2", "gpt2", "gpt_neox", "falcon-new", "bloom",
-					 "mixtral", "qwen2_moe", "phi3", "olmo2", "smollm3", "opt"};
+					 "mixtral", "qwen2_moe", "phi3", "olmo2", "smollm3", "opt",
+					 "deepseek_v2"};
 	for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
 		char *d = t_path("tests/fixtures/%s", fx[i]), *pp = t_path("%s/prefill.f32", d);
 		char *ip = t_path("%s/input_ids.json", d);
