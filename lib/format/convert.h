@@ -16,6 +16,10 @@ struct tfm_convert_opts {
 /* Open path (any checkpoint or GGUF) and build the output GGUF. */
 int tfm_convert_open(struct tfm_convert **cv, const char *path, const struct tfm_convert_opts *o);
 struct tfm_gguf *tfm_convert_gguf(struct tfm_convert *cv);
+/* Materialise every tensor in memory (buffers owned by cv), so that
+ * tfm_convert_gguf then returns a GGUF whose tensors all have data != NULL:
+ * this is how tfm_model_open runs a checkpoint without writing a file. */
+int tfm_convert_load(struct tfm_convert *cv);
 void tfm_convert_close(struct tfm_convert *cv);
 
 #endif

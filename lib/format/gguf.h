@@ -53,8 +53,9 @@ int tfm_gguf_arr_type(const struct tfm_gguf *g, int64_t i);     /* element type 
 int64_t tfm_gguf_arr_n(const struct tfm_gguf *g, int64_t i);    /* elements of an array */
 
 /* Typed getters by key.  Integers of any width and bool convert to int64,
- * floats of either width to double; a missing key gives TFM_E_FORMAT with a
- * message unless the *_or variants are used. */
+ * floats of either width (and integers) to double; a missing key gives
+ * TFM_E_FORMAT with a message unless the *_or variants are used (which log
+ * a warning and return the default when the key has the wrong type). */
 int tfm_gguf_get_int(const struct tfm_gguf *g, const char *key, int64_t *v);
 int tfm_gguf_get_float(const struct tfm_gguf *g, const char *key, double *v);
 int tfm_gguf_get_str(const struct tfm_gguf *g, const char *key, const char **s, size_t *len);
@@ -68,6 +69,9 @@ int tfm_gguf_get_arr(const struct tfm_gguf *g, const char *key, int *elem_type,
 		     int64_t *n, const void **data);
 int tfm_gguf_get_arr_str(const struct tfm_gguf *g, const char *key, int64_t i,
 			 const char **s, size_t *len);
+/* Numeric arrays converted element by element; n must equal the array's
+ * length (tfm_gguf_arr_n), else TFM_E_FORMAT.  _i64 takes integer and bool
+ * arrays only; _f32 any numeric array. */
 int tfm_gguf_get_arr_f32(const struct tfm_gguf *g, const char *key, float *dst, int64_t n);
 int tfm_gguf_get_arr_i64(const struct tfm_gguf *g, const char *key, int64_t *dst, int64_t n);
 
@@ -92,7 +96,7 @@ int tfm_gguf_set_arr_str(struct tfm_gguf *g, const char *key, const char *const 
 			 const size_t *lens, int64_t n);
 /* Copy key i of src into dst (any type, nested arrays included). */
 int tfm_gguf_copy_kv(struct tfm_gguf *dst, const struct tfm_gguf *src, int64_t i);
-int tfm_gguf_remove(struct tfm_gguf *g, const char *key);
+int tfm_gguf_remove(struct tfm_gguf *g, const char *key); /* TFM_OK when absent too */
 
 /* Tensors. */
 int64_t tfm_gguf_n_tensors(const struct tfm_gguf *g);
@@ -106,6 +110,27 @@ int tfm_gguf_add_tensor(struct tfm_gguf *g, const char *name, int type, int n_di
 			const int64_t *ne, const void *data,
 			tfm_gguf_produce_fn produce, void *ctx);
 size_t tfm_gguf_alignment(const struct tfm_gguf *g);
+
+/* Values as handles, to reach nested arrays (an array whose elements are
+ * arrays).  A handle stays valid until the next change to g. */
+struct tfm_gguf_val;
+const struct tfm_gguf_val *tfm_gguf_get_val(const struct tfm_gguf *g, int64_t i);
+int tfm_gguf_val_type(const struct tfm_gguf_val *v);             /* enum tfm_gguf_type */
+/* An array value: element type, count, raw data (NULL for arrays of
+ * strings or of arrays); TFM_E_FORMAT when v is not an array. */
+int tfm_gguf_val_arr(const struct tfm_gguf_val *v, int *elem_type, int64_t *n,
+		     const void **data);
+int tfm_gguf_val_arr_str(const struct tfm_gguf_val *v, int64_t j, const char **s, size_t *len);
+/* Element j of an array of arrays, or NULL. */
+const struct tfm_gguf_val *tfm_gguf_arr_sub(const struct tfm_gguf_val *v, int64_t j);
+/* Set key to an array of n arrays, element j a deep copy of subs[j] (each
+ * an array value, e.g. from tfm_gguf_get_val of another key). */
+int tfm_gguf_set_arr_arr(struct tfm_gguf *g, const char *key,
+			 const struct tfm_gguf_val *const *subs, int64_t n);
+
+/* Of a parsed file: its version (2 or 3) and where its data section starts. */
+uint32_t tfm_gguf_version(const struct tfm_gguf *g);
+size_t tfm_gguf_data_offset(const struct tfm_gguf *g);
 
 /* Write the whole file (header, kv, tensor infos, aligned data). */
 int tfm_gguf_write(const struct tfm_gguf *g, struct tfm_out *out);

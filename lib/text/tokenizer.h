@@ -29,6 +29,11 @@ int tfm_tokenizer_add_bos(const struct tfm_tokenizer *t); /* model wants BOS by 
 /* Encode len bytes of UTF-8 text.  *ids is malloc'd (caller frees). */
 int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
 		 int add_bos, int32_t **ids, size_t *n);
+/* As tfm_tokenize; with parse_special, control tokens written in the text
+ * ("<|im_start|>", "</s>") become their ids.  Either way user-defined
+ * tokens in the text are matched whole, as llama.cpp does. */
+int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t len,
+			 int add_bos, int parse_special, int32_t **ids, size_t *n);
 /* The raw piece of a token as stored in the vocabulary ("▁the", "<0x0A>"). */
 const char *tfm_token_piece(const struct tfm_tokenizer *t, int32_t id, size_t *len);
 /* Bytes that token id contributes to decoded text, given the previous token

@@ -1,0 +1,225 @@
+/* tfm-tok: tokenize standard input with a model's tokenizer (GGUF, or a
+ * llama2.c tokenizer.bin), or decode token ids back to text.  Options and
+ * glue only; the tokenizers are in lib/text. */
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: tfm-tok [-hlV] [--bos] [--decode] [--ids | --pieces] [-m model]\n"
+	"               [--special] [--vocab file]\n";
+
+enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_VOCAB };
+
+static const struct option longopts[] = {
+	{ "bos", no_argument, NULL, OPT_BOS },
+	{ "decode", no_argument, NULL, OPT_DECODE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "ids", no_argument, NULL, OPT_IDS },
+	{ "lines", no_argument, NULL, 'l' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "pieces", no_argument, NULL, OPT_PIECES },
+	{ "special", no_argument, NULL, OPT_SPECIAL },
+	{ "version", no_argument, NULL, 'V' },
+	{ "vocab", required_argument, NULL, OPT_VOCAB },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct opts {
+	const char *model, *vocab;
+	int bos, decode, pieces, lines, special;
+};
+
+/* A write that failed: EPIPE ends quietly, anything else is an I/O error. */
+static int out_status(void)
+{
+	if (!ferror(stdout))
+		return TFM_OK;
+	if (errno == EPIPE)
+		return TFM_E_PIPE;
+	return tfm_seterr(TFM_E_IO, "write error: %s", strerror(errno));
+}
+
+/* llama2.c checkpoint header: 7 int32, vocab_size at index 5 (negative when
+ * the classifier is not shared). */
+static int llama2c_vocab_size(const struct tfm_blob *b, int64_t *n)
+{
+	int32_t h[7];
+	if (b->size < sizeof h)
+		return tfm_seterr(TFM_E_FORMAT, "%s: not a GGUF file or llama2.c checkpoint", b->name);
+	memcpy(h, b->data, sizeof h);
+	int64_t v = h[5] < 0 ? -(int64_t)h[5] : h[5];
+	if (v <= 0 || v > (1 << 24) || h[0] <= 0)
+		return tfm_seterr(TFM_E_FORMAT, "%s: not a GGUF file or llama2.c checkpoint", b->name);
+	*n = v;
+	return TFM_OK;
+}
+
+static int load(const struct opts *o, struct tfm_tokenizer **tok)
+{
+	struct tfm_blob mb = { 0 }, vb = { 0 };
+	struct tfm_gguf *g = NULL;
+	int st;
+	int64_t n_vocab = 0;
+	if (o->model) {
+		if ((st = tfm_blob_open(&mb, o->model)))
+			return st;
+		if (tfm_gguf_is_gguf(mb.data, mb.size)) {
+			if (!(st = tfm_gguf_parse(&g, mb.data, mb.size, mb.name)))
+				st = tfm_tokenizer_from_gguf(tok, g);
+			if (st)
+				tfm_adderr(st, "%s", mb.name);
+			goto done;
+		}
+		if (!o->vocab) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: not a GGUF file (for a llama2.c checkpoint "
+					"give its tokenizer with --vocab; convert other checkpoints "
+					"with tfm-convert)", mb.name);
+			goto done;
+		}
+		if ((st = llama2c_vocab_size(&mb, &n_vocab)))
+			goto done;
+	}
+	if ((st = tfm_blob_open(&vb, o->vocab)))
+		goto done;
+	if ((st = tfm_tokenizer_from_llama2c(tok, vb.data, vb.size, n_vocab)))
+		tfm_adderr(st, "%s", vb.name);
+done:
+	tfm_gguf_free(g);
+	if (mb.name)
+		tfm_blob_close(&mb);
+	if (vb.name)
+		tfm_blob_close(&vb);
+	return st;
+}
+
+static int encode(const struct tfm_tokenizer *tok, const struct opts *o, const char *s, size_t n)
+{
+	int32_t *ids;
+	size_t m;
+	int st = tfm_tokenize_special(tok, s, n, o->bos, o->special, &ids, &m);
+	if (st)
+		return st;
+	for (size_t i = 0; i < m; i++) {
+		if (i)
+			putchar(' ');
+		if (o->pieces) {
+			size_t pl;
+			const char *p = tfm_token_piece(tok, ids[i], &pl);
+			fwrite(p, 1, pl, stdout);
+		} else {
+			printf("%d", ids[i]);
+		}
+	}
+	putchar('\n');
+	free(ids);
+	return out_status();
+}
+
+static int decode(const struct tfm_tokenizer *tok, const struct opts *o, const char *s, size_t n)
+{
+	int32_t *ids = NULL;
+	size_t m = 0, cap = 0;
+	char *text = NULL;
+	size_t len;
+	int st = TFM_OK;
+	for (size_t i = 0; i < n;) {
+		while (i < n && strchr(" \t\r\n\v\f", s[i]))
+			i++;
+		if (i == n)
+			break;
+		size_t j = i;
+		while (j < n && !strchr(" \t\r\n\v\f", s[j]))
+			j++;
+		char w[32];
+		int64_t v;
+		if (j - i >= sizeof w || (memcpy(w, s + i, j - i), w[j - i] = 0,
+		    tfm_parse_i64(w, 0, tfm_tokenizer_n_vocab(tok) - 1, &v))) {
+			st = tfm_seterr(TFM_E_FORMAT, "'%.*s' is not a token id in [0, %lld)",
+					(int)(j - i > 40 ? 40 : j - i), s + i,
+					(long long)tfm_tokenizer_n_vocab(tok));
+			goto done;
+		}
+		if (m == cap) {
+			cap = cap ? cap * 2 : 256;
+			int32_t *nv = tfm_realloc(ids, cap * sizeof *nv);
+			if (!nv) {
+				st = TFM_E_NOMEM;
+				goto done;
+			}
+			ids = nv;
+		}
+		ids[m++] = (int32_t)v;
+		i = j;
+	}
+	if ((st = tfm_detokenize(tok, ids, m, &text, &len)))
+		goto done;
+	fwrite(text, 1, len, stdout);
+	if (o->lines)
+		putchar('\n');
+	st = out_status();
+done:
+	free(ids);
+	free(text);
+	return st;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	int c;
+	cmd_init("tfm-tok");
+	while ((c = getopt_long(argc, argv, "hlm:V", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(usage, stdout); return cmd_close_stdout();
+		case 'l': o.lines = 1; break;
+		case 'm': o.model = optarg; break;
+		case 'V': cmd_version(); return cmd_close_stdout();
+		case OPT_BOS: o.bos = 1; break;
+		case OPT_DECODE: o.decode = 1; break;
+		case OPT_IDS: o.pieces = 0; break;
+		case OPT_PIECES: o.pieces = 1; break;
+		case OPT_SPECIAL: o.special = 1; break;
+		case OPT_VOCAB: o.vocab = optarg; break;
+		default: fputs(usage, stderr); return 64;
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(usage, "unexpected argument '%s' (text is read from standard input)",
+				       argv[optind]);
+	if (!o.model && !o.vocab)
+		return cmd_usage_error(usage, "no tokenizer: give -m model or --vocab file");
+	if (o.decode && (o.pieces || o.bos || o.special))
+		return cmd_usage_error(usage, "--decode reads ids: --pieces, --bos and --special do not apply");
+
+	struct tfm_tokenizer *tok = NULL;
+	struct tfm_blob in = { 0 };
+	int st = load(&o, &tok);
+	if (!st)
+		st = tfm_blob_open(&in, "-");
+	if (st)
+		goto done;
+	int (*fn)(const struct tfm_tokenizer *, const struct opts *, const char *, size_t) =
+		o.decode ? decode : encode;
+	const char *s = (const char *)in.data;
+	if (!o.lines) {
+		st = fn(tok, &o, s, in.size);
+	} else {
+		for (size_t i = 0; i < in.size && !st;) {
+			const char *nl = memchr(s + i, '\n', in.size - i);
+			size_t n = nl ? (size_t)(nl - (s + i)) : in.size - i;
+			st = fn(tok, &o, s + i, n);
+			i += n + 1;
+		}
+	}
+done:
+	if (in.name)
+		tfm_blob_close(&in);
+	tfm_tokenizer_free(tok);
+	if (st)
+		return cmd_fail(st);
+	return cmd_close_stdout();
+}

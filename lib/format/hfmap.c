@@ -1,0 +1,495 @@
+/* hfmap.c: the Hugging Face -> GGUF tensor-name tables and the weight
+ * transforms of hfmap.h.  Names and transforms follow llama.cpp's
+ * convert_hf_to_gguf.py (gguf-py tensor_mapping.py); formats/tensor-names.md
+ * lists every row.  Tables are data: one per architecture, first match wins. */
+#include "format/hfmap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "spec/spec.h"
+#include "tfm.h"
+
+/* Pattern language (both columns):
+ *   '#'  one or more digits: the block index, copied to the output
+ *   '@'  one or more digits: the expert index, dropped from the output
+ *        (experts are stacked) and returned in the flags
+ *   '$'  "weight" or "bias", the end of the name, copied to the output
+ *   '*'  (hf column only) anything to the end of the name
+ * Everything else matches itself. */
+struct ent {
+	const char *hf;
+	const char *gguf; /* NULL with TFM_HFMAP_SKIP */
+	unsigned flags;
+};
+
+#define SKIP TFM_HFMAP_SKIP
+#define END {NULL, NULL, 0}
+
+/* Buffers some checkpoints carry, in every architecture: names ending so. */
+static const char *const common_skip[] = {"rotary_emb.inv_freq", "position_ids", NULL};
+
+/* ---- the llama family (prefix "model.") ---- */
+static const struct ent llama_base[] = {
+	{"embed_tokens.$", "token_embd.$", 0},
+	{"norm.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.self_attn.v_proj.$", "blk.#.attn_v.$", 0},
+	{"layers.#.self_attn.o_proj.$", "blk.#.attn_output.$", 0},
+	{"layers.#.post_attention_layernorm.$", "blk.#.ffn_norm.$", 0},
+	{"layers.#.mlp.gate_proj.$", "blk.#.ffn_gate.$", 0},
+	{"layers.#.mlp.up_proj.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.mlp.down_proj.$", "blk.#.ffn_down.$", 0},
+	END
+};
+/* llama.cpp's LlamaModel permutes Q and K (weights and biases) so that its
+ * NORM rope (pairs 2i, 2i+1) matches HF's half-split rope. */
+static const struct ent qk_permuted[] = {
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", TFM_HFMAP_PERMUTE_Q},
+	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", TFM_HFMAP_PERMUTE_K},
+	END
+};
+/* Architectures llama.cpp runs with NEOX rope keep HF's layout. */
+static const struct ent qk_plain[] = {
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
+	END
+};
+static const struct ent qk_norm[] = {
+	{"layers.#.self_attn.q_norm.$", "blk.#.attn_q_norm.$", 0},
+	{"layers.#.self_attn.k_norm.$", "blk.#.attn_k_norm.$", 0},
+	END
+};
+static const struct ent olmo2_norms[] = {
+	{"layers.#.post_attention_layernorm.$", "blk.#.post_attention_norm.$", 0},
+	{"layers.#.post_feedforward_layernorm.$", "blk.#.post_ffw_norm.$", 0},
+	END
+};
+/* gemma stores RMSNorm weights as w-1; llama.cpp adds the 1 back. */
+static const struct ent gemma_norms[] = {
+	{"norm.$", "output_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.post_attention_layernorm.$", "blk.#.ffn_norm.$", TFM_HFMAP_ADD_ONE},
+	END
+};
+static const struct ent gemma2_norms[] = {
+	{"norm.$", "output_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.post_attention_layernorm.$", "blk.#.post_attention_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.pre_feedforward_layernorm.$", "blk.#.ffn_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.post_feedforward_layernorm.$", "blk.#.post_ffw_norm.$", TFM_HFMAP_ADD_ONE},
+	/* gemma3-style per-head q/k norms are w-1 too */
+	{"layers.#.self_attn.q_norm.$", "blk.#.attn_q_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.self_attn.k_norm.$", "blk.#.attn_k_norm.$", TFM_HFMAP_ADD_ONE},
+	END
+};
+static const struct ent phi3_fused[] = {
+	{"layers.#.self_attn.qkv_proj.$", "blk.#.attn_qkv.$", TFM_HFMAP_FUSED_QKV},
+	{"layers.#.mlp.gate_up_proj.$", "blk.#.ffn_up.$", TFM_HFMAP_FUSED_GATE_UP},
+	END
+};
+static const struct ent mixtral_moe[] = {
+	{"layers.#.block_sparse_moe.gate.$", "blk.#.ffn_gate_inp.$", 0},
+	{"layers.#.block_sparse_moe.experts.@.w1.$", "blk.#.ffn_gate_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.block_sparse_moe.experts.@.w2.$", "blk.#.ffn_down_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.block_sparse_moe.experts.@.w3.$", "blk.#.ffn_up_exps.$", TFM_HFMAP_EXPERT},
+	END
+};
+/* qwen2_moe, qwen3_moe, deepseek: experts under mlp.experts, shared experts. */
+static const struct ent mlp_moe[] = {
+	{"layers.#.mlp.gate.e_score_correction_bias", "blk.#.exp_probs_b.bias", 0},
+	{"layers.#.mlp.gate.$", "blk.#.ffn_gate_inp.$", 0},
+	{"layers.#.mlp.experts.@.gate_proj.$", "blk.#.ffn_gate_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.mlp.experts.@.up_proj.$", "blk.#.ffn_up_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.mlp.experts.@.down_proj.$", "blk.#.ffn_down_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.mlp.shared_expert.gate_proj.$", "blk.#.ffn_gate_shexp.$", 0},
+	{"layers.#.mlp.shared_expert.up_proj.$", "blk.#.ffn_up_shexp.$", 0},
+	{"layers.#.mlp.shared_expert.down_proj.$", "blk.#.ffn_down_shexp.$", 0},
+	{"layers.#.mlp.shared_expert_gate.$", "blk.#.ffn_gate_inp_shexp.$", 0},
+	{"layers.#.mlp.shared_experts.gate_proj.$", "blk.#.ffn_gate_shexp.$", 0},
+	{"layers.#.mlp.shared_experts.up_proj.$", "blk.#.ffn_up_shexp.$", 0},
+	{"layers.#.mlp.shared_experts.down_proj.$", "blk.#.ffn_down_shexp.$", 0},
+	END
+};
+/* deepseek_v2/v3 multi-head latent attention. */
+static const struct ent mla[] = {
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"layers.#.self_attn.q_a_proj.$", "blk.#.attn_q_a.$", 0},
+	{"layers.#.self_attn.q_a_layernorm.$", "blk.#.attn_q_a_norm.$", 0},
+	{"layers.#.self_attn.q_b_proj.$", "blk.#.attn_q_b.$", 0},
+	{"layers.#.self_attn.kv_a_proj_with_mqa.$", "blk.#.attn_kv_a_mqa.$", 0},
+	{"layers.#.self_attn.kv_a_layernorm.$", "blk.#.attn_kv_a_norm.$", 0},
+	{"layers.#.self_attn.kv_b_proj.$", "blk.#.attn_kv_b.$", 0},
+	END
+};
+
+/* ---- GPT-2 (Conv1D weights are [in][out]) ---- */
+static const struct ent gpt2[] = {
+	{"h.#.attn.bias", NULL, SKIP},
+	{"h.#.attn.masked_bias", NULL, SKIP},
+	{"wte.$", "token_embd.$", 0},
+	{"wpe.$", "position_embd.$", 0},
+	{"h.#.ln_1.$", "blk.#.attn_norm.$", 0},
+	{"h.#.attn.c_attn.weight", "blk.#.attn_qkv.weight", TFM_HFMAP_TRANSPOSE | TFM_HFMAP_FUSED_QKV},
+	{"h.#.attn.c_attn.bias", "blk.#.attn_qkv.bias", TFM_HFMAP_FUSED_QKV},
+	{"h.#.attn.c_proj.weight", "blk.#.attn_output.weight", TFM_HFMAP_TRANSPOSE},
+	{"h.#.attn.c_proj.bias", "blk.#.attn_output.bias", 0},
+	{"h.#.ln_2.$", "blk.#.ffn_norm.$", 0},
+	{"h.#.mlp.c_fc.weight", "blk.#.ffn_up.weight", TFM_HFMAP_TRANSPOSE},
+	{"h.#.mlp.c_fc.bias", "blk.#.ffn_up.bias", 0},
+	{"h.#.mlp.c_proj.weight", "blk.#.ffn_down.weight", TFM_HFMAP_TRANSPOSE},
+	{"h.#.mlp.c_proj.bias", "blk.#.ffn_down.bias", 0},
+	{"ln_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
+/* ---- GPT-NeoX (Pythia): fused QKV interleaved per head ---- */
+static const struct ent gpt_neox[] = {
+	{"layers.#.attention.bias", NULL, SKIP},
+	{"layers.#.attention.masked_bias", NULL, SKIP},
+	{"embed_in.$", "token_embd.$", 0},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.attention.query_key_value.$", "blk.#.attn_qkv.$", TFM_HFMAP_QKV_HEADS},
+	{"layers.#.attention.dense.$", "blk.#.attn_output.$", 0},
+	{"layers.#.post_attention_layernorm.$", "blk.#.ffn_norm.$", 0},
+	{"layers.#.mlp.dense_h_to_4h.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.mlp.dense_4h_to_h.$", "blk.#.ffn_down.$", 0},
+	{"final_layer_norm.$", "output_norm.$", 0},
+	{"embed_out.$", "output.$", 0},
+	END
+};
+
+/* ---- OPT (llama.cpp has no OPT; names follow the same scheme) ---- */
+static const struct ent opt[] = {
+	{"embed_tokens.$", "token_embd.$", 0},
+	{"embed_positions.$", "position_embd.$", 0},
+	{"layers.#.self_attn_layer_norm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
+	{"layers.#.self_attn.v_proj.$", "blk.#.attn_v.$", 0},
+	{"layers.#.self_attn.out_proj.$", "blk.#.attn_output.$", 0},
+	{"layers.#.final_layer_norm.$", "blk.#.ffn_norm.$", 0},
+	{"layers.#.fc1.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.fc2.$", "blk.#.ffn_down.$", 0},
+	{"final_layer_norm.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
+/* ---- BLOOM: ALiBi, embedding norm, QKV interleaved per head ---- */
+static const struct ent bloom[] = {
+	{"word_embeddings.$", "token_embd.$", 0},
+	{"word_embeddings_layernorm.$", "token_embd_norm.$", 0},
+	{"h.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	{"h.#.self_attention.query_key_value.$", "blk.#.attn_qkv.$", TFM_HFMAP_QKV_HEADS},
+	{"h.#.self_attention.dense.$", "blk.#.attn_output.$", 0},
+	{"h.#.post_attention_layernorm.$", "blk.#.ffn_norm.$", 0},
+	{"h.#.mlp.dense_h_to_4h.$", "blk.#.ffn_up.$", 0},
+	{"h.#.mlp.dense_4h_to_h.$", "blk.#.ffn_down.$", 0},
+	{"ln_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
+/* ---- Falcon: QKV grouped per KV head ---- */
+static const struct ent falcon[] = {
+	{"word_embeddings.$", "token_embd.$", 0},
+	{"h.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	/* falcon-40b style two norms: llama.cpp's graph feeds attn_norm_2 to
+	 * attention and attn_norm to the FFN, so ln_attn is attn_norm_2 */
+	{"h.#.ln_attn.$", "blk.#.attn_norm_2.$", 0},
+	{"h.#.ln_mlp.$", "blk.#.attn_norm.$", 0},
+	{"h.#.post_attention_layernorm.$", "blk.#.ffn_norm.$", 0},
+	{"h.#.self_attention.query_key_value.$", "blk.#.attn_qkv.$", TFM_HFMAP_QKV_GROUPS},
+	{"h.#.self_attention.dense.$", "blk.#.attn_output.$", 0},
+	{"h.#.mlp.dense_h_to_4h.$", "blk.#.ffn_up.$", 0},
+	{"h.#.mlp.dense_4h_to_h.$", "blk.#.ffn_down.$", 0},
+	{"ln_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
+/* ---- MPT: ALiBi, fused [q;k;v] ---- */
+static const struct ent mpt[] = {
+	{"wte.$", "token_embd.$", 0},
+	{"wpe.$", "position_embd.$", 0},
+	{"blocks.#.norm_1.$", "blk.#.attn_norm.$", 0},
+	{"blocks.#.attn.Wqkv.$", "blk.#.attn_qkv.$", TFM_HFMAP_FUSED_QKV},
+	{"blocks.#.attn.q_ln.$", "blk.#.attn_q_norm.$", 0},
+	{"blocks.#.attn.k_ln.$", "blk.#.attn_k_norm.$", 0},
+	{"blocks.#.attn.out_proj.$", "blk.#.attn_output.$", 0},
+	{"blocks.#.norm_2.$", "blk.#.ffn_norm.$", 0},
+	{"blocks.#.ffn.up_proj.$", "blk.#.ffn_up.$", 0},
+	{"blocks.#.ffn.down_proj.$", "blk.#.ffn_down.$", 0},
+	{"norm_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
+/* ---- BERT (encoder, post-norm) ---- */
+static const struct ent bert[] = {
+	{"cls.predictions.*", NULL, SKIP},        /* masked-LM head: not used */
+	{"cls.seq_relationship.*", NULL, SKIP},
+	{"embeddings.word_embeddings.$", "token_embd.$", 0},
+	{"embeddings.position_embeddings.$", "position_embd.$", 0},
+	{"embeddings.token_type_embeddings.$", "token_types.$", 0},
+	{"embeddings.LayerNorm.$", "token_embd_norm.$", 0},
+	{"encoder.layer.#.attention.self.query.$", "blk.#.attn_q.$", 0},
+	{"encoder.layer.#.attention.self.key.$", "blk.#.attn_k.$", 0},
+	{"encoder.layer.#.attention.self.value.$", "blk.#.attn_v.$", 0},
+	{"encoder.layer.#.attention.output.dense.$", "blk.#.attn_output.$", 0},
+	{"encoder.layer.#.attention.output.LayerNorm.$", "blk.#.attn_output_norm.$", 0},
+	{"encoder.layer.#.intermediate.dense.$", "blk.#.ffn_up.$", 0},
+	{"encoder.layer.#.output.dense.$", "blk.#.ffn_down.$", 0},
+	{"encoder.layer.#.output.LayerNorm.$", "blk.#.layer_output_norm.$", 0},
+	{"pooler.dense.$", "pooler.$", 0},        /* tfm name: llama.cpp drops the pooler */
+	{"classifier.$", "cls.$", 0},
+	END
+};
+
+#define MAX_TABLES 5
+struct arch {
+	const char *name;
+	const char *prefix[4];                  /* stripped before matching; "" = as is */
+	const struct ent *tab[MAX_TABLES];      /* searched in order */
+};
+
+static const struct arch archs[] = {
+	{"llama", {"model.", ""}, {qk_permuted, llama_base}},
+	{"mistral", {"model.", ""}, {qk_permuted, llama_base}},
+	{"smollm3", {"model.", ""}, {qk_permuted, llama_base}},
+	{"mixtral", {"model.", ""}, {qk_permuted, mixtral_moe, llama_base}},
+	{"qwen2", {"model.", ""}, {qk_plain, llama_base}},
+	{"qwen3", {"model.", ""}, {qk_plain, qk_norm, llama_base}},
+	{"qwen2_moe", {"model.", ""}, {qk_plain, mlp_moe, llama_base}},
+	{"qwen3_moe", {"model.", ""}, {qk_plain, qk_norm, mlp_moe, llama_base}},
+	{"gemma", {"model.", ""}, {gemma_norms, qk_plain, llama_base}},
+	{"gemma2", {"model.", ""}, {gemma2_norms, qk_plain, llama_base}},
+	{"olmo2", {"model.", ""}, {olmo2_norms, qk_plain, qk_norm, llama_base}},
+	{"phi3", {"model.", ""}, {phi3_fused, llama_base}},
+	{"deepseek_v2", {"model.", ""}, {mla, mlp_moe, llama_base}},
+	{"deepseek_v3", {"model.", ""}, {mla, mlp_moe, llama_base}},
+	{"gpt2", {"transformer.", ""}, {gpt2}},
+	{"gpt_neox", {"gpt_neox.", ""}, {gpt_neox}},
+	{"opt", {"model.decoder.", "decoder.", ""}, {opt}},
+	{"bloom", {"transformer.", ""}, {bloom}},
+	{"falcon", {"transformer.", ""}, {falcon}},
+	{"mpt", {"transformer.", ""}, {mpt}},
+	{"bert", {"bert.", ""}, {bert}},
+};
+
+struct match {
+	const char *bid, *eid, *suffix;
+	size_t bid_len, eid_len;
+};
+
+static size_t digits(const char *s)
+{
+	size_t n = 0;
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	return n;
+}
+
+static int pat_match(const char *p, const char *s, struct match *m)
+{
+	memset(m, 0, sizeof *m);
+	for (; *p; p++) {
+		size_t n;
+		switch (*p) {
+		case '#':
+		case '@':
+			if (!(n = digits(s)))
+				return 0;
+			if (*p == '#') {
+				m->bid = s;
+				m->bid_len = n;
+			} else {
+				m->eid = s;
+				m->eid_len = n;
+			}
+			s += n;
+			break;
+		case '$':
+			if (strcmp(s, "weight") && strcmp(s, "bias"))
+				return 0;
+			m->suffix = s;
+			return p[1] == '\0';
+		case '*':
+			return 1;
+		default:
+			if (*s++ != *p)
+				return 0;
+		}
+	}
+	return *s == '\0';
+}
+
+/* Expand a gguf template with the captures; 0 or TFM_E_INVAL on overflow. */
+static int expand(const char *t, const struct match *m, const char *hf, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (; *t; t++) {
+		const char *src = t;
+		size_t n = 1;
+		if (*t == '#') {
+			src = m->bid;
+			n = m->bid_len;
+		} else if (*t == '$') {
+			src = m->suffix;
+			n = strlen(m->suffix);
+		}
+		if (o + n >= cap)
+			return tfm_seterr(TFM_E_INVAL, "%s: GGUF name longer than %zu bytes", hf, cap);
+		memcpy(out + o, src, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return TFM_OK;
+}
+
+static int use(const struct ent *e, const struct match *m, const char *hf, char *out, size_t cap,
+	       unsigned *flags)
+{
+	unsigned f = e->flags;
+	if (m->eid) {
+		int64_t id = 0;
+		for (size_t i = 0; i < m->eid_len; i++)
+			id = id * 10 + (m->eid[i] - '0');
+		if (m->eid_len > 5 || id > 0xffff)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: expert index too large", hf);
+		f |= (unsigned)id << 16;
+	}
+	if (flags)
+		*flags = f;
+	if (f & SKIP) {
+		if (cap)
+			out[0] = '\0';
+		return TFM_OK;
+	}
+	return expand(e->gguf, m, hf, out, cap);
+}
+
+int tfm_hfmap_name(const char *arch, const char *hf_name, char *out, size_t cap, unsigned *flags)
+{
+	const struct arch *a = NULL;
+	struct match m;
+
+	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+		if (!strcmp(archs[i].name, arch))
+			a = &archs[i];
+	if (!a)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: no Hugging Face tensor map for architecture", arch);
+	for (int i = 0; common_skip[i]; i++) {
+		size_t nl = strlen(hf_name), sl = strlen(common_skip[i]);
+		if (nl >= sl && !strcmp(hf_name + nl - sl, common_skip[i]) &&
+		    (nl == sl || hf_name[nl - sl - 1] == '.')) {
+			if (flags)
+				*flags = SKIP;
+			if (cap)
+				out[0] = '\0';
+			return TFM_OK;
+		}
+	}
+	for (int pi = 0; pi < 4 && a->prefix[pi]; pi++) {
+		size_t pl = strlen(a->prefix[pi]);
+		if (strncmp(hf_name, a->prefix[pi], pl))
+			continue;
+		for (int ti = 0; ti < MAX_TABLES && a->tab[ti]; ti++)
+			for (const struct ent *e = a->tab[ti]; e->hf; e++)
+				if (pat_match(e->hf, hf_name + pl, &m))
+					return use(e, &m, hf_name, out, cap, flags);
+	}
+	return tfm_seterr(TFM_E_UNSUPPORTED, "%s: unknown tensor for architecture %s", hf_name, arch);
+}
+
+/* ---- transforms ---- */
+
+/* Reorder rows: new row r is old row src[r] (row length rl).  The row map
+ * is computed by `src_of`. */
+struct rows {
+	int64_t n_rows, rl;
+	int64_t a, b, c; /* parameters of the reordering */
+};
+
+/* PERMUTE: heads a, hd = n_rows/a.  New (h, i, half) <- old (h, half, i),
+ * i < hd/2: HF's [h][2][hd/2] becomes [h][hd/2][2]. */
+static int64_t src_permute(const struct rows *r, int64_t row)
+{
+	int64_t hd = r->n_rows / r->a, h = row / hd, j = row % hd;
+	int64_t i = j / 2, half = j % 2;
+	return h * hd + half * (hd / 2) + i;
+}
+
+/* QKV_GROUPS: a = n_head, b = n_kv, c = hd; old [n_kv][g+2][hd], g = a/b. */
+static int64_t src_groups(const struct rows *r, int64_t row)
+{
+	int64_t hd = r->c, g = r->a / r->b, blk = row / hd, d = row % hd, old;
+	if (blk < r->a)                       /* q head blk: group blk/g, slot blk%g */
+		old = (blk / g) * (g + 2) + blk % g;
+	else if (blk < r->a + r->b)           /* k of group blk-a */
+		old = (blk - r->a) * (g + 2) + g;
+	else                                  /* v of group blk-a-b */
+		old = (blk - r->a - r->b) * (g + 2) + g + 1;
+	return old * hd + d;
+}
+
+static void reorder(float *data, float *scratch, const struct rows *r,
+		    int64_t (*src_of)(const struct rows *, int64_t))
+{
+	size_t rb = (size_t)r->rl * sizeof(float);
+	memcpy(scratch, data, (size_t)r->n_rows * rb);
+	for (int64_t row = 0; row < r->n_rows; row++)
+		memcpy(data + row * r->rl, scratch + src_of(r, row) * r->rl, rb);
+}
+
+int tfm_hfmap_transform(unsigned flags, const struct tfm_spec *s, float *data,
+			int64_t ne0, int64_t ne1, float *scratch)
+{
+	/* a 1-D tensor's elements are its rows */
+	struct rows r = {.n_rows = ne1 == 1 ? ne0 : ne1, .rl = ne1 == 1 ? 1 : ne0};
+	int64_t n = ne0 * ne1;
+
+	if (ne0 <= 0 || ne1 <= 0)
+		return tfm_seterr(TFM_E_INVAL, "hfmap: bad shape [%lld][%lld]", (long long)ne1,
+				  (long long)ne0);
+	if ((flags & TFM_HFMAP_DATA_FLAGS & ~TFM_HFMAP_ADD_ONE) && !scratch)
+		return tfm_seterr(TFM_E_INVAL, "hfmap: transform needs a scratch buffer");
+	if (flags & TFM_HFMAP_ADD_ONE)
+		for (int64_t i = 0; i < n; i++)
+			data[i] += 1.0f;
+	if (flags & TFM_HFMAP_TRANSPOSE) {
+		/* [ne1][ne0] -> [ne0][ne1] */
+		memcpy(scratch, data, (size_t)n * sizeof(float));
+		for (int64_t i = 0; i < ne1; i++)
+			for (int64_t j = 0; j < ne0; j++)
+				data[j * ne1 + i] = scratch[i * ne0 + j];
+	}
+	if (flags & (TFM_HFMAP_PERMUTE_Q | TFM_HFMAP_PERMUTE_K)) {
+		r.a = (flags & TFM_HFMAP_PERMUTE_Q) ? s->n_head : s->n_head_kv;
+		if (r.a <= 0 || r.n_rows % (2 * r.a))
+			return tfm_seterr(TFM_E_INVAL, "hfmap: %lld rows do not split into %lld heads of even size",
+					  (long long)r.n_rows, (long long)r.a);
+		if (s->head_dim > 0 && r.n_rows != r.a * s->head_dim)
+			return tfm_seterr(TFM_E_INVAL, "hfmap: %lld rows, want %lld heads x %lld",
+					  (long long)r.n_rows, (long long)r.a, (long long)s->head_dim);
+		reorder(data, scratch, &r, src_permute);
+	}
+	if (flags & (TFM_HFMAP_QKV_HEADS | TFM_HFMAP_QKV_GROUPS)) {
+		/* QKV_HEADS is QKV_GROUPS with one group per head */
+		r.a = s->n_head;
+		r.b = (flags & TFM_HFMAP_QKV_HEADS) ? s->n_head : s->n_head_kv;
+		if (r.a <= 0 || r.b <= 0 || r.a % r.b || r.n_rows % (r.a + 2 * r.b))
+			return tfm_seterr(TFM_E_INVAL, "hfmap: fused QKV of %lld rows does not split into "
+					  "%lld q heads and %lld kv heads", (long long)r.n_rows,
+					  (long long)r.a, (long long)r.b);
+		r.c = r.n_rows / (r.a + 2 * r.b);
+		if (s->head_dim > 0 && r.c != s->head_dim)
+			return tfm_seterr(TFM_E_INVAL, "hfmap: fused QKV head size %lld, spec says %lld",
+					  (long long)r.c, (long long)s->head_dim);
+		reorder(data, scratch, &r, src_groups);
+	}
+	return TFM_OK;
+}

@@ -1,0 +1,249 @@
+/* bpe.c: byte-level BPE (GPT-2 style, GGUF tokenizer.ggml.model = gpt2), as
+ * llama.cpp's llm_tokenizer_bpe: the pre-tokenizer splits the text into
+ * words, each word's bytes map to GPT-2's printable code points, and pairs
+ * merge by rank (lowest first, ties leftmost).  A final symbol that is not a
+ * token falls back to its single bytes where those are tokens. */
+#include "tokenizer-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* GPT-2's bytes_to_unicode(): printable Latin-1 bytes map to themselves, the
+ * rest to 256, 257, ... in byte order. */
+uint32_t tfm_bpe_byte_to_cp(uint8_t b)
+{
+	if ((b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae)
+		return b;
+	uint32_t n = 0;
+	for (int c = 0; c < b; c++)
+		if (!((c >= 0x21 && c <= 0x7e) || (c >= 0xa1 && c <= 0xac) || c >= 0xae))
+			n++;
+	return 256 + n;
+}
+
+int tfm_bpe_cp_to_byte(uint32_t cp)
+{
+	if (cp < 256)
+		return ((cp >= 0x21 && cp <= 0x7e) || (cp >= 0xa1 && cp <= 0xac) || cp >= 0xae)
+		       ? (int)cp : -1;
+	uint32_t n = 0;
+	for (int c = 0; c < 256; c++)
+		if (!((c >= 0x21 && c <= 0x7e) || (c >= 0xa1 && c <= 0xac) || c >= 0xae))
+			if (256 + n++ == cp)
+				return c;
+	return -1;
+}
+
+int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n, const char *const *m, const size_t *lens)
+{
+	size_t total = 0;
+	int st;
+	for (int64_t i = 0; i < n; i++)
+		total += lens[i] + 1;
+	if (!(t->merge_arena = tfm_malloc(total ? total : 1)))
+		return TFM_E_NOMEM;
+	if ((st = tfm_strmap_init(&t->merges, (size_t)n)))
+		return st;
+	char *p = t->merge_arena;
+	for (int64_t i = 0; i < n; i++) {
+		/* "left right": exactly one space (spaces inside tokens are Ġ). */
+		const char *sp = memchr(m[i], ' ', lens[i]);
+		if (!sp)
+			return tfm_seterr(TFM_E_FORMAT, "BPE merge %lld has no space: '%.*s'",
+					  (long long)i, (int)lens[i], m[i]);
+		memcpy(p, m[i], lens[i]);
+		p[lens[i]] = 0;
+		tfm_strmap_put(&t->merges, p, lens[i], (int32_t)i);
+		p += lens[i] + 1;
+	}
+	for (int b = 0; b < 256; b++) {
+		char u[4];
+		size_t k = tfm_utf8_encode(tfm_bpe_byte_to_cp((uint8_t)b), u);
+		t->byte_tok[b] = tfm_strmap_get(&t->map, u, k);
+	}
+	return tfm_pretok_new((struct tfm_pretok **)&t->pretok, t->pre);
+}
+
+struct sym {
+	int prev, next;
+	size_t off, n;
+};
+
+struct bigram {
+	int left, right;
+	int32_t rank;
+	size_t size;
+};
+
+struct heap {
+	struct bigram *v;
+	size_t n, cap;
+};
+
+static int better(const struct bigram *a, const struct bigram *b)
+{
+	return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
+}
+
+static int heap_push(struct heap *h, struct bigram b)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 64;
+		struct bigram *v = tfm_realloc(h->v, cap * sizeof *v);
+		if (!v)
+			return TFM_E_NOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!better(&b, &h->v[p]))
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = b;
+	return TFM_OK;
+}
+
+static struct bigram heap_pop(struct heap *h)
+{
+	struct bigram top = h->v[0], last = h->v[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && better(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!better(&h->v[c], &last))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+struct enc {
+	const struct tfm_tokenizer *t;
+	struct tfm_ids *out;
+	char *buf;          /* the word in GPT-2 code points, then "left right" keys */
+	size_t cap;
+	struct sym *sy;
+	size_t sycap;
+	struct heap h;
+	char *key;
+	size_t keycap;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return TFM_OK;
+	size_t c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *q = tfm_realloc(*p, c * elem);
+	if (!q)
+		return TFM_E_NOMEM;
+	*p = q;
+	*cap = c;
+	return TFM_OK;
+}
+
+static int add_bigram(struct enc *e, int left, int right)
+{
+	if (left < 0 || right < 0)
+		return TFM_OK;
+	size_t ln = e->sy[left].n, rn = e->sy[right].n;
+	int st = grow((void **)&e->key, &e->keycap, ln + rn + 1, 1);
+	if (st)
+		return st;
+	memcpy(e->key, e->buf + e->sy[left].off, ln);
+	e->key[ln] = ' ';
+	memcpy(e->key + ln + 1, e->buf + e->sy[right].off, rn);
+	int32_t rank = tfm_strmap_get(&e->t->merges, e->key, ln + rn + 1);
+	if (rank < 0)
+		return TFM_OK;
+	struct bigram b = { left, right, rank, ln + rn };
+	return heap_push(&e->h, b);
+}
+
+static int encode_word(void *ctx, const char *w, size_t wn)
+{
+	struct enc *e = ctx;
+	const struct tfm_tokenizer *t = e->t;
+	int st;
+	if ((st = grow((void **)&e->buf, &e->cap, wn * 2 + 1, 1)))
+		return st;
+	size_t k = 0;
+	for (size_t i = 0; i < wn; i++)
+		k += tfm_utf8_encode(tfm_bpe_byte_to_cp((uint8_t)w[i]), e->buf + k);
+	/* llama3-style vocabularies take a whole word that is a token as is. */
+	int32_t whole = -1;
+	if (t->pre && (!strcmp(t->pre, "llama3") || !strcmp(t->pre, "llama-v3") ||
+		       !strcmp(t->pre, "llama-bpe")))
+		whole = tfm_strmap_get(&t->map, e->buf, k);
+	if (whole >= 0)
+		return tfm_ids_push(e->out, whole);
+	if ((st = grow((void **)&e->sy, &e->sycap, k, sizeof *e->sy)))
+		return st;
+	int ns = 0;
+	for (size_t off = 0; off < k;) {
+		size_t n = tfm_utf8_len((unsigned char)e->buf[off]);
+		if (n > k - off)
+			n = k - off;
+		e->sy[ns] = (struct sym){ ns - 1, -1, off, n };
+		off += n;
+		if (off < k)
+			e->sy[ns].next = ns + 1;
+		ns++;
+	}
+	e->h.n = 0;
+	for (int i = 1; i < ns; i++)
+		if ((st = add_bigram(e, i - 1, i)))
+			return st;
+	while (e->h.n) {
+		struct bigram b = heap_pop(&e->h);
+		struct sym *l = &e->sy[b.left], *r = &e->sy[b.right];
+		/* Sizes only grow, so an unchanged total means an unchanged pair. */
+		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
+			continue;
+		l->n += r->n;
+		r->n = 0;
+		l->next = r->next;
+		if (r->next >= 0)
+			e->sy[r->next].prev = b.left;
+		if ((st = add_bigram(e, l->prev, b.left)) || (st = add_bigram(e, b.left, l->next)))
+			return st;
+	}
+	for (int i = ns ? 0 : -1; i != -1; i = e->sy[i].next) {
+		const char *p = e->buf + e->sy[i].off;
+		int32_t id = tfm_strmap_get(&t->map, p, e->sy[i].n);
+		if (id >= 0) {
+			if ((st = tfm_ids_push(e->out, id)))
+				return st;
+			continue;
+		}
+		for (size_t j = 0; j < e->sy[i].n; j++) {
+			id = tfm_strmap_get(&t->map, p + j, 1);
+			if (id >= 0 && (st = tfm_ids_push(e->out, id)))
+				return st;
+		}
+	}
+	return TFM_OK;
+}
+
+int tfm_bpe_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out)
+{
+	struct enc e = { .t = t, .out = out };
+	int st = tfm_pretok_split(t->pretok, text, len, encode_word, &e);
+	free(e.buf);
+	free(e.sy);
+	free(e.h.v);
+	free(e.key);
+	return st;
+}

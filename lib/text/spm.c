@@ -1,0 +1,165 @@
+/* spm.c: SentencePiece-style BPE with scores and byte fallback, with the
+ * semantics of llama.cpp's llm_tokenizer_spm (and llama2.c's encode): the
+ * text gets a leading space, spaces become U+2581 (GGUF vocabularies), the
+ * text splits into UTF-8 characters, and adjacent pairs that form a token
+ * merge best score first (ties: leftmost); what is left and is not a token
+ * falls back to byte tokens <0xNN>. */
+#include "tokenizer-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sym {
+	int prev, next;     /* linked list of live symbols; -1 at the ends */
+	size_t off, n;      /* bytes of the text; n == 0 once merged away */
+};
+
+struct bigram {
+	int left, right;
+	float score;
+	size_t size;
+};
+
+struct heap {
+	struct bigram *v;
+	size_t n, cap;
+};
+
+/* a before b in the queue: higher score, then smaller left index. */
+static int better(const struct bigram *a, const struct bigram *b)
+{
+	return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static int heap_push(struct heap *h, struct bigram b)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 64;
+		struct bigram *v = tfm_realloc(h->v, cap * sizeof *v);
+		if (!v)
+			return TFM_E_NOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!better(&b, &h->v[p]))
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = b;
+	return TFM_OK;
+}
+
+static struct bigram heap_pop(struct heap *h)
+{
+	struct bigram top = h->v[0], last = h->v[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && better(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!better(&h->v[c], &last))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct sym *sy,
+		      struct heap *h, int left, int right)
+{
+	if (left < 0 || right < 0)
+		return TFM_OK;
+	size_t n = sy[left].n + sy[right].n;
+	int32_t id = tfm_strmap_get(&t->map, s + sy[left].off, n);
+	if (id < 0)
+		return TFM_OK;
+	struct bigram b = { left, right, t->score ? t->score[id] : 0.0f, n };
+	return heap_push(h, b);
+}
+
+int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int prefix,
+		   struct tfm_ids *out)
+{
+	/* Preprocess: optional leading space, then spaces -> U+2581. */
+	size_t cap = (len + 1) * 3;
+	char *s = tfm_malloc(cap);
+	struct sym *sy = NULL;
+	struct heap h = { 0 };
+	int st = TFM_E_NOMEM;
+	if (!s)
+		return st;
+	size_t k = 0;
+	const char *ws = t->escape_ws ? "\xe2\x96\x81" : " ";
+	size_t wsn = t->escape_ws ? 3 : 1;
+	if (prefix) {
+		memcpy(s, ws, wsn);
+		k += wsn;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == ' ') {
+			memcpy(s + k, ws, wsn);
+			k += wsn;
+		} else {
+			s[k++] = text[i];
+		}
+	}
+	/* Symbols: UTF-8 characters. */
+	if (!(sy = tfm_malloc(k * sizeof *sy)))
+		goto done;
+	int ns = 0;
+	for (size_t off = 0; off < k;) {
+		size_t n = tfm_utf8_len((unsigned char)s[off]);
+		if (n > k - off)
+			n = k - off;
+		sy[ns].off = off;
+		sy[ns].n = n;
+		sy[ns].prev = ns - 1;
+		off += n;
+		sy[ns].next = off == k ? -1 : ns + 1;
+		ns++;
+	}
+	for (int i = 1; i < ns; i++)
+		if ((st = try_bigram(t, s, sy, &h, i - 1, i)))
+			goto done;
+	while (h.n) {
+		struct bigram b = heap_pop(&h);
+		struct sym *l = &sy[b.left], *r = &sy[b.right];
+		/* Stale: one side merged since this pair was queued. */
+		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
+			continue;
+		l->n += r->n;
+		r->n = 0;
+		l->next = r->next;
+		if (r->next >= 0)
+			sy[r->next].prev = b.left;
+		if ((st = try_bigram(t, s, sy, &h, l->prev, b.left)) ||
+		    (st = try_bigram(t, s, sy, &h, b.left, l->next)))
+			goto done;
+	}
+	st = TFM_OK;
+	for (int i = ns ? 0 : -1; i != -1 && !st; i = sy[i].next) {
+		int32_t id = tfm_strmap_get(&t->map, s + sy[i].off, sy[i].n);
+		if (id >= 0) {
+			st = tfm_ids_push(out, id);
+			continue;
+		}
+		for (size_t j = 0; j < sy[i].n && !st; j++) {
+			int32_t b = t->byte_tok[(unsigned char)s[sy[i].off + j]];
+			st = tfm_ids_push(out, b >= 0 ? b : t->unk);
+		}
+	}
+done:
+	free(s);
+	free(sy);
+	free(h.v);
+	return st;
+}

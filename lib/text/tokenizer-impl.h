@@ -1,0 +1,110 @@
+/* tokenizer-impl.h: the body of struct tfm_tokenizer and the helpers the
+ * tokenizer files share (string hash map, UTF-8, growable id vector).
+ * Private to lib/text. */
+#ifndef TFM_TOKENIZER_IMPL_H
+#define TFM_TOKENIZER_IMPL_H
+
+#include "tfm.h"
+
+enum tfm_tok_kind { TFM_TOK_SPM = 1, TFM_TOK_BPE = 2, TFM_TOK_WPM = 3 };
+
+/* llama.cpp's token types (tokenizer.ggml.token_type). */
+enum tfm_tok_type {
+	TFM_TOKT_UNDEFINED = 0, TFM_TOKT_NORMAL = 1, TFM_TOKT_UNKNOWN = 2,
+	TFM_TOKT_CONTROL = 3, TFM_TOKT_USER_DEFINED = 4, TFM_TOKT_UNUSED = 5,
+	TFM_TOKT_BYTE = 6
+};
+
+/* Open-addressing map from byte strings to int32 values.  Keys point into
+ * storage the owner keeps alive (the vocabulary arena). */
+struct tfm_strmap {
+	size_t cap;            /* power of two */
+	const char **key;      /* [cap], NULL = empty */
+	uint32_t *klen;        /* [cap] */
+	int32_t *val;          /* [cap] */
+};
+int tfm_strmap_init(struct tfm_strmap *m, size_t n_expected);
+void tfm_strmap_free(struct tfm_strmap *m);
+/* Insert (first insertion of a key wins, as llama.cpp's token_to_id). */
+void tfm_strmap_put(struct tfm_strmap *m, const char *k, size_t len, int32_t v);
+int32_t tfm_strmap_get(const struct tfm_strmap *m, const char *k, size_t len); /* -1 if absent */
+
+/* Growable id vector. */
+struct tfm_ids { int32_t *v; size_t n, cap; };
+int tfm_ids_push(struct tfm_ids *a, int32_t id);
+
+/* UTF-8: length of the sequence led by byte c (1 for invalid lead bytes, as
+ * llama.cpp's unicode_len_utf8). */
+static inline size_t tfm_utf8_len(unsigned char c)
+{
+	static const unsigned char lookup[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4 };
+	return lookup[c >> 4];
+}
+/* Decode one code point at s[*i] (bounded by n); invalid bytes give U+FFFD
+ * and advance by one. */
+uint32_t tfm_utf8_decode(const char *s, size_t n, size_t *i);
+size_t tfm_utf8_encode(uint32_t cp, char *out); /* out has room for 4 */
+
+struct tfm_tokenizer {
+	int kind;                 /* enum tfm_tok_kind */
+	int64_t n_vocab;
+	char **piece;             /* [n_vocab] NUL-terminated, in arena */
+	uint32_t *plen;           /* [n_vocab] */
+	float *score;             /* [n_vocab] (SPM) or NULL */
+	int32_t *type;            /* [n_vocab] enum tfm_tok_type */
+	char *arena;              /* all pieces */
+	struct tfm_strmap map;    /* piece -> id */
+	int32_t bos, eos, unk, pad, sep, cls; /* -1 when absent */
+	int add_bos, add_eos;
+	int add_space_prefix;     /* SPM: prefix a space to the text */
+	int escape_ws;            /* SPM: spaces are U+2581 in pieces (GGUF), not ' ' (llama2.c) */
+	int32_t byte_tok[256];    /* SPM: <0xNN> tokens (-1 absent); BPE: token of the byte's char */
+	size_t max_len;           /* longest piece in bytes */
+	/* BPE */
+	struct tfm_strmap merges; /* "left right" -> rank */
+	char *merge_arena;
+	char *pre;                /* pre-tokenizer name */
+	void *pretok;             /* struct tfm_pretok * (pretok.c) */
+	/* Tokens matched in raw text before encoding (llama.cpp's
+	 * tokenizer_st_partition): every non-normal token, longest first. */
+	int32_t *special;         /* [n_special] */
+	int64_t n_special;
+};
+
+/* Build the common part: pieces copied into the arena, map filled, max_len. */
+int tfm_tok_set_vocab(struct tfm_tokenizer *t, int64_t n, const char *const *s, const size_t *lens);
+
+/* Per-model encoders: append the ids of text (no BOS/EOS) to out. */
+/* prefix: add SentencePiece's leading space (text starts the sequence or
+ * follows a special token, and the model asks for it). */
+int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int prefix,
+		   struct tfm_ids *out);
+int tfm_bpe_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
+int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
+int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m, const size_t *lens);
+
+/* Pre-tokenizer (pretok.c): split text into words by the regex list that
+ * llama.cpp uses for the named pre-tokenizer.  Unknown name:
+ * TFM_E_UNSUPPORTED. */
+struct tfm_pretok;
+int tfm_pretok_new(struct tfm_pretok **out, const char *name);
+void tfm_pretok_free(struct tfm_pretok *p);
+/* Calls fn for each word (byte ranges of text, in order). */
+int tfm_pretok_split(const struct tfm_pretok *p, const char *text, size_t len,
+		     int (*fn)(void *ctx, const char *w, size_t n), void *ctx);
+
+/* Unicode data (unicode-data.c): general-category flags, lowercase, and
+ * NFD reduced to its first code point (as llama.cpp's WordPiece uses it). */
+enum {
+	TFM_UC_LETTER = 1, TFM_UC_NUMBER = 2, TFM_UC_PUNCT = 4, TFM_UC_SYMBOL = 8,
+	TFM_UC_MARK = 16, TFM_UC_CONTROL = 32, TFM_UC_SEPARATOR = 64, TFM_UC_SPACE = 128
+};
+int tfm_uc_flags(uint32_t cp);
+uint32_t tfm_uc_lower(uint32_t cp);
+uint32_t tfm_uc_nfd_first(uint32_t cp);
+
+/* GPT-2 byte <-> unicode mapping. */
+uint32_t tfm_bpe_byte_to_cp(uint8_t b);
+int tfm_bpe_cp_to_byte(uint32_t cp); /* -1 if not a mapped code point */
+
+#endif

@@ -1,0 +1,746 @@
+/* tokenizer.c: the tokenizer handle: loading from GGUF tokenizer.ggml.* keys
+ * or a llama2.c tokenizer.bin, encode dispatch, decoding.  The per-model
+ * encoders live in spm.c, bpe.c and wordpiece.c. */
+#include "tokenizer-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- string map (FNV-1a, linear probing) ---- */
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+int tfm_strmap_init(struct tfm_strmap *m, size_t n_expected)
+{
+	size_t cap = 16;
+	while (cap < n_expected * 2 + 1)
+		cap <<= 1;
+	m->cap = cap;
+	m->key = tfm_calloc(cap, sizeof *m->key);
+	m->klen = tfm_calloc(cap, sizeof *m->klen);
+	m->val = tfm_calloc(cap, sizeof *m->val);
+	if (!m->key || !m->klen || !m->val) {
+		tfm_strmap_free(m);
+		return TFM_E_NOMEM;
+	}
+	return TFM_OK;
+}
+
+void tfm_strmap_free(struct tfm_strmap *m)
+{
+	free(m->key);
+	free(m->klen);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+void tfm_strmap_put(struct tfm_strmap *m, const char *k, size_t len, int32_t v)
+{
+	size_t i = fnv1a(k, len) & (m->cap - 1);
+	while (m->key[i]) {
+		if (m->klen[i] == len && !memcmp(m->key[i], k, len))
+			return;
+		i = (i + 1) & (m->cap - 1);
+	}
+	m->key[i] = k;
+	m->klen[i] = (uint32_t)len;
+	m->val[i] = v;
+}
+
+int32_t tfm_strmap_get(const struct tfm_strmap *m, const char *k, size_t len)
+{
+	if (!m->cap)
+		return -1;
+	size_t i = fnv1a(k, len) & (m->cap - 1);
+	while (m->key[i]) {
+		if (m->klen[i] == len && !memcmp(m->key[i], k, len))
+			return m->val[i];
+		i = (i + 1) & (m->cap - 1);
+	}
+	return -1;
+}
+
+int tfm_ids_push(struct tfm_ids *a, int32_t id)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		int32_t *v = tfm_realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return TFM_E_NOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = id;
+	return TFM_OK;
+}
+
+/* ---- UTF-8 ---- */
+
+uint32_t tfm_utf8_decode(const char *s, size_t n, size_t *i)
+{
+	const unsigned char *p = (const unsigned char *)s + *i;
+	size_t left = n - *i;
+	uint32_t c = p[0];
+	size_t len;
+	if (c < 0x80) {
+		*i += 1;
+		return c;
+	}
+	if ((c & 0xe0) == 0xc0) {
+		len = 2;
+		c &= 0x1f;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3;
+		c &= 0x0f;
+	} else if ((c & 0xf8) == 0xf0) {
+		len = 4;
+		c &= 0x07;
+	} else {
+		*i += 1;
+		return 0xfffd;
+	}
+	if (left < len) {
+		*i += 1;
+		return 0xfffd;
+	}
+	for (size_t k = 1; k < len; k++) {
+		if ((p[k] & 0xc0) != 0x80) {
+			*i += 1;
+			return 0xfffd;
+		}
+		c = (c << 6) | (p[k] & 0x3f);
+	}
+	*i += len;
+	return c;
+}
+
+size_t tfm_utf8_encode(uint32_t cp, char *out)
+{
+	unsigned char *o = (unsigned char *)out;
+	if (cp < 0x80) {
+		o[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = 0xc0 | (cp >> 6);
+		o[1] = 0x80 | (cp & 0x3f);
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = 0xe0 | (cp >> 12);
+		o[1] = 0x80 | ((cp >> 6) & 0x3f);
+		o[2] = 0x80 | (cp & 0x3f);
+		return 3;
+	}
+	o[0] = 0xf0 | (cp >> 18);
+	o[1] = 0x80 | ((cp >> 12) & 0x3f);
+	o[2] = 0x80 | ((cp >> 6) & 0x3f);
+	o[3] = 0x80 | (cp & 0x3f);
+	return 4;
+}
+
+/* ---- the handle ---- */
+
+static int tok_finish(struct tfm_tokenizer *t);
+
+static struct tfm_tokenizer *tok_new(int kind)
+{
+	struct tfm_tokenizer *t = tfm_calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->kind = kind;
+	t->bos = t->eos = t->unk = t->pad = t->sep = t->cls = -1;
+	for (int i = 0; i < 256; i++)
+		t->byte_tok[i] = -1;
+	return t;
+}
+
+int tfm_tok_set_vocab(struct tfm_tokenizer *t, int64_t n, const char *const *s, const size_t *lens)
+{
+	size_t total = 0;
+	for (int64_t i = 0; i < n; i++)
+		total += lens[i] + 1;
+	t->n_vocab = n;
+	t->piece = tfm_calloc((size_t)n, sizeof *t->piece);
+	t->plen = tfm_calloc((size_t)n, sizeof *t->plen);
+	t->type = tfm_calloc((size_t)n, sizeof *t->type);
+	t->arena = tfm_malloc(total ? total : 1);
+	if (!t->piece || !t->plen || !t->type || !t->arena)
+		return TFM_E_NOMEM;
+	int st = tfm_strmap_init(&t->map, (size_t)n);
+	if (st)
+		return st;
+	char *p = t->arena;
+	for (int64_t i = 0; i < n; i++) {
+		memcpy(p, s[i], lens[i]);
+		p[lens[i]] = 0;
+		t->piece[i] = p;
+		t->plen[i] = (uint32_t)lens[i];
+		t->type[i] = TFM_TOKT_NORMAL;
+		if (lens[i] > t->max_len)
+			t->max_len = lens[i];
+		tfm_strmap_put(&t->map, p, lens[i], (int32_t)i);
+		p += lens[i] + 1;
+	}
+	return TFM_OK;
+}
+
+void tfm_tokenizer_free(struct tfm_tokenizer *t)
+{
+	if (!t)
+		return;
+	free(t->piece);
+	free(t->plen);
+	free(t->score);
+	free(t->type);
+	free(t->arena);
+	tfm_strmap_free(&t->map);
+	tfm_strmap_free(&t->merges);
+	free(t->merge_arena);
+	free(t->pre);
+	free(t->special);
+	tfm_pretok_free(t->pretok);
+	free(t);
+}
+
+/* "<0xNN>" -> NN, else -1. */
+static int byte_piece(const char *p, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	if (n != 6 || memcmp(p, "<0x", 3) || p[5] != '>')
+		return -1;
+	const char *a = strchr(hex, p[3]), *b = strchr(hex, p[4]);
+	if (!a || !b || !p[3] || !p[4])
+		return -1;
+	return (int)((a - hex) * 16 + (b - hex));
+}
+
+static void spm_find_bytes(struct tfm_tokenizer *t)
+{
+	for (int64_t i = 0; i < t->n_vocab; i++) {
+		int b = byte_piece(t->piece[i], t->plen[i]);
+		if (b >= 0 && t->byte_tok[b] < 0)
+			t->byte_tok[b] = (int32_t)i;
+	}
+}
+
+int tfm_tokenizer_from_llama2c(struct tfm_tokenizer **out, const uint8_t *data,
+			       size_t size, int64_t n_vocab)
+{
+	struct tfm_tokenizer *t = tok_new(TFM_TOK_SPM);
+	const char **s = NULL;
+	size_t *lens = NULL;
+	float *score = NULL;
+	int st = TFM_E_NOMEM;
+	*out = NULL;
+	if (!t)
+		goto fail;
+	/* First pass counts tokens when n_vocab is not given. */
+	size_t off = 4;
+	int64_t n = 0;
+	if (size < 4) {
+		st = tfm_seterr(TFM_E_FORMAT, "llama2.c tokenizer: too short");
+		goto fail;
+	}
+	while (off < size && (n_vocab <= 0 || n < n_vocab)) {
+		int32_t len;
+		if (size - off < 8) {
+			st = tfm_seterr(TFM_E_FORMAT, "llama2.c tokenizer: truncated at token %lld", (long long)n);
+			goto fail;
+		}
+		memcpy(&len, data + off + 4, 4);
+		if (len < 0 || (size_t)len > size - off - 8) {
+			st = tfm_seterr(TFM_E_FORMAT, "llama2.c tokenizer: bad length %d at token %lld",
+					len, (long long)n);
+			goto fail;
+		}
+		off += 8 + (size_t)len;
+		n++;
+	}
+	if (n_vocab > 0 && n < n_vocab) {
+		st = tfm_seterr(TFM_E_FORMAT, "llama2.c tokenizer: %lld tokens, model needs %lld",
+				(long long)n, (long long)n_vocab);
+		goto fail;
+	}
+	if (n < 3) {
+		st = tfm_seterr(TFM_E_FORMAT, "llama2.c tokenizer: only %lld tokens", (long long)n);
+		goto fail;
+	}
+	s = tfm_calloc((size_t)n, sizeof *s);
+	lens = tfm_calloc((size_t)n, sizeof *lens);
+	score = tfm_calloc((size_t)n, sizeof *score);
+	if (!s || !lens || !score)
+		goto fail;
+	off = 4;
+	for (int64_t i = 0; i < n; i++) {
+		int32_t len;
+		memcpy(&score[i], data + off, 4);
+		memcpy(&len, data + off + 4, 4);
+		s[i] = (const char *)data + off + 8;
+		lens[i] = (size_t)len;
+		off += 8 + (size_t)len;
+	}
+	if ((st = tfm_tok_set_vocab(t, n, s, lens)))
+		goto fail;
+	t->score = score;
+	score = NULL;
+	/* Types as llama.cpp's llama2c converter assigns them. */
+	t->type[0] = TFM_TOKT_UNKNOWN;
+	t->type[1] = t->type[2] = TFM_TOKT_CONTROL;
+	spm_find_bytes(t);
+	for (int b = 0; b < 256; b++) {
+		if (t->byte_tok[b] >= 0)
+			t->type[t->byte_tok[b]] = TFM_TOKT_BYTE;
+		else if (b + 3 < n) /* llama2.c's encoder assumes id = byte + 3 */
+			t->byte_tok[b] = b + 3;
+	}
+	t->unk = 0;
+	t->bos = 1;
+	t->eos = 2;
+	t->add_bos = 1;
+	t->add_space_prefix = 1;
+	t->escape_ws = 0;
+	if ((st = tok_finish(t)))
+		goto fail;
+	*out = t;
+	t = NULL;
+	st = TFM_OK;
+fail:
+	free(s);
+	free(lens);
+	free(score);
+	tfm_tokenizer_free(t);
+	return st;
+}
+
+/* Read tokenizer.ggml.tokens into a vocabulary. */
+static int gguf_vocab(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	const char *key = "tokenizer.ggml.tokens";
+	int64_t i = tfm_gguf_find(g, key);
+	if (i < 0)
+		return tfm_seterr(TFM_E_FORMAT, "GGUF has no %s", key);
+	if (tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY || tfm_gguf_arr_type(g, i) != TFM_GGUF_STRING)
+		return tfm_seterr(TFM_E_FORMAT, "%s is not a string array", key);
+	int64_t n = tfm_gguf_arr_n(g, i);
+	if (n <= 0 || n > INT32_MAX)
+		return tfm_seterr(TFM_E_FORMAT, "%s: bad length %lld", key, (long long)n);
+	const char **s = tfm_calloc((size_t)n, sizeof *s);
+	size_t *lens = tfm_calloc((size_t)n, sizeof *lens);
+	int st = TFM_E_NOMEM;
+	if (!s || !lens)
+		goto done;
+	for (int64_t k = 0; k < n; k++)
+		if ((st = tfm_gguf_get_arr_str(g, key, k, &s[k], &lens[k])))
+			goto done;
+	st = tfm_tok_set_vocab(t, n, s, lens);
+done:
+	free(s);
+	free(lens);
+	return st;
+}
+
+static int gguf_types_scores(struct tfm_tokenizer *t, const struct tfm_gguf *g, int want_scores)
+{
+	int st;
+	if (tfm_gguf_find(g, "tokenizer.ggml.token_type") >= 0) {
+		int64_t *v = tfm_malloc((size_t)t->n_vocab * sizeof *v);
+		if (!v)
+			return TFM_E_NOMEM;
+		st = tfm_gguf_get_arr_i64(g, "tokenizer.ggml.token_type", v, t->n_vocab);
+		for (int64_t i = 0; !st && i < t->n_vocab; i++)
+			t->type[i] = (int32_t)v[i];
+		free(v);
+		if (st)
+			return st;
+	}
+	if (want_scores) {
+		t->score = tfm_calloc((size_t)t->n_vocab, sizeof *t->score);
+		if (!t->score)
+			return TFM_E_NOMEM;
+		if (tfm_gguf_find(g, "tokenizer.ggml.scores") >= 0 &&
+		    (st = tfm_gguf_get_arr_f32(g, "tokenizer.ggml.scores", t->score, t->n_vocab)))
+			return st;
+	}
+	return TFM_OK;
+}
+
+static int32_t gguf_id(const struct tfm_gguf *g, const struct tfm_tokenizer *t, const char *key, int32_t dflt)
+{
+	int64_t v = tfm_gguf_get_int_or(g, key, dflt);
+	return (v >= 0 && v < t->n_vocab) ? (int32_t)v : -1;
+}
+
+int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g)
+{
+	const char *model = tfm_gguf_get_str_or(g, "tokenizer.ggml.model", NULL);
+	struct tfm_tokenizer *t = NULL;
+	int st;
+	*out = NULL;
+	if (!model)
+		return tfm_seterr(TFM_E_FORMAT, "GGUF has no tokenizer (tokenizer.ggml.model missing)");
+	int kind = !strcmp(model, "llama") ? TFM_TOK_SPM : !strcmp(model, "gpt2") ? TFM_TOK_BPE :
+		   !strcmp(model, "bert") ? TFM_TOK_WPM : 0;
+	if (!kind)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer model '%s' is not supported "
+				  "(llama, gpt2 and bert are)", model);
+	if (!(t = tok_new(kind)))
+		return TFM_E_NOMEM;
+	if ((st = gguf_vocab(t, g)) || (st = gguf_types_scores(t, g, kind == TFM_TOK_SPM)))
+		goto fail;
+	t->pre = tfm_strdup(tfm_gguf_get_str_or(g, "tokenizer.ggml.pre", "default"));
+	if (!t->pre) {
+		st = TFM_E_NOMEM;
+		goto fail;
+	}
+	switch (kind) {
+	case TFM_TOK_SPM:
+		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", 1);
+		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", 2);
+		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", 0);
+		t->add_bos = 1;
+		t->add_space_prefix = 1;
+		t->escape_ws = 1;
+		spm_find_bytes(t);
+		break;
+	case TFM_TOK_BPE: {
+		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", 11);
+		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", 11);
+		t->add_bos = 0;
+		const char *key = "tokenizer.ggml.merges";
+		int64_t i = tfm_gguf_find(g, key), n = 0;
+		if (i < 0 || tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY ||
+		    tfm_gguf_arr_type(g, i) != TFM_GGUF_STRING) {
+			st = tfm_seterr(TFM_E_FORMAT, "gpt2 tokenizer needs %s (a string array)", key);
+			goto fail;
+		}
+		n = tfm_gguf_arr_n(g, i);
+		const char **m = tfm_calloc((size_t)n + 1, sizeof *m);
+		size_t *ml = tfm_calloc((size_t)n + 1, sizeof *ml);
+		st = (m && ml) ? TFM_OK : TFM_E_NOMEM;
+		for (int64_t k = 0; !st && k < n; k++)
+			st = tfm_gguf_get_arr_str(g, key, k, &m[k], &ml[k]);
+		if (!st)
+			st = tfm_bpe_init(t, n, m, ml);
+		free(m);
+		free(ml);
+		if (st)
+			goto fail;
+		break;
+	}
+	case TFM_TOK_WPM:
+		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", 100);
+		t->sep = gguf_id(g, t, "tokenizer.ggml.seperator_token_id", 102);
+		t->pad = gguf_id(g, t, "tokenizer.ggml.padding_token_id", 0);
+		t->cls = gguf_id(g, t, "tokenizer.ggml.cls_token_id", 101);
+		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", t->cls);
+		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", t->sep);
+		t->add_bos = 1;
+		t->add_eos = 1;
+		break;
+	}
+	t->pad = gguf_id(g, t, "tokenizer.ggml.padding_token_id", t->pad);
+	t->add_bos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_bos_token", t->add_bos);
+	t->add_eos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_eos_token", t->add_eos);
+	t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
+							t->add_space_prefix);
+	if ((st = tok_finish(t)))
+		goto fail;
+	*out = t;
+	return TFM_OK;
+fail:
+	tfm_tokenizer_free(t);
+	return st;
+}
+
+int64_t tfm_tokenizer_n_vocab(const struct tfm_tokenizer *t) { return t->n_vocab; }
+int32_t tfm_tokenizer_bos(const struct tfm_tokenizer *t) { return t->bos; }
+int32_t tfm_tokenizer_eos(const struct tfm_tokenizer *t) { return t->eos; }
+int tfm_tokenizer_add_bos(const struct tfm_tokenizer *t) { return t->add_bos; }
+
+/* Fragments of the text: raw byte ranges, or a token matched whole. */
+struct frag {
+	int32_t id;      /* -1: raw text */
+	size_t off, len;
+};
+
+struct frags {
+	struct frag *v;
+	size_t n, cap;
+};
+
+static int frag_push(struct frags *f, int32_t id, size_t off, size_t len)
+{
+	if (id < 0 && !len)
+		return TFM_OK;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct frag *v = tfm_realloc(f->v, cap * sizeof *v);
+		if (!v)
+			return TFM_E_NOMEM;
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = (struct frag){ id, off, len };
+	return TFM_OK;
+}
+
+/* llama.cpp's tokenizer_st_partition: for each special token, longest
+ * first, split every raw fragment at its occurrences. */
+static int partition(const struct tfm_tokenizer *t, const char *text, size_t len,
+		     int parse_special, struct frags *out)
+{
+	struct frags a = { 0 }, b = { 0 };
+	int st = frag_push(&a, -1, 0, len);
+	for (int64_t k = 0; !st && k < t->n_special; k++) {
+		int32_t id = t->special[k];
+		if (!parse_special && (t->type[id] == TFM_TOKT_CONTROL || t->type[id] == TFM_TOKT_UNKNOWN))
+			continue;
+		const char *p = t->piece[id];
+		size_t pn = t->plen[id];
+		b.n = 0;
+		for (size_t i = 0; !st && i < a.n; i++) {
+			struct frag f = a.v[i];
+			if (f.id >= 0 || f.len < pn) {
+				st = frag_push(&b, f.id, f.off, f.len);
+				continue;
+			}
+			size_t pos = f.off, end = f.off + f.len;
+			const char *hit;
+			while (!st && (hit = memmem(text + pos, end - pos, p, pn))) {
+				size_t h = (size_t)(hit - text);
+				if (!(st = frag_push(&b, -1, pos, h - pos)))
+					st = frag_push(&b, id, h, pn);
+				pos = h + pn;
+			}
+			if (!st)
+				st = frag_push(&b, -1, pos, end - pos);
+		}
+		struct frags tmp = a;
+		a = b;
+		b = tmp;
+	}
+	free(b.v);
+	if (st) {
+		free(a.v);
+		return st;
+	}
+	*out = a;
+	return TFM_OK;
+}
+
+static int cmp_special(const void *x, const void *y, void *ctx)
+{
+	const struct tfm_tokenizer *t = ctx;
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	if (t->plen[a] != t->plen[b])
+		return t->plen[a] > t->plen[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* After the types are known: the special-token list for partition(). */
+static int tok_finish(struct tfm_tokenizer *t)
+{
+	int64_t n = 0;
+	for (int64_t i = 0; i < t->n_vocab; i++)
+		if (t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0)
+			n++;
+	if (!n)
+		return TFM_OK;
+	if (!(t->special = tfm_malloc((size_t)n * sizeof *t->special)))
+		return TFM_E_NOMEM;
+	for (int64_t i = 0; i < t->n_vocab; i++)
+		if (t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0)
+			t->special[t->n_special++] = (int32_t)i;
+	qsort_r(t->special, (size_t)n, sizeof *t->special, cmp_special, t);
+	return TFM_OK;
+}
+
+int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t len,
+			 int add_bos, int parse_special, int32_t **ids, size_t *n)
+{
+	struct tfm_ids a = { 0 };
+	struct frags f = { 0 };
+	int st = TFM_OK;
+	*ids = NULL;
+	*n = 0;
+	if (add_bos && t->bos >= 0)
+		st = tfm_ids_push(&a, t->bos);
+	if (!st && len > 0)
+		st = partition(t, text, len, parse_special, &f);
+	int prev_special = 1; /* SentencePiece prefixes a space at the start */
+	for (size_t i = 0; !st && i < f.n; i++) {
+		const char *s = text + f.v[i].off;
+		size_t m = f.v[i].len;
+		if (f.v[i].id >= 0) {
+			st = tfm_ids_push(&a, f.v[i].id);
+			prev_special = 1;
+			continue;
+		}
+		switch (t->kind) {
+		case TFM_TOK_SPM:
+			st = tfm_spm_encode(t, s, m, t->add_space_prefix && prev_special, &a);
+			break;
+		case TFM_TOK_BPE: st = tfm_bpe_encode(t, s, m, &a); break;
+		case TFM_TOK_WPM: st = tfm_wpm_encode(t, s, m, &a); break;
+		default: st = tfm_seterr(TFM_E_INTERNAL, "tokenizer kind %d", t->kind);
+		}
+		prev_special = 0;
+	}
+	free(f.v);
+	/* BERT-style models close a sequence with [SEP] when they open it. */
+	if (!st && add_bos && t->kind == TFM_TOK_WPM && t->add_eos && t->eos >= 0)
+		st = tfm_ids_push(&a, t->eos);
+	if (st) {
+		free(a.v);
+		return st;
+	}
+	if (!a.v && !(a.v = tfm_malloc(sizeof *a.v)))
+		return TFM_E_NOMEM;
+	*ids = a.v;
+	*n = a.n;
+	return TFM_OK;
+}
+
+int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
+		 int add_bos, int32_t **ids, size_t *n)
+{
+	return tfm_tokenize_special(t, text, len, add_bos, 0, ids, n);
+}
+
+const char *tfm_token_piece(const struct tfm_tokenizer *t, int32_t id, size_t *len)
+{
+	if (id < 0 || id >= t->n_vocab) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = t->plen[id];
+	return t->piece[id];
+}
+
+/* Append n bytes to buf (cap) at *k; TFM_E_INVAL when it does not fit. */
+static int put(char *buf, size_t cap, size_t *k, const char *s, size_t n)
+{
+	if (*k + n > cap)
+		return tfm_seterr(TFM_E_INVAL, "token text longer than %zu bytes", cap);
+	memcpy(buf + *k, s, n);
+	*k += n;
+	return TFM_OK;
+}
+
+int tfm_token_decode(const struct tfm_tokenizer *t, int32_t prev, int32_t id, char *buf, size_t cap)
+{
+	if (id < 0 || id >= t->n_vocab)
+		return tfm_seterr(TFM_E_INVAL, "token id %d out of range [0, %lld)", id,
+				  (long long)t->n_vocab);
+	const char *p = t->piece[id];
+	size_t n = t->plen[id], k = 0;
+	int type = t->type[id], st;
+	if (type == TFM_TOKT_CONTROL || type == TFM_TOKT_UNUSED)
+		return 0;
+	if (type == TFM_TOKT_BYTE) {
+		int b = byte_piece(p, n);
+		if (b >= 0) {
+			buf[0] = (char)b;
+			return 1;
+		}
+	}
+	if (type == TFM_TOKT_USER_DEFINED || type == TFM_TOKT_UNKNOWN) {
+		if ((st = put(buf, cap, &k, p, n)))
+			return st;
+		return (int)k;
+	}
+	switch (t->kind) {
+	case TFM_TOK_SPM:
+	case TFM_TOK_WPM:
+		for (size_t i = 0; i < n;) {
+			if (t->escape_ws || t->kind == TFM_TOK_WPM) {
+				if (n - i >= 3 && !memcmp(p + i, "\xe2\x96\x81", 3)) {
+					st = put(buf, cap, &k, " ", 1);
+					i += 3;
+					if (st)
+						return st;
+					continue;
+				}
+			}
+			if ((st = put(buf, cap, &k, p + i, 1)))
+				return st;
+			i++;
+		}
+		/* Following BOS, SentencePiece strips a leading space (llama2.c). */
+		if (t->kind == TFM_TOK_SPM && prev >= 0 && prev == t->bos && k > 0 && buf[0] == ' ') {
+			memmove(buf, buf + 1, k - 1);
+			k--;
+		}
+		break;
+	case TFM_TOK_BPE:
+		for (size_t i = 0; i < n;) {
+			uint32_t cp = tfm_utf8_decode(p, n, &i);
+			int b = tfm_bpe_cp_to_byte(cp);
+			if (b >= 0) {
+				char c = (char)b;
+				st = put(buf, cap, &k, &c, 1);
+			} else {
+				char u[4];
+				st = put(buf, cap, &k, u, tfm_utf8_encode(cp, u));
+			}
+			if (st)
+				return st;
+		}
+		break;
+	}
+	return (int)k;
+}
+
+int tfm_detokenize(const struct tfm_tokenizer *t, const int32_t *ids, size_t n,
+		   char **text, size_t *len)
+{
+	size_t cap = 256, k = 0;
+	char *s = tfm_malloc(cap), buf[1024];
+	int st = TFM_OK;
+	if (!s)
+		return TFM_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int m = tfm_token_decode(t, i ? ids[i - 1] : -1, ids[i], buf, sizeof buf);
+		if (m < 0) {
+			st = m;
+			goto fail;
+		}
+		/* The first word of a sequence carries SentencePiece's dummy prefix. */
+		if (k == 0 && m > 0 && buf[0] == ' ' && (t->kind == TFM_TOK_WPM ||
+		    (t->kind == TFM_TOK_SPM && t->add_space_prefix))) {
+			memmove(buf, buf + 1, (size_t)m - 1);
+			m--;
+		}
+		if (k + (size_t)m + 1 > cap) {
+			while (k + (size_t)m + 1 > cap)
+				cap *= 2;
+			char *ns = tfm_realloc(s, cap);
+			if (!ns) {
+				st = TFM_E_NOMEM;
+				goto fail;
+			}
+			s = ns;
+		}
+		memcpy(s + k, buf, (size_t)m);
+		k += (size_t)m;
+	}
+	s[k] = 0;
+	*text = s;
+	if (len)
+		*len = k;
+	return TFM_OK;
+fail:
+	free(s);
+	return st;
+}

@@ -1,0 +1,701 @@
+/* vocab-import.c: tfm_tokenizer_to_gguf: the tokenizer.ggml.* keys, as
+ * llama.cpp's converters write them, from a checkpoint's tokenizer files:
+ * a llama2.c tokenizer.bin, a SentencePiece tokenizer.model (a small
+ * protobuf reader), a Hugging Face tokenizer.json (byte-level BPE or
+ * WordPiece), vocab.json + merges.txt, or a BERT vocab.txt.  Special token
+ * ids and add_bos/add_eos come from tokenizer_config.json when present. */
+#include "tokenizer-impl.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The vocabulary being built. */
+struct vb {
+	int64_t n, cap;
+	char **tok;         /* [n] malloc'd, NUL-terminated */
+	size_t *len;        /* [n] */
+	float *score;       /* [n] */
+	int32_t *type;      /* [n] */
+	int64_t n_merges, merges_cap;
+	char **merges;      /* [n_merges] "left right" */
+	const char *model, *pre;
+	int64_t bos, eos, unk, sep, pad, cls, mask;
+	int add_bos, add_eos, add_space_prefix; /* -1: do not write */
+	int has_scores;
+};
+
+static void vb_init(struct vb *v)
+{
+	memset(v, 0, sizeof *v);
+	v->bos = v->eos = v->unk = v->sep = v->pad = v->cls = v->mask = -1;
+	v->add_bos = v->add_eos = v->add_space_prefix = -1;
+}
+
+static void vb_free(struct vb *v)
+{
+	for (int64_t i = 0; i < v->n; i++)
+		free(v->tok[i]);
+	for (int64_t i = 0; i < v->n_merges; i++)
+		free(v->merges[i]);
+	free(v->tok);
+	free(v->len);
+	free(v->score);
+	free(v->type);
+	free(v->merges);
+}
+
+/* Set token id to s (growing the vocabulary; gaps are filled later). */
+static int vb_set(struct vb *v, int64_t id, const char *s, size_t n, float score, int type)
+{
+	if (id < 0 || id > (1 << 26))
+		return tfm_seterr(TFM_E_FORMAT, "token id %lld out of range", (long long)id);
+	if (id >= v->cap) {
+		int64_t cap = v->cap ? v->cap : 256;
+		while (cap <= id)
+			cap *= 2;
+		char **t = tfm_realloc(v->tok, (size_t)cap * sizeof *t);
+		if (t)
+			v->tok = t;
+		size_t *l = tfm_realloc(v->len, (size_t)cap * sizeof *l);
+		if (l)
+			v->len = l;
+		float *sc = tfm_realloc(v->score, (size_t)cap * sizeof *sc);
+		if (sc)
+			v->score = sc;
+		int32_t *ty = tfm_realloc(v->type, (size_t)cap * sizeof *ty);
+		if (ty)
+			v->type = ty;
+		if (!t || !l || !sc || !ty)
+			return TFM_E_NOMEM;
+		for (int64_t i = v->cap; i < cap; i++) {
+			v->tok[i] = NULL;
+			v->len[i] = 0;
+			v->score[i] = 0;
+			v->type[i] = 0;
+		}
+		v->cap = cap;
+	}
+	char *c = tfm_malloc(n + 1);
+	if (!c)
+		return TFM_E_NOMEM;
+	memcpy(c, s, n);
+	c[n] = 0;
+	free(v->tok[id]);
+	v->tok[id] = c;
+	v->len[id] = n;
+	v->score[id] = score;
+	v->type[id] = type;
+	if (id >= v->n)
+		v->n = id + 1;
+	return TFM_OK;
+}
+
+/* Pad with "[PAD<i>]" (UNUSED) up to n and fill gaps, as llama.cpp does. */
+static int vb_fill(struct vb *v, int64_t n)
+{
+	char buf[32];
+	int st;
+	for (int64_t i = 0; i < (n > v->n ? n : v->n); i++) {
+		if (i < v->n && v->tok[i])
+			continue;
+		snprintf(buf, sizeof buf, "[PAD%lld]", (long long)i);
+		if ((st = vb_set(v, i, buf, strlen(buf), -1000.0f, TFM_TOKT_UNUSED)))
+			return st;
+	}
+	return TFM_OK;
+}
+
+static int vb_merge(struct vb *v, const char *a, size_t an, const char *b, size_t bn)
+{
+	if (v->n_merges == v->merges_cap) {
+		int64_t cap = v->merges_cap ? v->merges_cap * 2 : 1024;
+		char **m = tfm_realloc(v->merges, (size_t)cap * sizeof *m);
+		if (!m)
+			return TFM_E_NOMEM;
+		v->merges = m;
+		v->merges_cap = cap;
+	}
+	char *s = tfm_malloc(an + bn + 2);
+	if (!s)
+		return TFM_E_NOMEM;
+	memcpy(s, a, an);
+	s[an] = ' ';
+	memcpy(s + an + 1, b, bn);
+	s[an + bn + 1] = 0;
+	v->merges[v->n_merges++] = s;
+	return TFM_OK;
+}
+
+static int64_t vb_find(const struct vb *v, const char *s)
+{
+	for (int64_t i = 0; i < v->n; i++)
+		if (v->tok[i] && !strcmp(v->tok[i], s))
+			return i;
+	return -1;
+}
+
+/* ---- llama2.c tokenizer.bin (as llama.cpp's convert-llama2c-to-ggml) ---- */
+
+static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
+{
+	size_t off = 4;
+	int st;
+	for (int64_t i = 0; off < f->size; i++) {
+		float score;
+		int32_t len;
+		if (f->size - off < 8)
+			return tfm_seterr(TFM_E_FORMAT, "tokenizer.bin: truncated at token %lld", (long long)i);
+		memcpy(&score, f->data + off, 4);
+		memcpy(&len, f->data + off + 4, 4);
+		if (len < 0 || (size_t)len > f->size - off - 8)
+			return tfm_seterr(TFM_E_FORMAT, "tokenizer.bin: bad length at token %lld", (long long)i);
+		const char *s = (const char *)f->data + off + 8;
+		off += 8 + (size_t)len;
+		unsigned x;
+		char close;
+		int type = (len == 6 && sscanf(s, "<0x%2X%c", &x, &close) == 2 && close == '>')
+			   ? TFM_TOKT_BYTE : TFM_TOKT_NORMAL;
+		if (i == 0)
+			type = TFM_TOKT_UNKNOWN;
+		else if (i == 1 || i == 2)
+			type = TFM_TOKT_CONTROL;
+		/* spaces are U+2581 in GGUF SentencePiece vocabularies */
+		char *e = tfm_malloc((size_t)len * 3 + 1);
+		size_t k = 0;
+		if (!e)
+			return TFM_E_NOMEM;
+		for (int32_t j = 0; j < len; j++) {
+			if (s[j] == ' ') {
+				memcpy(e + k, "\xe2\x96\x81", 3);
+				k += 3;
+			} else {
+				e[k++] = s[j];
+			}
+		}
+		st = vb_set(v, i, e, k, score, type);
+		free(e);
+		if (st)
+			return st;
+	}
+	v->model = "llama";
+	v->pre = "default";
+	v->has_scores = 1;
+	v->unk = 0;
+	v->bos = 1;
+	v->eos = 2;
+	v->add_bos = 1;
+	v->add_eos = 0;
+	v->add_space_prefix = 1;
+	return TFM_OK;
+}
+
+/* ---- SentencePiece tokenizer.model (protobuf ModelProto) ---- */
+
+static int pb_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (int s = 0; s < 64; s += 7) {
+		if (*i >= n)
+			return -1;
+		uint8_t b = p[(*i)++];
+		*v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* Next field of a message: number, wire type, and for wire type 2 the
+ * bytes, for 0/1/5 the value.  Returns 1 on a field, 0 at the end, -1 on
+ * bad data. */
+static int pb_next(const uint8_t *p, size_t n, size_t *i, int *field, int *wt,
+		   uint64_t *val, const uint8_t **sub, size_t *subn)
+{
+	uint64_t key;
+	if (*i >= n)
+		return 0;
+	if (pb_varint(p, n, i, &key))
+		return -1;
+	*field = (int)(key >> 3);
+	*wt = (int)(key & 7);
+	switch (*wt) {
+	case 0:
+		return pb_varint(p, n, i, val) ? -1 : 1;
+	case 1:
+		if (n - *i < 8)
+			return -1;
+		memcpy(val, p + *i, 8);
+		*i += 8;
+		return 1;
+	case 5: {
+		uint32_t u;
+		if (n - *i < 4)
+			return -1;
+		memcpy(&u, p + *i, 4);
+		*val = u;
+		*i += 4;
+		return 1;
+	}
+	case 2: {
+		uint64_t len;
+		if (pb_varint(p, n, i, &len) || len > n - *i)
+			return -1;
+		*sub = p + *i;
+		*subn = (size_t)len;
+		*i += (size_t)len;
+		return 1;
+	}
+	}
+	return -1;
+}
+
+static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
+{
+	size_t i = 0;
+	int field, wt, r, st;
+	uint64_t val;
+	const uint8_t *sub;
+	size_t subn;
+	int64_t id = 0, model_type = 1;
+	v->bos = 1;
+	v->eos = 2;
+	v->unk = 0;
+	v->add_space_prefix = 1;
+	while ((r = pb_next(f->data, f->size, &i, &field, &wt, &val, &sub, &subn)) == 1) {
+		size_t j = 0;
+		int fl, w2;
+		uint64_t v2;
+		const uint8_t *s2;
+		size_t s2n;
+		if (field == 1 && wt == 2) { /* SentencePiece */
+			const uint8_t *piece = NULL;
+			size_t pn = 0;
+			float score = 0;
+			int type = TFM_TOKT_NORMAL;
+			while ((r = pb_next(sub, subn, &j, &fl, &w2, &v2, &s2, &s2n)) == 1) {
+				if (fl == 1 && w2 == 2) {
+					piece = s2;
+					pn = s2n;
+				} else if (fl == 2 && w2 == 5) {
+					uint32_t u = (uint32_t)v2;
+					memcpy(&score, &u, 4);
+				} else if (fl == 3 && w2 == 0) {
+					type = (int)v2;
+				}
+			}
+			if (r < 0 || !piece)
+				goto bad;
+			if ((st = vb_set(v, id++, (const char *)piece, pn, score, type)))
+				return st;
+		} else if ((field == 2 || field == 3) && wt == 2) { /* trainer / normalizer spec */
+			while ((r = pb_next(sub, subn, &j, &fl, &w2, &v2, &s2, &s2n)) == 1) {
+				if (w2 != 0)
+					continue;
+				int64_t x = (int64_t)(int32_t)v2;
+				if (field == 2 && fl == 3)
+					model_type = x;
+				else if (field == 2 && fl == 40)
+					v->unk = x;
+				else if (field == 2 && fl == 41)
+					v->bos = x;
+				else if (field == 2 && fl == 42)
+					v->eos = x;
+				else if (field == 2 && fl == 43)
+					v->pad = x;
+				else if (field == 3 && fl == 3)
+					v->add_space_prefix = v2 != 0;
+			}
+			if (r < 0)
+				goto bad;
+		}
+	}
+	if (r < 0 || v->n == 0)
+		goto bad;
+	if (model_type == 1) {
+		v->model = "t5"; /* unigram: llama.cpp's UGM; tfm cannot run it yet */
+		tfm_log(TFM_LOG_WARN, "tokenizer.model: SentencePiece unigram vocabulary written as "
+			"'t5'; tfm's tokenizers do not support it yet");
+	} else if (model_type == 2) {
+		v->model = "llama";
+	} else {
+		return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.model: SentencePiece model type %lld "
+				  "is not supported (BPE and unigram are)", (long long)model_type);
+	}
+	v->pre = "default";
+	v->has_scores = 1;
+	v->add_bos = 1;
+	v->add_eos = 0;
+	return TFM_OK;
+bad:
+	return tfm_seterr(TFM_E_FORMAT, "tokenizer.model: not a SentencePiece model");
+}
+
+/* ---- Hugging Face tokenizer.json / vocab.json / vocab.txt ---- */
+
+static json_t *load_json(const struct tfm_ckpt_file *f)
+{
+	json_error_t e;
+	json_t *j = json_loadb((const char *)f->data, f->size, 0, &e);
+	if (!j)
+		tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", f->name, e.line, e.text);
+	return j;
+}
+
+#define LLAMA3_HF "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define QWEN2_HF "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define GPT2_HF "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Map a tokenizer.json pre_tokenizer to a llama.cpp pre-tokenizer name by
+ * its structure and regex; NULL when not recognised. */
+static const char *pre_name(json_t *pt)
+{
+	const char *type = jstr(pt, "type");
+	if (!type)
+		return NULL;
+	if (!strcmp(type, "ByteLevel")) {
+		json_t *ur = json_object_get(pt, "use_regex");
+		return (!ur || json_is_true(ur)) ? "gpt-2" : NULL;
+	}
+	if (strcmp(type, "Sequence"))
+		return NULL;
+	json_t *seq = json_object_get(pt, "pretokenizers");
+	size_t n = json_array_size(seq);
+	if (n == 2) {
+		json_t *a = json_array_get(seq, 0), *b = json_array_get(seq, 1);
+		const char *ta = jstr(a, "type"), *tb = jstr(b, "type");
+		if (ta && tb && !strcmp(ta, "Split") && !strcmp(tb, "ByteLevel")) {
+			const char *re = jstr(json_object_get(a, "pattern"), "Regex");
+			if (!re)
+				return NULL;
+			if (!strcmp(re, LLAMA3_HF))
+				return "llama-bpe";
+			if (!strcmp(re, QWEN2_HF))
+				return "qwen2";
+			if (!strcmp(re, GPT2_HF))
+				return "gpt-2";
+			return NULL;
+		}
+		if (ta && tb && !strcmp(ta, "Digits") && !strcmp(tb, "ByteLevel") &&
+		    json_is_true(json_object_get(a, "individual_digits")))
+			return "smollm"; /* same splitting as starcoder and refact */
+	}
+	return NULL;
+}
+
+/* Added tokens: special ones are CONTROL, others USER_DEFINED. */
+static int added_tokens(struct vb *v, json_t *root)
+{
+	json_t *at = json_object_get(root, "added_tokens"), *e;
+	size_t i;
+	int st;
+	json_array_foreach(at, i, e) {
+		const char *s = jstr(e, "content");
+		json_int_t id = json_integer_value(json_object_get(e, "id"));
+		if (!s)
+			continue;
+		int type = json_is_true(json_object_get(e, "special")) ? TFM_TOKT_CONTROL
+								       : TFM_TOKT_USER_DEFINED;
+		if ((st = vb_set(v, id, s, strlen(s), 0, type)))
+			return st;
+	}
+	return TFM_OK;
+}
+
+static int bpe_vocab(struct vb *v, json_t *vocab)
+{
+	const char *k;
+	json_t *x;
+	int st;
+	json_object_foreach(vocab, k, x) {
+		if (!json_is_integer(x))
+			return tfm_seterr(TFM_E_FORMAT, "BPE vocab: '%s' has no integer id", k);
+		if ((st = vb_set(v, json_integer_value(x), k, strlen(k), 0, TFM_TOKT_NORMAL)))
+			return st;
+	}
+	return TFM_OK;
+}
+
+static int bpe_merges(struct vb *v, json_t *merges)
+{
+	size_t i;
+	json_t *m;
+	int st;
+	json_array_foreach(merges, i, m) {
+		if (json_is_string(m)) {
+			const char *s = json_string_value(m), *sp = strchr(s, ' ');
+			if (!sp)
+				return tfm_seterr(TFM_E_FORMAT, "BPE merge %zu has no space", i);
+			st = vb_merge(v, s, (size_t)(sp - s), sp + 1, strlen(sp + 1));
+		} else if (json_array_size(m) == 2) {
+			const char *a = json_string_value(json_array_get(m, 0));
+			const char *b = json_string_value(json_array_get(m, 1));
+			if (!a || !b)
+				return tfm_seterr(TFM_E_FORMAT, "BPE merge %zu is not two strings", i);
+			st = vb_merge(v, a, strlen(a), b, strlen(b));
+		} else {
+			return tfm_seterr(TFM_E_FORMAT, "BPE merge %zu is malformed", i);
+		}
+		if (st)
+			return st;
+	}
+	return TFM_OK;
+}
+
+/* BERT vocabularies as llama.cpp stores them: "##x" -> "x", "[X]" kept,
+ * others "\u2581" + word. */
+static int wpm_token(struct vb *v, int64_t id, const char *s, size_t n, int type)
+{
+	char *buf = tfm_malloc(n + 4);
+	int st;
+	if (!buf)
+		return TFM_E_NOMEM;
+	size_t k = 0;
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		memcpy(buf, s, n);
+		k = n;
+		if (type == TFM_TOKT_NORMAL)
+			type = TFM_TOKT_CONTROL;
+	} else if (n >= 2 && s[0] == '#' && s[1] == '#') {
+		memcpy(buf, s + 2, n - 2);
+		k = n - 2;
+	} else {
+		memcpy(buf, "\xe2\x96\x81", 3);
+		memcpy(buf + 3, s, n);
+		k = n + 3;
+	}
+	st = vb_set(v, id, buf, k, 0, type);
+	free(buf);
+	return st;
+}
+
+static void wpm_specials(struct vb *v)
+{
+	v->model = "bert";
+	v->pre = "default";
+	v->unk = vb_find(v, "[UNK]");
+	v->sep = vb_find(v, "[SEP]");
+	v->pad = vb_find(v, "[PAD]");
+	v->cls = vb_find(v, "[CLS]");
+	v->mask = vb_find(v, "[MASK]");
+	v->bos = v->cls;
+	v->eos = v->sep;
+	v->add_bos = 1;
+	v->add_eos = 1;
+}
+
+static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
+{
+	json_t *root = load_json(f);
+	int st;
+	if (!root)
+		return TFM_E_FORMAT;
+	json_t *model = json_object_get(root, "model");
+	const char *type = jstr(model, "type");
+	if (!type && json_object_get(model, "merges"))
+		type = "BPE";
+	if (type && !strcmp(type, "BPE")) {
+		json_t *pt = json_object_get(root, "pre_tokenizer");
+		const char *pre = pre_name(pt);
+		if (!pre) {
+			char *dump = json_dumps(pt, JSON_COMPACT);
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: BPE pre_tokenizer not "
+					"recognised: %.300s", dump ? dump : "null");
+			free(dump);
+			goto done;
+		}
+		if ((st = bpe_vocab(v, json_object_get(model, "vocab"))) ||
+		    (st = bpe_merges(v, json_object_get(model, "merges"))) ||
+		    (st = added_tokens(v, root)))
+			goto done;
+		v->model = "gpt2";
+		v->pre = pre;
+	} else if (type && !strcmp(type, "WordPiece")) {
+		const char *k;
+		json_t *x;
+		json_object_foreach(json_object_get(model, "vocab"), k, x)
+			if ((st = wpm_token(v, json_integer_value(x), k, strlen(k), TFM_TOKT_NORMAL)))
+				goto done;
+		json_t *at = json_object_get(root, "added_tokens"), *e;
+		size_t i;
+		json_array_foreach(at, i, e) {
+			json_int_t id = json_integer_value(json_object_get(e, "id"));
+			if (json_is_true(json_object_get(e, "special")) && id >= 0 && id < v->n)
+				v->type[id] = TFM_TOKT_CONTROL;
+		}
+		wpm_specials(v);
+	} else {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: model type '%s' is not supported "
+				"(byte-level BPE and WordPiece are)", type ? type : "?");
+		goto done;
+	}
+	st = TFM_OK;
+done:
+	json_decref(root);
+	return st;
+}
+
+static int from_vocab_merges(struct vb *v, const struct tfm_ckpt_file *fv,
+			     const struct tfm_ckpt_file *fm)
+{
+	json_t *root = load_json(fv);
+	int st;
+	if (!root)
+		return TFM_E_FORMAT;
+	st = bpe_vocab(v, root);
+	json_decref(root);
+	if (st)
+		return st;
+	const char *p = (const char *)fm->data, *end = p + fm->size;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n && p[n - 1] == '\r')
+			n--;
+		if (n && p[0] != '#') { /* "#version: 0.2" header */
+			const char *sp = memchr(p, ' ', n);
+			if (!sp)
+				return tfm_seterr(TFM_E_FORMAT, "merges.txt: a line without a space");
+			if ((st = vb_merge(v, p, (size_t)(sp - p), sp + 1, n - (size_t)(sp - p) - 1)))
+				return st;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	v->model = "gpt2";
+	v->pre = "gpt-2";
+	return TFM_OK;
+}
+
+static int from_vocab_txt(struct vb *v, const struct tfm_ckpt_file *f)
+{
+	const char *p = (const char *)f->data, *end = p + f->size;
+	int64_t id = 0;
+	int st;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p), full = n;
+		if (n && p[n - 1] == '\r')
+			n--;
+		if (n || nl)
+			if ((st = wpm_token(v, id++, p, n, TFM_TOKT_NORMAL)))
+				return st;
+		p += full + 1;
+	}
+	wpm_specials(v);
+	return TFM_OK;
+}
+
+/* tokenizer_config.json: bos/eos by content, add_bos/add_eos. */
+static int apply_config(struct vb *v, const struct tfm_ckpt_file *f)
+{
+	json_t *root = load_json(f);
+	if (!root)
+		return TFM_E_FORMAT;
+	static const char *const keys[] = { "bos_token", "eos_token", "unk_token", "pad_token" };
+	int64_t *dst[] = { &v->bos, &v->eos, &v->unk, &v->pad };
+	for (int k = 0; k < 4; k++) {
+		json_t *x = json_object_get(root, keys[k]);
+		const char *s = json_is_string(x) ? json_string_value(x) : jstr(x, "content");
+		int64_t id = s ? vb_find(v, s) : -1;
+		if (id >= 0)
+			*dst[k] = id;
+	}
+	json_t *ab = json_object_get(root, "add_bos_token"), *ae = json_object_get(root, "add_eos_token");
+	if (json_is_boolean(ab))
+		v->add_bos = json_is_true(ab);
+	if (json_is_boolean(ae))
+		v->add_eos = json_is_true(ae);
+	json_decref(root);
+	return TFM_OK;
+}
+
+static int write_keys(const struct vb *v, struct tfm_gguf *g)
+{
+	int st;
+	if ((st = tfm_gguf_set_str(g, "tokenizer.ggml.model", v->model)) ||
+	    (st = tfm_gguf_set_str(g, "tokenizer.ggml.pre", v->pre)) ||
+	    (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.tokens", (const char *const *)v->tok,
+				       v->len, v->n)) ||
+	    (v->has_scores && (st = tfm_gguf_set_arr(g, "tokenizer.ggml.scores", TFM_GGUF_FLOAT32,
+						     v->score, v->n))) ||
+	    (st = tfm_gguf_set_arr(g, "tokenizer.ggml.token_type", TFM_GGUF_INT32, v->type, v->n)) ||
+	    (v->n_merges && (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.merges",
+						       (const char *const *)v->merges, NULL,
+						       v->n_merges))))
+		return st;
+	static const char *const ids[] = {
+		"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+		"tokenizer.ggml.unknown_token_id", "tokenizer.ggml.seperator_token_id",
+		"tokenizer.ggml.padding_token_id", "tokenizer.ggml.cls_token_id",
+		"tokenizer.ggml.mask_token_id" };
+	const int64_t val[] = { v->bos, v->eos, v->unk, v->sep, v->pad, v->cls, v->mask };
+	for (int k = 0; k < 7; k++)
+		if (val[k] >= 0 && val[k] < v->n &&
+		    (st = tfm_gguf_set_u32(g, ids[k], (uint32_t)val[k])))
+			return st;
+	if ((v->add_bos >= 0 && (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_bos_token", v->add_bos))) ||
+	    (v->add_eos >= 0 && (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_eos_token", v->add_eos))) ||
+	    (v->add_space_prefix >= 0 &&
+	     (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", v->add_space_prefix))))
+		return st;
+	return TFM_OK;
+}
+
+/* c->files by name (kept local so that lib/text does not need ckpt.c). */
+static const struct tfm_ckpt_file *side_file(const struct tfm_ckpt *c, const char *name)
+{
+	for (int i = 0; i < c->n_files; i++)
+		if (c->files[i].name && !strcmp(c->files[i].name, name))
+			return &c->files[i];
+	return NULL;
+}
+
+int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
+{
+	const struct tfm_ckpt_file *bin = side_file(c, "tokenizer.bin");
+	const struct tfm_ckpt_file *spm = side_file(c, "tokenizer.model");
+	const struct tfm_ckpt_file *tj = side_file(c, "tokenizer.json");
+	const struct tfm_ckpt_file *vj = side_file(c, "vocab.json");
+	const struct tfm_ckpt_file *mt = side_file(c, "merges.txt");
+	const struct tfm_ckpt_file *vt = side_file(c, "vocab.txt");
+	const struct tfm_ckpt_file *cfg = side_file(c, "tokenizer_config.json");
+	struct vb v;
+	int st;
+	vb_init(&v);
+	if (bin)
+		st = from_llama2c(&v, bin);
+	else if (spm)
+		st = from_spm_model(&v, spm);
+	else if (tj)
+		st = from_tokenizer_json(&v, tj);
+	else if (vj && mt)
+		st = from_vocab_merges(&v, vj, mt);
+	else if (vt)
+		st = from_vocab_txt(&v, vt);
+	else
+		return TFM_OK; /* no tokenizer files: nothing to write */
+	if (st)
+		goto done;
+	if (!bin && cfg && (st = apply_config(&v, cfg)))
+		goto done;
+	/* the model's embedding may be larger than the tokenizer */
+	int64_t nv = 0;
+	if (c->config)
+		nv = json_integer_value(json_object_get(c->config, "vocab_size"));
+	if ((st = vb_fill(&v, nv)))
+		goto done;
+	st = write_keys(&v, g);
+done:
+	vb_free(&v);
+	if (st)
+		tfm_adderr(st, "%s: tokenizer", c->source ? c->source : "checkpoint");
+	return st;
+}

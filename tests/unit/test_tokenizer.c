@@ -1,0 +1,521 @@
+/* test_tokenizer.c: tokenizers against other programs' outputs: llama.cpp's
+ * tokenizer conformance vectors (SentencePiece BPE, byte-level BPE,
+ * WordPiece), llama2.c's encoder on tok512, decoding round trips. */
+#include "t.h"
+
+#include "text/tokenizer-impl.h"
+
+/* Run one llama.cpp vector file: .inp strings separated by
+ * "\n__ggml_vocab_test__\n", .out one line of ids per string (no BOS). */
+static void run_vectors(const char *name, int *n_ok, int *n_all)
+{
+	char *pg = t_path("%s/tokenizers/llama.cpp-vocab/%s", t_shared(), name);
+	char *pi = t_path("%s.inp", pg), *po = t_path("%s.out", pg);
+	struct tfm_blob bg, bi, bo;
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *tok = NULL;
+	*n_ok = *n_all = 0;
+	CHECK_OK(tfm_blob_open(&bg, pg));
+	CHECK_OK(tfm_blob_open(&bi, pi));
+	CHECK_OK(tfm_blob_open(&bo, po));
+	CHECK_OK(tfm_gguf_parse(&g, bg.data, bg.size, pg));
+	int st = tfm_tokenizer_from_gguf(&tok, g);
+	CHECK_OK(st);
+	if (st)
+		goto done;
+	const char *sep = "\n__ggml_vocab_test__\n";
+	const char *in = (const char *)bi.data, *iend = in + bi.size;
+	const char *out = (const char *)bo.data, *oend = out + bo.size;
+	int bad_shown = 0;
+	while (in < iend) {
+		const char *e = memmem(in, (size_t)(iend - in), sep, strlen(sep));
+		size_t n_in = e ? (size_t)(e - in) : (size_t)(iend - in);
+		/* the file ends with a separator: a trailing empty piece is no test */
+		if (!e && n_in == 0)
+			break;
+		const char *ol = memchr(out, '\n', (size_t)(oend - out));
+		size_t n_out = ol ? (size_t)(ol - out) : (size_t)(oend - out);
+		int32_t want[4096];
+		size_t nw = 0;
+		char *line = strndup(out, n_out), *save = NULL;
+		for (char *w = strtok_r(line, " \t", &save); w && nw < 4096; w = strtok_r(NULL, " \t", &save))
+			want[nw++] = (int32_t)strtol(w, NULL, 10);
+		free(line);
+		int32_t *ids;
+		size_t n;
+		int ok = 0;
+		if (tfm_tokenize(tok, in, n_in, 0, &ids, &n) == TFM_OK) {
+			ok = n == nw && (n == 0 || !memcmp(ids, want, n * sizeof *ids));
+			if (!ok && bad_shown++ < 5) {
+				fprintf(stderr, "%s: mismatch on '%.*s'\n  got ", name, (int)n_in, in);
+				for (size_t k = 0; k < n; k++)
+					fprintf(stderr, " %d", ids[k]);
+				fprintf(stderr, "\n  want");
+				for (size_t k = 0; k < nw; k++)
+					fprintf(stderr, " %d", want[k]);
+				fputc('\n', stderr);
+			}
+			free(ids);
+		}
+		(*n_all)++;
+		*n_ok += ok;
+		in += n_in + (e ? strlen(sep) : 0);
+		out += n_out + (ol ? 1 : 0);
+		if (!e)
+			break;
+	}
+	printf("%s: %d of %d strings match\n", name, *n_ok, *n_all);
+done:
+	tfm_tokenizer_free(tok);
+	tfm_gguf_free(g);
+	tfm_blob_close(&bg);
+	tfm_blob_close(&bi);
+	tfm_blob_close(&bo);
+	free(pg);
+	free(pi);
+	free(po);
+}
+
+static void t_vectors_spm(void)
+{
+	int ok, all;
+	run_vectors("ggml-vocab-llama-spm.gguf", &ok, &all);
+	CHECK(all > 20);
+	CHECK_MSG(ok == all, "llama-spm: %d of %d", ok, all);
+}
+
+static void t_vectors_gpt2(void)
+{
+	int ok, all;
+	run_vectors("ggml-vocab-gpt-2.gguf", &ok, &all);
+	CHECK(all > 20);
+	CHECK_MSG(ok == all, "gpt-2: %d of %d", ok, all);
+}
+
+static void t_vectors_bert(void)
+{
+	int ok, all;
+	run_vectors("ggml-vocab-bert-bge.gguf", &ok, &all);
+	CHECK(all > 20);
+	CHECK_MSG(ok == all, "bert-bge: %d of %d", ok, all);
+}
+
+static struct tfm_tokenizer *tok512(struct tfm_blob *b)
+{
+	char *p = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	struct tfm_tokenizer *t = NULL;
+	CHECK_OK(tfm_blob_open(b, p));
+	CHECK_OK(tfm_tokenizer_from_llama2c(&t, b->data, b->size, 512));
+	free(p);
+	return t;
+}
+
+static int same(const int32_t *a, size_t n, const int32_t *b, size_t m)
+{
+	return n == m && !memcmp(a, b, n * sizeof *a);
+}
+
+/* Expected ids from llama2.c's encode() re-done in Python (a plain
+ * transcription of run.c's loop: BOS, the " " dummy prefix, per-character
+ * lookup with byte fallback id = byte + 3, then repeatedly merge the best
+ * scoring adjacent pair) over tok512.bin, independent of this C code. */
+static void t_llama2c(void)
+{
+	struct tfm_blob b;
+	struct tfm_tokenizer *t = tok512(&b);
+	if (!t)
+		return;
+	CHECK(tfm_tokenizer_n_vocab(t) == 512);
+	CHECK(tfm_tokenizer_bos(t) == 1 && tfm_tokenizer_eos(t) == 2);
+	CHECK(tfm_tokenizer_add_bos(t) == 1);
+	int32_t *ids;
+	size_t n;
+	static const int32_t once[] = { 1, 403, 407, 261, 378 };
+	CHECK_OK(tfm_tokenize(t, "Once upon a time", 16, 1, &ids, &n));
+	CHECK(same(ids, n, once, 5));
+	free(ids);
+	static const int32_t hello[] = { 346, 306, 414, 263, 304, 341 };
+	CHECK_OK(tfm_tokenize(t, "Hello world", 11, 0, &ids, &n));
+	CHECK(same(ids, n, hello, 6));
+	free(ids);
+	/* byte fallback for characters tok512 lacks */
+	const char *u = "\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac";
+	static const int32_t uni[] = { 1, 410, 485, 297, 412, 198, 178, 360, 410,
+				       233, 154, 168, 233, 159, 175 };
+	CHECK_OK(tfm_tokenize(t, u, strlen(u), 1, &ids, &n));
+	CHECK(same(ids, n, uni, 15));
+	/* decoding gives the text back (the leading space after BOS dropped) */
+	char *text;
+	size_t len;
+	CHECK_OK(tfm_detokenize(t, ids, n, &text, &len));
+	CHECK(len == strlen(u) && !strcmp(text, u));
+	free(text);
+	free(ids);
+	CHECK_OK(tfm_tokenize(t, "", 0, 1, &ids, &n));
+	CHECK(n == 1 && ids[0] == 1);
+	free(ids);
+	char buf[256];
+	CHECK(tfm_token_decode(t, 1, 403, buf, sizeof buf) == 4 && !memcmp(buf, "Once", 4));
+	CHECK(tfm_token_decode(t, 403, 407, buf, sizeof buf) == 5 && !memcmp(buf, " upon", 5));
+	CHECK(tfm_token_decode(t, 0, 2, buf, sizeof buf) == 0);
+	CHECK(tfm_token_decode(t, 0, 13, buf, sizeof buf) == 1 && buf[0] == '\n'); /* <0x0A> */
+	CHECK_ST(tfm_token_decode(t, 0, 512, buf, sizeof buf), TFM_E_INVAL);
+	size_t pl;
+	const char *pc = tfm_token_piece(t, 13, &pl);
+	CHECK(pc && pl == 6 && !memcmp(pc, "<0x0A>", 6));
+	tfm_tokenizer_free(t);
+	tfm_blob_close(&b);
+	/* truncated files are refused */
+	CHECK_ST(tfm_tokenizer_from_llama2c(&t, (const uint8_t *)"\4\0\0\0\0\0", 6, 512), TFM_E_FORMAT);
+}
+
+static void t_roundtrip(void)
+{
+	static const char *names[] = { "ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf" };
+	const char *text = "Hello world!\n  tabs\tand \xe2\x80\x94 unicode: \xe6\x97\xa5\xe6\x9c\xac "
+			   "\xf0\x9f\xa6\x99 123456";
+	for (int k = 0; k < 2; k++) {
+		char *p = t_path("%s/tokenizers/llama.cpp-vocab/%s", t_shared(), names[k]);
+		struct tfm_blob b;
+		struct tfm_gguf *g = NULL;
+		struct tfm_tokenizer *t = NULL;
+		CHECK_OK(tfm_blob_open(&b, p));
+		CHECK_OK(tfm_gguf_parse(&g, b.data, b.size, p));
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+		if (t) {
+			int32_t *ids;
+			size_t n, len;
+			char *back;
+			CHECK_OK(tfm_tokenize(t, text, strlen(text), 1, &ids, &n));
+			CHECK(n > 1 && ids[0] == tfm_tokenizer_bos(t));
+			CHECK_OK(tfm_detokenize(t, ids, n, &back, &len));
+			CHECK_MSG(!strcmp(back, text), "%s: '%s'", names[k], back);
+			free(back);
+			free(ids);
+		}
+		tfm_tokenizer_free(t);
+		tfm_gguf_free(g);
+		tfm_blob_close(&b);
+		free(p);
+	}
+}
+
+static void t_pretok_unknown(void)
+{
+	struct tfm_pretok *p;
+	CHECK_ST(tfm_pretok_new(&p, "no-such-pre"), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "no-such-pre") != NULL);
+	CHECK_OK(tfm_pretok_new(&p, "deepseek-llm"));
+	tfm_pretok_free(p);
+	CHECK_OK(tfm_pretok_new(&p, "deepseek-v3"));
+	tfm_pretok_free(p);
+	CHECK_OK(tfm_pretok_new(&p, "qwen2"));
+	tfm_pretok_free(p);
+	CHECK_OK(tfm_pretok_new(&p, "bloom"));
+	tfm_pretok_free(p);
+}
+
+/* tfm_tokenizer_to_gguf from side files, read back with from_gguf. */
+static struct tfm_tokenizer *via_gguf(const char *const *names, const void *const *data,
+				      const size_t *sizes, int n, int want_st)
+{
+	struct tfm_ckpt_file files[4];
+	struct tfm_ckpt c = { 0 };
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = NULL;
+	for (int i = 0; i < n; i++)
+		files[i] = (struct tfm_ckpt_file){ (char *)names[i], (uint8_t *)data[i], sizes[i] };
+	c.source = "test";
+	c.files = files;
+	c.n_files = n;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_ST(tfm_tokenizer_to_gguf(&c, g), want_st);
+	if (want_st == TFM_OK)
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+	tfm_gguf_free(g);
+	return t;
+}
+
+static void t_import_llama2c(void)
+{
+	struct tfm_blob b;
+	char *p = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	CHECK_OK(tfm_blob_open(&b, p));
+	const char *names[] = { "tokenizer.bin" };
+	const void *data[] = { b.data };
+	size_t sizes[] = { b.size };
+	struct tfm_ckpt_file f = { "tokenizer.bin", (uint8_t *)b.data, b.size };
+	struct tfm_ckpt c = { .source = "t", .files = &f, .n_files = 1 };
+	struct tfm_gguf *g = NULL;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c, g));
+	const char *s;
+	size_t n;
+	CHECK_OK(tfm_gguf_get_str(g, "tokenizer.ggml.model", &s, &n));
+	CHECK(n == 5 && !memcmp(s, "llama", 5));
+	int64_t types[512];
+	CHECK_OK(tfm_gguf_get_arr_i64(g, "tokenizer.ggml.token_type", types, 512));
+	/* as llama.cpp's llama2c converter: unk 2, bos/eos 3 (control), <0xNN> 6 */
+	CHECK(types[0] == 2 && types[1] == 3 && types[2] == 3 && types[13] == 6 && types[300] == 1);
+	CHECK_OK(tfm_gguf_get_arr_str(g, "tokenizer.ggml.tokens", 403, &s, &n));
+	CHECK(n == 7 && !memcmp(s, "\xe2\x96\x81Once", 7)); /* " Once" with U+2581 */
+	CHECK(tfm_gguf_get_int_or(g, "tokenizer.ggml.bos_token_id", -1) == 1);
+	CHECK(tfm_gguf_get_int_or(g, "tokenizer.ggml.add_bos_token", -1) == 1);
+	tfm_gguf_free(g);
+	/* the GGUF tokenizer encodes as llama2.c does (ids from the python encoder) */
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	if (t) {
+		int32_t *ids;
+		static const int32_t once[] = { 1, 403, 407, 261, 378 };
+		CHECK_OK(tfm_tokenize(t, "Once upon a time", 16, 1, &ids, &n));
+		CHECK(same(ids, n, once, 5));
+		char *text;
+		CHECK_OK(tfm_detokenize(t, ids, n, &text, &n));
+		CHECK(!strcmp(text, "Once upon a time"));
+		free(text);
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	tfm_blob_close(&b);
+	free(p);
+}
+
+static void t_import_hf(void)
+{
+	int32_t *ids;
+	size_t n;
+	/* WordPiece vocab.txt; "Hello worlds!" by hand: hello | world ##s | ! */
+	const char *vt = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n##s\n!\n";
+	const char *n1[] = { "vocab.txt" };
+	const void *d1[] = { vt };
+	size_t s1[] = { strlen(vt) };
+	struct tfm_tokenizer *t = via_gguf(n1, d1, s1, 1, TFM_OK);
+	if (t) {
+		static const int32_t want[] = { 2, 4, 5, 6, 7, 3 };
+		CHECK_OK(tfm_tokenize(t, "Hello worlds!", 13, 1, &ids, &n));
+		CHECK(same(ids, n, want, 6));
+		free(ids);
+		static const int32_t unk[] = { 1 };
+		CHECK_OK(tfm_tokenize(t, "xyz", 3, 0, &ids, &n));
+		CHECK(same(ids, n, unk, 1));
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	/* byte-level BPE tokenizer.json; "ab ab" by hand: words "ab", " ab";
+	 * "a b" (rank 0) then "\u0120 ab" (rank 1) give ab=2, \u0120ab=4 */
+	const char *tj = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2,"
+			 "\"\\u0120\":3,\"\\u0120ab\":4},\"merges\":[\"a b\",\"\\u0120 ab\"]},"
+			 "\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},"
+			 "\"added_tokens\":[{\"id\":5,\"content\":\"<|end|>\",\"special\":true}]}";
+	const char *n2[] = { "tokenizer.json" };
+	const void *d2[] = { tj };
+	size_t s2[] = { strlen(tj) };
+	t = via_gguf(n2, d2, s2, 1, TFM_OK);
+	if (t) {
+		static const int32_t want[] = { 2, 4 };
+		CHECK_OK(tfm_tokenize(t, "ab ab", 5, 0, &ids, &n));
+		CHECK(same(ids, n, want, 2));
+		free(ids);
+		CHECK(tfm_tokenizer_n_vocab(t) == 6);
+		char buf[256];
+		CHECK(tfm_token_decode(t, -1, 5, buf, sizeof buf) == 0); /* control */
+	}
+	tfm_tokenizer_free(t);
+	/* an unknown pre-tokenizer structure is refused, naming it */
+	const char *bad = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},"
+			  "\"pre_tokenizer\":{\"type\":\"Whitespace\"}}";
+	const void *d3[] = { bad };
+	size_t s3[] = { strlen(bad) };
+	via_gguf(n2, d3, s3, 1, TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "Whitespace") != NULL);
+	/* no tokenizer files: nothing written, no error */
+	struct tfm_ckpt_file f4 = { "config.json", (uint8_t *)"{}", 2 };
+	struct tfm_ckpt c4 = { .source = "t", .files = &f4, .n_files = 1 };
+	struct tfm_gguf *g = NULL;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c4, g));
+	CHECK(tfm_gguf_find(g, "tokenizer.ggml.model") < 0);
+	tfm_gguf_free(g);
+}
+
+/* A SentencePiece ModelProto written by hand (protobuf wire format):
+ * pieces <unk> (type 2), <s>, </s> (type 3), "\u2581a" (score -1), "a"
+ * (score -2), "b" (score -3); trainer_spec model_type = 2 (BPE). */
+static void t_import_spm_model(void)
+{
+	uint8_t buf[256];
+	size_t k = 0;
+	static const struct { const char *p; float score; int type; } pc[] = {
+		{ "<unk>", 0, 2 }, { "<s>", 0, 3 }, { "</s>", 0, 3 },
+		{ "\xe2\x96\x81" "a", -1, 1 }, { "a", -2, 1 }, { "b", -3, 1 } };
+	for (int i = 0; i < 6; i++) {
+		size_t pl = strlen(pc[i].p);
+		buf[k++] = 0x0a;                /* field 1, length-delimited */
+		buf[k++] = (uint8_t)(2 + pl + 5 + 2);
+		buf[k++] = 0x0a;                /* piece */
+		buf[k++] = (uint8_t)pl;
+		memcpy(buf + k, pc[i].p, pl);
+		k += pl;
+		buf[k++] = 0x15;                /* score: field 2, fixed32 */
+		memcpy(buf + k, &pc[i].score, 4);
+		k += 4;
+		buf[k++] = 0x18;                /* type: field 3, varint */
+		buf[k++] = (uint8_t)pc[i].type;
+	}
+	buf[k++] = 0x12;                        /* trainer_spec */
+	buf[k++] = 2;
+	buf[k++] = 0x18;                        /* model_type */
+	buf[k++] = 2;
+	const char *names[] = { "tokenizer.model" };
+	const void *data[] = { buf };
+	size_t sizes[] = { k };
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	if (t) {
+		int32_t *ids;
+		size_t n;
+		/* " ab" -> "\u2581a" (3), "b" (5) */
+		static const int32_t want[] = { 1, 3, 5 };
+		CHECK_OK(tfm_tokenize(t, "ab", 2, 1, &ids, &n));
+		CHECK(same(ids, n, want, 3));
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	buf[1] = 0xff; /* truncated */
+	via_gguf(names, data, sizes, 1, TFM_E_FORMAT);
+}
+
+/* Control tokens written in the text, with and without parse_special.  Ids
+ * of "a", "b", "\u2581a", "\u2581b" read from the vocabularies with the gguf
+ * Python package; after a special token SentencePiece prefixes a space
+ * again (llama.cpp's is_prev_special). */
+static void t_special(void)
+{
+	static const char *names[] = { "ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf" };
+	static const char *texts[] = { "a<|endoftext|>b", "a</s>b" };
+	static const int32_t want[2][3] = { { 64, 50256, 65 }, { 263, 2, 289 } };
+	static const int32_t ctl[] = { 50256, 2 };
+	for (int k = 0; k < 2; k++) {
+		char *p = t_path("%s/tokenizers/llama.cpp-vocab/%s", t_shared(), names[k]);
+		struct tfm_blob b;
+		struct tfm_gguf *g = NULL;
+		struct tfm_tokenizer *t = NULL;
+		CHECK_OK(tfm_blob_open(&b, p));
+		CHECK_OK(tfm_gguf_parse(&g, b.data, b.size, p));
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+		if (t) {
+			int32_t *ids;
+			size_t n;
+			CHECK_OK(tfm_tokenize_special(t, texts[k], strlen(texts[k]), 0, 1, &ids, &n));
+			CHECK_MSG(same(ids, n, want[k], 3), "%s", names[k]);
+			free(ids);
+			CHECK_OK(tfm_tokenize(t, texts[k], strlen(texts[k]), 0, &ids, &n));
+			int seen = 0;
+			for (size_t i = 0; i < n; i++)
+				seen |= ids[i] == ctl[k];
+			CHECK(n > 3 && !seen);
+			free(ids);
+		}
+		tfm_tokenizer_free(t);
+		tfm_gguf_free(g);
+		tfm_blob_close(&b);
+		free(p);
+	}
+}
+
+/* Pre-tokenizer splits.  Expected pieces (joined by \001) come from Python's
+ * `regex` module running the same regex lists with llama.cpp's
+ * unicode_regex_split semantics (each regex splits every piece, matches and
+ * gaps both kept): an independent regex engine against PCRE2. */
+static const char *const pretok_texts[] = {
+	"Hello World! it's  I'LL 1234567 x\n\n  \tdone  ",
+	"caf\303\251 \303\200b \346\227\245\346\234\254\350\252\236\343\200\202 "
+	"\357\275\206\357\275\225\357\275\214\357\275\214 3.14 $(a+b)^2 <= c;",
+	"  \321\202\320\265\321\201\321\202 \330\247\331\204\330\271\330\261\330\250"
+	"\331\212\330\251 \360\237\246\231 x\r\ny  ",
+};
+static const struct { const char *pre; int text; const char *want; } pretok_cases[] = {
+	{ "llama3", 0, "Hello\001 World\001!\001 it\001's\001 \001 I\001'LL\001 \001123\001456\0017\001 x\001\012\012\001  \001\011done\001  " },
+	{ "llama3", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\00114\001 $(\001a\001+b\001)^\0012\001 <=\001 c\001;" },
+	{ "llama3", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\012\001y\001  " },
+	{ "qwen2", 0, "Hello\001 World\001!\001 it\001's\001 \001 I\001'LL\001 \0011\0012\0013\0014\0015\0016\0017\001 x\001\012\012\001  \001\011done\001  " },
+	{ "qwen2", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\0011\0014\001 $(\001a\001+b\001)^\0012\001 <=\001 c\001;" },
+	{ "qwen2", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\012\001y\001  " },
+	{ "default", 0, "Hello\001 World\001!\001 it\001'\001s\001 \001 I\001'\001LL\001 \001123\001456\0017\001 x\001\012\012  \001\011\001done\001  " },
+	{ "default", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\00114\001 \001$(\001a\001+\001b\001)^\0012\001 \001<=\001 c\001;" },
+	{ "default", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\001\012\001y\001  " },
+	{ "gpt-2", 0, "Hello\001 World\001!\001 it\001's\001 \001 I\001'\001LL\001 1234567\001 x\001\012\012  \001\011\001done\001  " },
+	{ "gpt-2", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 3\001.\00114\001 $(\001a\001+\001b\001)^\0012\001 <=\001 c\001;" },
+	{ "gpt-2", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\001\012\001y\001  " },
+	{ "falcon", 0, "Hello\001 World\001!\001 it\001'\001s\001 \001 I\001'\001LL\001 \001123\001456\0017\001 x\001\012\012  \001\011\001done\001  " },
+	{ "falcon", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 3\001.\00114\001 \001$(\001a\001+\001b\001)^\0012\001 \001<=\001 c\001;" },
+	{ "falcon", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\001\012\001y\001  " },
+	{ "starcoder", 0, "Hello\001 World\001!\001 it\001's\001 \001 I\001'\001LL\001 \0011\0012\0013\0014\0015\0016\0017\001 x\001\012\012  \001\011\001done\001  " },
+	{ "starcoder", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\0011\0014\001 $(\001a\001+\001b\001)^\0012\001 <=\001 c\001;" },
+	{ "starcoder", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\001\012\001y\001  " },
+	{ "deepseek-llm", 0, "Hello\001 World\001!\001 it\001'\001s\001 \001 I\001'\001LL\001 \0011234567\001 x\001\012\001\012\001  \001\011done\001  " },
+	{ "deepseek-llm", 1, "caf\001\303\251\001 \303\200\001b\001 \001\346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\00114\001 $(\001a\001+\001b\001)^\0012\001 <=\001 c\001;" },
+	{ "deepseek-llm", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251 \360\237\246\231\001 x\001\015\001\012\001y\001  " },
+	{ "deepseek-coder", 0, "Hello\001 World\001!\001 it\001'\001s\001 \001 I\001'\001LL\001 \0011\0012\0013\0014\0015\0016\0017\001 x\001\012\001\012\001  \001\011done\001  " },
+	{ "deepseek-coder", 1, "caf\303\251\001 \303\200b\001 \001\346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\0011\0014\001 $\001(\001a\001+\001b\001)\001^\0012\001 <=\001 c\001;" },
+	{ "deepseek-coder", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\001\012\001y\001  " },
+	{ "deepseek-v3", 0, "Hello\001 World\001!\001 it\001's\001 \001 I\001'LL\001 \001123\001456\0017\001 x\001\012\012\001  \001\011done\001  " },
+	{ "deepseek-v3", 1, "caf\303\251\001 \303\200b\001 \001\346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\00114\001 $(\001a\001+b\001)^\0012\001 <=\001 c\001;" },
+	{ "deepseek-v3", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\012\001y\001  " },
+	{ "bloom", 0, "Hello\001 World\001!\001 it's\001 \001 I'LL\001 1234567\001 x\001\012\012  \011\001done\001  " },
+	{ "bloom", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 3\001.\00114\001 $\001(\001a+b\001)\001^2\001 <=\001 c;" },
+	{ "bloom", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\012\001y\001  " },
+	{ "viking", 0, "Hello\001 World\001!\001 it's\001 \001 I'LL\001 \0011\0012\0013\0014\0015\0016\0017\001 x\001\012\012  \011\001done\001  " },
+	{ "viking", 1, "caf\303\251\001 \303\200b\001 \346\227\245\346\234\254\350\252\236\001\343\200\202\001 \357\275\206\357\275\225\357\275\214\357\275\214\001 \0013\001.\0011\0014\001 $\001(\001a+b\001)\001^\0012\001 <=\001 c;" },
+	{ "viking", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\012\001y\001  " },
+};
+
+struct joined { char buf[1024]; size_t n; };
+
+static int join_piece(void *ctx, const char *w, size_t n)
+{
+	struct joined *j = ctx;
+	if (j->n + n + 1 >= sizeof j->buf)
+		return TFM_E_INVAL;
+	if (j->n)
+		j->buf[j->n++] = '\001';
+	memcpy(j->buf + j->n, w, n);
+	j->n += n;
+	j->buf[j->n] = 0;
+	return TFM_OK;
+}
+
+static void t_pretok(void)
+{
+	int ok = 0, all = 0;
+	for (size_t i = 0; i < sizeof pretok_cases / sizeof pretok_cases[0]; i++) {
+		struct tfm_pretok *p;
+		struct joined j = { .n = 0 };
+		const char *text = pretok_texts[pretok_cases[i].text];
+		CHECK_OK(tfm_pretok_new(&p, pretok_cases[i].pre));
+		CHECK_OK(tfm_pretok_split(p, text, strlen(text), join_piece, &j));
+		tfm_pretok_free(p);
+		all++;
+		if (!strcmp(j.buf, pretok_cases[i].want))
+			ok++;
+		else
+			fprintf(stderr, "pretok %s text %d:\n  got  %s\n  want %s\n", pretok_cases[i].pre,
+				pretok_cases[i].text, j.buf, pretok_cases[i].want);
+	}
+	printf("pre-tokenizer splits: %d of %d match\n", ok, all);
+	CHECK(ok == all);
+}
+
+static const struct t_case t_cases[] = {
+	{ "pretok", t_pretok },
+	{ "special", t_special },
+	{ "import_llama2c", t_import_llama2c },
+	{ "import_hf", t_import_hf },
+	{ "import_spm_model", t_import_spm_model },
+	{ "vectors_spm", t_vectors_spm },
+	{ "vectors_gpt2", t_vectors_gpt2 },
+	{ "vectors_bert", t_vectors_bert },
+	{ "llama2c", t_llama2c },
+	{ "roundtrip", t_roundtrip },
+	{ "pretok_unknown", t_pretok_unknown },
+};
+T_MAIN(t_cases)
