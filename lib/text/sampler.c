@@ -140,6 +140,39 @@ static int cand_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+static int cand_before(const struct cand *x, const struct cand *y)
+{
+	return x->logit > y->logit || (x->logit == y->logit && x->id < y->id);
+}
+
+/* Move the k first candidates in cand_cmp order to c[0..k), in any order
+ * (Hoare's selection; the order is total, so the set is well defined). */
+static void select_k(struct cand *c, int64_t n, int64_t k)
+{
+	int64_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		struct cand piv = c[lo + (hi - lo) / 2];
+		int64_t i = lo, j = hi;
+		while (i <= j) {
+			while (cand_before(&c[i], &piv))
+				i++;
+			while (cand_before(&piv, &c[j]))
+				j--;
+			if (i <= j) {
+				struct cand t = c[i];
+				c[i++] = c[j];
+				c[j--] = t;
+			}
+		}
+		if (k - 1 <= j)
+			hi = j;
+		else if (k - 1 >= i)
+			lo = i;
+		else
+			break;
+	}
+}
+
 /* Fill s->cand with the logits, penalised (llama.cpp: divide a positive
  * logit, multiply a negative one, once per distinct token in the window). */
 static void load(struct tfm_sampler *s, const float *logits)
@@ -190,9 +223,12 @@ static int64_t chain(struct tfm_sampler *s, const float *logits)
 		s->p[0] = 1;
 		return 1;
 	}
-	qsort(s->cand, (size_t)n, sizeof(*s->cand), cand_cmp);
-	if (s->o.top_k > 0 && s->o.top_k < n)
+	if (s->o.top_k > 0 && s->o.top_k < n) {
+		/* Select, then sort only the k kept: O(V) rather than O(V log V). */
+		select_k(s->cand, n, s->o.top_k);
 		n = s->o.top_k;
+	}
+	qsort(s->cand, (size_t)n, sizeof(*s->cand), cand_cmp);
 	if (s->o.top_p < 1) {
 		softmax(s, n, 1.0);
 		double cum = 0;

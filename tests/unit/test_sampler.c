@@ -151,6 +151,37 @@ static void t_filters(void)
 	tfm_sampler_free(s);
 }
 
+/* Top-k over a large vocabulary with many ties: the kept ids are the k
+ * best by (logit desc, id asc), found here by k rounds of plain argmax. */
+static void t_topk_select(void)
+{
+	enum { V = 5000, K = 37 };
+	static float l[V], work[V];
+	static int32_t ids[V];
+	static float p[V];
+	struct tfm_pcg32 r;
+	tfm_pcg32_seed(&r, 5, 5);
+	struct tfm_sampler_opts o;
+	opts_off(&o, 1);
+	o.top_k = K;
+	struct tfm_sampler *s;
+	CHECK_OK(tfm_sampler_new(&s, V, &o));
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < V; i++)
+			l[i] = (float)(tfm_pcg32_next(&r) % 50); /* ~100 ties per value */
+		memcpy(work, l, sizeof(l));
+		CHECK(tfm_sampler_dist(s, l, ids, p) == K);
+		int ok = 1;
+		for (int k = 0; k < K; k++) {
+			int32_t best = tfm_argmax(work, V);
+			ok &= ids[k] == best;
+			work[best] = -1e30f;
+		}
+		CHECK_MSG(ok, "round %d", round);
+	}
+	tfm_sampler_free(s);
+}
+
 static void t_draws(void)
 {
 	float l[4] = { logf(0.15f), logf(0.5f), logf(0.05f), logf(0.3f) };
@@ -196,6 +227,7 @@ static void t_logprob(void)
 
 static const struct t_case t_cases[] = {
 	{ "pcg32", t_pcg32 },     { "greedy", t_greedy }, { "penalty", t_penalty },
-	{ "filters", t_filters }, { "draws", t_draws },   { "logprob", t_logprob },
+	{ "filters", t_filters }, { "draws", t_draws },
+	{ "topk_select", t_topk_select },   { "logprob", t_logprob },
 };
 T_MAIN(t_cases)
