@@ -48,8 +48,54 @@ void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
 	tfm_ppl_add_values(a, nll, ent, best == target, n_bytes);
 }
 
+void tfm_log_softmax(const float *logits, int64_t n_vocab, float *logp)
+{
+	float mx = logits[0];
+	for (int64_t i = 1; i < n_vocab; i++)
+		mx = logits[i] > mx ? logits[i] : mx;
+	double z = 0;
+	for (int64_t i = 0; i < n_vocab; i++)
+		z += exp((double)logits[i] - mx);
+	double lz = log(z);
+	for (int64_t i = 0; i < n_vocab; i++)
+		logp[i] = (float)((double)logits[i] - mx - lz);
+}
+
+void tfm_kl_add(struct tfm_ppl_acc *a, const float *base_logp, const float *logits,
+		int64_t n_vocab)
+{
+	int64_t bm = 0, mm = 0;
+	for (int64_t i = 1; i < n_vocab; i++) {
+		if (base_logp[i] > base_logp[bm])
+			bm = i;
+		if (logits[i] > logits[mm])
+			mm = i;
+	}
+	double mx = logits[mm], z = 0;
+	for (int64_t i = 0; i < n_vocab; i++)
+		z += exp((double)logits[i] - mx);
+	double lz = log(z), kl = 0;
+	for (int64_t i = 0; i < n_vocab; i++) {
+		double lb = base_logp[i];
+		if (lb < -700)
+			continue; /* p_base is 0 to double precision */
+		kl += exp(lb) * (lb - ((double)logits[i] - mx - lz));
+	}
+	if (kl < 0)
+		kl = 0; /* rounding when the two are equal */
+	int64_t q = llround(kl * SCALE);
+	a->n_kl++;
+	a->n_agree += bm == mm;
+	a->kl += q;
+	a->kl2 += (tfm_i128)q * q;
+}
+
 void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 {
+	dst->n_kl += src->n_kl;
+	dst->n_agree += src->n_agree;
+	dst->kl += src->kl;
+	dst->kl2 += src->kl2;
 	dst->n += src->n;
 	dst->n_top1 += src->n_top1;
 	dst->n_bytes += src->n_bytes;
@@ -68,6 +114,15 @@ void tfm_ppl_result(const struct tfm_ppl_acc *a, struct tfm_ppl_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->tokens = a->n;
+	if (a->n_kl > 0) {
+		double nk = (double)a->n_kl;
+		double km = i128_d(a->kl) / SCALE / nk;
+		double kv = i128_d(a->kl2) / (SCALE * SCALE) / nk - km * km;
+		r->kl_positions = a->n_kl;
+		r->kld = km;
+		r->kld_stderr = a->n_kl > 1 && kv > 0 ? sqrt(kv / (nk - 1)) : 0;
+		r->top1_agree = (double)a->n_agree / nk;
+	}
 	if (a->n == 0)
 		return;
 	double n = (double)a->n;
@@ -123,10 +178,17 @@ static int i128_parse(const json_t *j, const char *key, tfm_i128 *out)
 
 json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a)
 {
-	return json_pack("{sI sI sI so so so}", "n", (json_int_t)a->n, "n_top1",
-			 (json_int_t)a->n_top1, "n_bytes", (json_int_t)a->n_bytes,
-			 "nll_q32", i128_json(a->nll), "nll2_q64", i128_json(a->nll2),
-			 "ent_q32", i128_json(a->ent));
+	json_t *j = json_pack("{sI sI sI so so so}", "n", (json_int_t)a->n, "n_top1",
+			      (json_int_t)a->n_top1, "n_bytes", (json_int_t)a->n_bytes,
+			      "nll_q32", i128_json(a->nll), "nll2_q64", i128_json(a->nll2),
+			      "ent_q32", i128_json(a->ent));
+	if (j && a->n_kl > 0) {
+		json_object_set_new(j, "n_kl", json_integer(a->n_kl));
+		json_object_set_new(j, "n_agree", json_integer(a->n_agree));
+		json_object_set_new(j, "kl_q32", i128_json(a->kl));
+		json_object_set_new(j, "kl2_q64", i128_json(a->kl2));
+	}
+	return j;
 }
 
 int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
@@ -144,6 +206,16 @@ int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 	int st;
 	if ((st = i128_parse(j, "nll_q32", &a->nll)) || (st = i128_parse(j, "nll2_q64", &a->nll2)) ||
 	    (st = i128_parse(j, "ent_q32", &a->ent)))
+		return st;
+	json_t *nk = json_object_get(j, "n_kl"), *na = json_object_get(j, "n_agree");
+	if (!nk)
+		return TFM_OK;
+	if (!json_is_integer(nk) || !json_is_integer(na) || json_integer_value(nk) < 0 ||
+	    json_integer_value(na) < 0 || json_integer_value(na) > json_integer_value(nk))
+		return tfm_seterr(TFM_E_FORMAT, "partial result: bad n_kl, n_agree");
+	a->n_kl = json_integer_value(nk);
+	a->n_agree = json_integer_value(na);
+	if ((st = i128_parse(j, "kl_q32", &a->kl)) || (st = i128_parse(j, "kl2_q64", &a->kl2)))
 		return st;
 	return TFM_OK;
 }

@@ -118,7 +118,52 @@ static void t_merge(void)
 	json_decref(j);
 }
 
+static void t_kl(void)
+{
+	struct tfm_ppl_acc a;
+	struct tfm_ppl_result r;
+	float lg[3] = { 1, 2, 3 }, lp[3];
+	tfm_ppl_init(&a);
+	tfm_log_softmax(lg, 3, lp);
+	double z = exp(1.0) + exp(2.0) + exp(3.0);
+	CHECK_CLOSE(lp[0], 1 - log(z), 1e-6, 0);
+	CHECK_CLOSE(lp[2], 3 - log(z), 1e-6, 0);
+	tfm_kl_add(&a, lp, lg, 3); /* same distribution: 0, argmax agrees */
+	tfm_ppl_result(&a, &r);
+	CHECK(r.kl_positions == 1);
+	CHECK_CLOSE(r.kld, 0, 1e-7, 0);
+	CHECK(r.top1_agree == 1);
+	/* base (1/2, 1/2), model (1/4, 3/4): 0.5 ln 2 + 0.5 ln(2/3) = 0.5 ln(4/3);
+	 * base argmax 0 (tie: lowest), model 1. */
+	float base[2] = { logf(0.5f), logf(0.5f) }, model[2] = { 0, logf(3.0f) };
+	tfm_ppl_init(&a);
+	tfm_kl_add(&a, base, model, 2);
+	tfm_ppl_result(&a, &r);
+	CHECK_CLOSE(r.kld, 0.5 * log(4.0 / 3.0), 1e-7, 0);
+	CHECK(r.top1_agree == 0);
+	/* Reverse direction differs: 0.25 ln(1/2) + 0.75 ln(3/2). */
+	float bp[2] = { logf(0.25f), logf(0.75f) }, ml[2] = { 0, 0 };
+	tfm_kl_add(&a, bp, ml, 2);
+	tfm_ppl_result(&a, &r);
+	double k2 = 0.25 * log(0.5) + 0.75 * log(1.5), k1 = 0.5 * log(4.0 / 3.0);
+	CHECK_CLOSE(r.kld, (k1 + k2) / 2, 1e-7, 0);
+	/* two values: se = sqrt(((k1^2+k2^2)/2 - mean^2) / 1) = |k1 - k2| / 2 */
+	CHECK_CLOSE(r.kld_stderr, fabs(k1 - k2) / 2, 1e-7, 0);
+	CHECK(r.top1_agree == 0); /* model argmax 0 (tie), base 1 */
+	/* The KL sums survive JSON and merge. */
+	json_t *j = tfm_ppl_acc_to_json(&a);
+	struct tfm_ppl_acc b, m;
+	CHECK_OK(tfm_ppl_acc_from_json(&b, j));
+	CHECK(b.n_kl == 2 && b.n_agree == 0 && b.kl == a.kl && b.kl2 == a.kl2);
+	tfm_ppl_init(&m);
+	tfm_ppl_merge(&m, &b);
+	tfm_ppl_merge(&m, &b);
+	CHECK(m.n_kl == 4 && m.kl == 2 * a.kl);
+	json_decref(j);
+}
+
 static const struct t_case t_cases[] = {
+	{ "kl", t_kl },
 	{ "uniform", t_uniform }, { "two_way", t_two_way }, { "stderr", t_stderr },
 	{ "merge", t_merge },
 };
