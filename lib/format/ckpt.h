@@ -44,6 +44,9 @@ struct tfm_ckpt {
 	                                 merges.txt, tokenizer_config.json,
 	                                 special_tokens_map.json, generation_config.json,
 	                                 and for llama2.c "tokenizer.bin" (--vocab) */
+	size_t bytes_copied; /* bytes read into memory (archive members, PyTorch zips
+	                        that are not stored with aligned data) rather than
+	                        mapped from the input; 0 when all tensors are mapped */
 	void *priv_;         /* format-private state (maps, buffers) */
 };
 

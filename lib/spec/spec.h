@@ -67,6 +67,11 @@ struct tfm_spec {
 	int mask;                 /* enum tfm_mask (the default for all layers) */
 	int64_t window;           /* sliding window size (tokens), 0 = none */
 	int64_t chunk;            /* chunked attention size, 0 = none */
+	/* A layer uses the sliding window when window > 0 and layer_window[i];
+	 * mask is the base mask (CAUSAL or BIDIR); WINDOW means every layer is
+	 * windowed (mistral), and then layer_window[] is all 1 as well.
+	 * Encoder-decoder: encoder layers are always bidirectional and mask
+	 * applies to the decoder's self-attention. */
 	int diff_attn;            /* differential attention */
 	int linear_attn;          /* linear attention */
 	int cross_attn;           /* decoder layers attend to the encoder (enc-dec) */
@@ -74,12 +79,16 @@ struct tfm_spec {
 	/* positions in attention */
 	int pos_attn;             /* enum tfm_pos_attn */
 	double rope_theta;
+	double rope_theta_local;  /* theta of sliding-window layers, which then run
+	                             without rope scaling (gemma3); 0: rope_theta */
 	int64_t rope_dims;        /* rotary dims per head (partial rotary) */
 	int rope_interleaved;     /* 1: pairs (2i, 2i+1) (GPT-J / Meta llama layout);
 	                             0: halves (i, i + d/2) (NeoX / HF layout) */
 	int rope_scaling;         /* enum tfm_rope_scaling */
 	double rope_factor;
 	int64_t rope_orig_ctx;    /* original_max_position_embeddings */
+	/* yarn_attn_factor 0: computed, 0.1 ln(factor) + 1; yarn_mscale and
+	 * yarn_mscale_all_dim are deepseek's (0: unused). */
 	double yarn_beta_fast, yarn_beta_slow, yarn_attn_factor, yarn_mscale, yarn_mscale_all_dim;
 	double llama3_low_freq_factor, llama3_high_freq_factor;
 	int64_t n_rope_factors;   /* LongRoPE: entries of each factor list */
@@ -113,9 +122,15 @@ struct tfm_spec {
 	double moe_routed_scale;
 	int64_t moe_first_dense;  /* first k layers are dense */
 	int64_t moe_every;        /* every k-th layer is MoE (1 = all) */
+	int moe_shared_gate;      /* sigmoid(x . w) gate on the shared experts (qwen2_moe) */
+	int moe_gate_bias;        /* routing bias added for selection only (deepseek v3) */
+	/* n_ff_shared is the total width of the shared experts
+	 * (deepseek: n_expert_shared * n_ff_expert). */
 
 	/* state-space and RWKV */
 	int64_t ssm_d_state, ssm_d_conv, ssm_d_inner, ssm_dt_rank, ssm_n_head, ssm_n_group;
+	int ssm_conv_bias, ssm_bias; /* conv1d bias; in/out projection biases */
+	int ssm_dt_norm;          /* jamba: RMS norms on dt, B and C */
 	int rwkv_version;         /* 4, 5, 6, 7 */
 	int64_t rwkv_head_size;
 
@@ -124,8 +139,12 @@ struct tfm_spec {
 	int head;                 /* enum tfm_head */
 	int pooling;              /* enum tfm_pooling */
 	int64_t n_labels;
+	int pooler;               /* bert: dense + tanh pooler on the first token */
+	float head_scale;         /* 0 or 1: none; scales the final hidden state (so the
+	                             logits): t5 tied n_embd^-0.5, cohere logit_scale */
 
-	/* per-layer pattern */
+	/* per-layer pattern.  Encoder-decoder: encoder layers [0, n_layer), then
+	 * decoder layers [n_layer, n_layer + n_layer_dec). */
 	uint8_t layer_kind[TFM_MAX_LAYERS];   /* enum tfm_layer_kind */
 	uint8_t layer_moe[TFM_MAX_LAYERS];    /* 1: MoE FFN */
 	uint8_t layer_window[TFM_MAX_LAYERS]; /* 1: sliding window in this layer */
@@ -151,12 +170,28 @@ int tfm_spec_validate(const struct tfm_spec *s);
 /* The spec as a JSON object (for tfm-inspect -F json). */
 json_t *tfm_spec_to_json(const struct tfm_spec *s);
 
-/* Counts computed from the spec alone. */
+/* Layers in the per-layer arrays (n_layer + n_layer_dec). */
+int64_t tfm_spec_n_layers(const struct tfm_spec *s);
+/* Enum value <-> name ("rms", "yarn", ...) for a knob key such as
+ * "rope.scaling"; NULL / -1 when unknown. */
+const char *tfm_spec_enum_name(const char *key, int value);
+int tfm_spec_enum_value(const char *key, const char *name);
+/* The knob keys, for --help texts and docs: NULL-terminated list. */
+const char *const *tfm_spec_keys(void);
+
+/* Counts computed from the spec alone.  embedding: token, position and
+ * token-type embedding tables; non_embedding = total - embedding.  Parts:
+ * attn (projections, biases, QK norms, relative-position tables), ffn (dense,
+ * experts, routers, shared experts), norms (every norm incl. embedding and
+ * final), embd (the tables above), head (untied output, pooler,
+ * classifier), ssm (mamba / rwkv mixers).  total = sum of the parts.
+ * active: total minus the routed experts a token does not use. */
 struct tfm_counts {
 	int64_t total, active, embedding, non_embedding;
 	int64_t attn, ffn, norms, embd, head, ssm; /* per part */
 	double kv_bytes_per_token;   /* at the given KV element size */
 	double flops_per_token;      /* forward, 2 * active matmul params + attention at ctx */
+	double state_bytes;          /* constant SSM / RWKV state (f32), in kv_bytes */
 };
 /* kv_elem_bytes: 4 for f32, 2 for f16, 34/32 for q8_0; ctx for the attention
  * FLOPs and the window cap. */

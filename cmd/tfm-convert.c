@@ -1,0 +1,91 @@
+/* tfm-convert: import a checkpoint (Hugging Face directory or archive,
+ * safetensors, PyTorch .bin, llama2.c, GGUF) and write a GGUF file.
+ * Options and glue only: the work is tfm_convert_* and tfm_gguf_write. */
+#include "common.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: tfm-convert [-hqVvz] [--dtype TYPE] [-o OUTPUT] [--vocab FILE] [INPUT]\n";
+
+static void help(void)
+{
+	fputs(usage, stdout);
+	fputs("\n"
+	      "  -o, --output FILE  write the GGUF to FILE (default: stdout, not a terminal)\n"
+	      "      --dtype TYPE   f32, f16 or bf16 for 2-D weights (default: as the source)\n"
+	      "      --vocab FILE   llama2.c tokenizer.bin for a llama2.c checkpoint\n"
+	      "  -z, --zstd         compress the output with zstd\n"
+	      "  -q, --quiet        print nothing but errors\n"
+	      "  -v, --verbose      print what is converted\n"
+	      "  -V, --version      print the version and exit\n"
+	      "  -h, --help         print this help and exit\n"
+	      "\nINPUT is a Hugging Face directory or .tar/.tar.gz/.tar.zst/.zip of one, a\n"
+	      ".safetensors file, a PyTorch .bin, a llama2.c checkpoint or a GGUF file;\n"
+	      "- or none reads a GGUF from stdin.\n", stdout);
+}
+
+int main(int argc, char **argv)
+{
+	cmd_init("tfm-convert");
+	static const struct option longopts[] = {
+		{ "dtype", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "vocab", required_argument, NULL, 'B' },
+		{ "zstd", no_argument, NULL, 'z' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL;
+	struct tfm_convert_opts o = { .vocab = NULL, .dtype = -1 };
+	int zstd = 0, c;
+	while ((c = getopt_long(argc, argv, "ho:qVvz", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'B': o.vocab = optarg; break;
+		case 'D':
+			o.dtype = tfm_type_from_name(optarg);
+			if (o.dtype != TFM_TYPE_F32 && o.dtype != TFM_TYPE_F16 &&
+			    o.dtype != TFM_TYPE_BF16)
+				return cmd_usage_error(usage, "--dtype %s: want f32, f16 or bf16", optarg);
+			break;
+		case 'h': help(); return cmd_close_stdout();
+		case 'o': output = optarg; break;
+		case 'q': tfm_log_set_level(TFM_LOG_ERROR); break;
+		case 'V': cmd_version(); return cmd_close_stdout();
+		case 'v': tfm_log_set_level(TFM_LOG_INFO); break;
+		case 'z': zstd = 1; break;
+		default: fputs(usage, stderr); return 64;
+		}
+	}
+	if (argc - optind > 1)
+		return cmd_usage_error(usage, "one input at a time");
+	const char *input = optind < argc ? argv[optind] : "-";
+	if (tfm_out_isatty(output))
+		return cmd_usage_error(usage, "refusing to write binary to a terminal; "
+				       "use -o FILE or a pipe");
+
+	struct tfm_convert *cv = NULL;
+	struct tfm_out *out = NULL;
+	int st = tfm_convert_open(&cv, input, &o);
+	if (st)
+		goto done;
+	struct tfm_gguf *g = tfm_convert_gguf(cv);
+	tfm_log(TFM_LOG_INFO, "%s: %lld tensors, %lld keys", input,
+		(long long)tfm_gguf_n_tensors(g), (long long)tfm_gguf_n_kv(g));
+	if ((st = tfm_out_open(&out, output, zstd)))
+		goto done;
+	if ((st = tfm_gguf_write(g, out)))
+		goto done;
+	st = tfm_out_commit(out);
+	out = NULL;
+done:
+	tfm_out_abort(out);
+	tfm_convert_close(cv);
+	if (st)
+		return cmd_fail(st);
+	return cmd_close_stdout();
+}

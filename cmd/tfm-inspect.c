@@ -1,0 +1,437 @@
+/* tfm-inspect: print a model's variant spec, parameter counts (total,
+ * active, per part), KV-cache bytes and FLOPs per token, and optionally its
+ * tensors.  Input: a GGUF file, a checkpoint tfm_ckpt_open reads (Hugging
+ * Face directory or archive, safetensors, PyTorch, llama2.c), a bare
+ * config.json, or "-" (GGUF or config.json on stdin).  Options and glue only. */
+#include "common.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: tfm-inspect [-hTV] [-c CTX] [-F FORMAT] [-k TYPE] [--set KEY=VALUE]\n"
+	"                   INPUT ...\n";
+
+enum { FMT_TABLE, FMT_JSON, FMT_TSV };
+
+struct opts {
+	int fmt;
+	int tensors;
+	int64_t ctx;        /* 0: the model's training context */
+	int kv_type;        /* enum tfm_type */
+	const char *sets[64];  /* --set, in order */
+	int n_sets;
+};
+
+/* What one input yields: a spec, and tensors when weights are present. */
+struct input {
+	const char *path;
+	const char *format;         /* "gguf", "config", or the ckpt format */
+	struct tfm_spec spec;
+	struct tfm_blob blob;
+	int have_blob;
+	struct tfm_gguf *gguf;
+	struct tfm_ckpt *ckpt;
+	json_t *config;
+};
+
+static int looks_like_json(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	return i < n && p[i] == '{';
+}
+
+static int config_from_bytes(struct input *in, const uint8_t *p, size_t n)
+{
+	json_error_t err;
+	in->config = json_loadb((const char *)p, n, 0, &err);
+	if (!in->config)
+		return tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", in->path, err.line, err.text);
+	in->format = "config";
+	return tfm_spec_from_config(&in->spec, in->config);
+}
+
+static int input_open(struct input *in, const char *path)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	int st;
+	if (strcmp(path, "-") && tfm_path_is_dir(path))
+		goto ckpt;
+	if ((st = tfm_blob_open(&in->blob, path)))
+		return st;
+	in->have_blob = 1;
+	if (tfm_gguf_is_gguf(in->blob.data, in->blob.size)) {
+		in->format = "gguf";
+		if ((st = tfm_gguf_parse(&in->gguf, in->blob.data, in->blob.size, in->blob.name)))
+			return st;
+		return tfm_spec_from_gguf(&in->spec, in->gguf);
+	}
+	if (looks_like_json(in->blob.data, in->blob.size))
+		return config_from_bytes(in, in->blob.data, in->blob.size);
+	if (!strcmp(path, "-"))
+		return tfm_seterr(TFM_E_FORMAT, "<stdin>: neither GGUF nor a config.json "
+				  "(other checkpoints must be named by path)");
+	tfm_blob_close(&in->blob);
+	in->have_blob = 0;
+ckpt:
+	if ((st = tfm_ckpt_open(&in->ckpt, path, NULL)))
+		return st;
+	in->format = in->ckpt->format;
+	if (!in->ckpt->config)
+		return tfm_seterr(TFM_E_FORMAT, "%s: no config.json beside the weights", path);
+	return tfm_spec_from_config(&in->spec, in->ckpt->config);
+}
+
+static void input_close(struct input *in)
+{
+	tfm_gguf_free(in->gguf);
+	tfm_ckpt_close(in->ckpt);
+	json_decref(in->config);
+	if (in->have_blob)
+		tfm_blob_close(&in->blob);
+}
+
+/* Tensors of the input, one at a time: 0 past the end. */
+static int tensor_at(const struct input *in, int64_t i, const char **name, int *type,
+		     int *n_dims, const int64_t **ne, size_t *nbytes)
+{
+	if (in->gguf && i < tfm_gguf_n_tensors(in->gguf)) {
+		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(in->gguf, i);
+		*name = t->name, *type = t->type, *n_dims = t->n_dims, *ne = t->ne;
+		*nbytes = t->nbytes;
+		return 1;
+	}
+	if (in->ckpt && i < in->ckpt->n_tensors) {
+		const struct tfm_ckpt_tensor *t = &in->ckpt->tensors[i];
+		*name = t->name, *type = t->type, *n_dims = t->n_dims, *ne = t->ne;
+		*nbytes = t->nbytes;
+		return 1;
+	}
+	return 0;
+}
+
+static int64_t n_elems(int n_dims, const int64_t *ne)
+{
+	int64_t n = 1;
+	for (int d = 0; d < n_dims; d++)
+		n *= ne[d];
+	return n;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *commas(char *buf, int64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v < 0 ? -v : v), j = 0;
+	if (v < 0)
+		buf[j++] = '-';
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = 0;
+	return buf;
+}
+
+/* The report of one input as JSON (also the source of the table and tsv). */
+static json_t *report(const struct input *in, const struct opts *o, int64_t *tensor_params)
+{
+	const struct tfm_spec *s = &in->spec;
+	const struct tfm_type_info *ti = tfm_type_info(o->kv_type);
+	double elem = ti ? (double)ti->size / (double)ti->blck : 2.0;
+	int64_t ctx = o->ctx > 0 ? o->ctx : (s->n_ctx_train > 0 ? s->n_ctx_train : 4096);
+	struct tfm_counts c;
+	if (tfm_spec_count(s, elem, ctx, &c))
+		return NULL;
+	json_t *r = json_object();
+	json_object_set_new(r, "input", json_string(in->path));
+	json_object_set_new(r, "format", json_string(in->format));
+	json_object_set_new(r, "arch", json_string(s->arch));
+	json_object_set_new(r, "gguf_arch", json_string(s->gguf_arch));
+	json_t *p = json_object();
+	json_object_set_new(p, "total", json_integer(c.total));
+	json_object_set_new(p, "active", json_integer(c.active));
+	json_object_set_new(p, "embedding", json_integer(c.embedding));
+	json_object_set_new(p, "non_embedding", json_integer(c.non_embedding));
+	json_object_set_new(p, "attn", json_integer(c.attn));
+	json_object_set_new(p, "ffn", json_integer(c.ffn));
+	json_object_set_new(p, "norms", json_integer(c.norms));
+	json_object_set_new(p, "embd", json_integer(c.embd));
+	json_object_set_new(p, "head", json_integer(c.head));
+	json_object_set_new(p, "ssm", json_integer(c.ssm));
+	json_object_set_new(r, "params", p);
+	json_object_set_new(r, "ctx", json_integer(ctx));
+	json_object_set_new(r, "kv_type", json_string(tfm_type_name(o->kv_type)));
+	json_object_set_new(r, "kv_bytes_per_token", json_real(c.kv_bytes_per_token));
+	json_object_set_new(r, "kv_bytes", json_real(tfm_spec_kv_bytes(s, elem, ctx)));
+	json_object_set_new(r, "state_bytes", json_real(c.state_bytes));
+	json_object_set_new(r, "flops_per_token", json_real(c.flops_per_token));
+
+	const char *name;
+	int type, n_dims;
+	const int64_t *ne;
+	size_t nb;
+	int64_t nt = 0, tp = 0;
+	double bytes = 0;
+	json_t *tl = o->tensors ? json_array() : NULL;
+	for (int64_t i = 0; tensor_at(in, i, &name, &type, &n_dims, &ne, &nb); i++) {
+		nt++;
+		tp += n_elems(n_dims, ne);
+		bytes += (double)nb;
+		if (!tl)
+			continue;
+		json_t *t = json_object(), *sh = json_array();
+		for (int d = 0; d < n_dims; d++)
+			json_array_append_new(sh, json_integer(ne[d]));
+		json_object_set_new(t, "name", json_string(name));
+		json_object_set_new(t, "type", json_string(tfm_type_name(type)));
+		json_object_set_new(t, "shape", sh);
+		json_object_set_new(t, "bytes", json_integer((json_int_t)nb));
+		json_array_append_new(tl, t);
+	}
+	*tensor_params = nt ? tp : -1;
+	if (nt) {
+		json_object_set_new(r, "n_tensors", json_integer(nt));
+		json_object_set_new(r, "tensor_params", json_integer(tp));
+		json_object_set_new(r, "tensor_bytes", json_real(bytes));
+	}
+	if (tl)
+		json_object_set_new(r, "tensors", tl);
+	json_object_set_new(r, "spec", tfm_spec_to_json(s));
+	return r;
+}
+
+/* A JSON scalar as text. */
+static void scalar(char *buf, size_t n, json_t *v)
+{
+	if (json_is_string(v))
+		snprintf(buf, n, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, n, "%.9g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, n, "%d", json_is_true(v));
+	else if (json_is_array(v)) {
+		size_t o = 0, i;
+		json_t *e;
+		buf[0] = 0;
+		json_array_foreach(v, i, e) {
+			char b[64];
+			scalar(b, sizeof(b), e);
+			o += (size_t)snprintf(buf + o, o < n ? n - o : 0, "%s%s", i ? "," : "", b);
+			if (o >= n)
+				break;
+		}
+	} else
+		snprintf(buf, n, "-");
+}
+
+static void print_tsv(json_t *r)
+{
+	const char *in = json_string_value(json_object_get(r, "input"));
+	const char *k;
+	json_t *v;
+	char buf[4096];
+	json_object_foreach(r, k, v) {
+		if (!strcmp(k, "input") || !strcmp(k, "tensors"))
+			continue;
+		if (json_is_object(v)) {
+			const char *k2;
+			json_t *v2;
+			json_object_foreach(v, k2, v2) {
+				scalar(buf, sizeof(buf), v2);
+				printf("%s\t%s.%s\t%s\n", in, k, k2, buf);
+			}
+		} else {
+			scalar(buf, sizeof(buf), v);
+			printf("%s\t%s\t%s\n", in, k, buf);
+		}
+	}
+	size_t i;
+	json_array_foreach(json_object_get(r, "tensors"), i, v) {
+		char shape[128];
+		scalar(shape, sizeof(shape), json_object_get(v, "shape"));
+		printf("%s\ttensor\t%s\t%s\t%s\t%" JSON_INTEGER_FORMAT "\n", in,
+		       json_string_value(json_object_get(v, "name")),
+		       json_string_value(json_object_get(v, "type")), shape,
+		       json_integer_value(json_object_get(v, "bytes")));
+	}
+}
+
+static void print_table(json_t *r)
+{
+	char a[32], b[32], buf[4096];
+	json_t *p = json_object_get(r, "params");
+#define PI(k) json_integer_value(json_object_get(p, k))
+#define RD(k) json_real_value(json_object_get(r, k))
+	printf("input             %s (%s)\n", json_string_value(json_object_get(r, "input")),
+	       json_string_value(json_object_get(r, "format")));
+	printf("arch              %s (gguf: %s)\n", json_string_value(json_object_get(r, "arch")),
+	       json_string_value(json_object_get(r, "gguf_arch")));
+	printf("params            %s total, %s active per token\n", commas(a, PI("total")),
+	       commas(b, PI("active")));
+	printf("  embedding       %s\n", commas(a, PI("embedding")));
+	printf("  non-embedding   %s\n", commas(a, PI("non_embedding")));
+	static const char *parts[] = { "attn", "ffn", "norms", "embd", "head", "ssm" };
+	for (int i = 0; i < 6; i++)
+		printf("  %-15s %s\n", parts[i], commas(a, PI(parts[i])));
+	printf("kv cache          %s bytes/token (%s); %s bytes at %s tokens\n",
+	       commas(a, (int64_t)RD("kv_bytes_per_token")),
+	       json_string_value(json_object_get(r, "kv_type")), commas(b, (int64_t)RD("kv_bytes")),
+	       commas(buf, json_integer_value(json_object_get(r, "ctx"))));
+	if (RD("state_bytes") > 0)
+		printf("recurrent state   %s bytes (f32, included above)\n",
+		       commas(a, (int64_t)RD("state_bytes")));
+	printf("flops/token       %.4g (forward, at %" JSON_INTEGER_FORMAT " tokens)\n",
+	       RD("flops_per_token"), json_integer_value(json_object_get(r, "ctx")));
+	if (json_object_get(r, "n_tensors"))
+		printf("tensors           %" JSON_INTEGER_FORMAT ", %s parameters, %s bytes\n",
+		       json_integer_value(json_object_get(r, "n_tensors")),
+		       commas(a, json_integer_value(json_object_get(r, "tensor_params"))),
+		       commas(b, (int64_t)RD("tensor_bytes")));
+	printf("spec\n");
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(r, "spec"), k, v) {
+		scalar(buf, sizeof(buf), v);
+		printf("  %-28s %s\n", k, buf);
+	}
+	size_t i;
+	json_t *t = json_object_get(r, "tensors");
+	if (t)
+		printf("tensors\n");
+	json_array_foreach(t, i, v) {
+		char shape[128];
+		scalar(shape, sizeof(shape), json_object_get(v, "shape"));
+		printf("  %-40s %-6s %-20s %s\n", json_string_value(json_object_get(v, "name")),
+		       json_string_value(json_object_get(v, "type")), shape,
+		       commas(a, json_integer_value(json_object_get(v, "bytes"))));
+	}
+#undef PI
+#undef RD
+}
+
+static int inspect(const char *path, const struct opts *o)
+{
+	struct input in;
+	int st = input_open(&in, path);
+	for (int i = 0; !st && i < o->n_sets; i++)
+		st = tfm_spec_set(&in.spec, o->sets[i]);
+	json_t *r = NULL;
+	int64_t tp = -1;
+	if (!st && !(r = report(&in, o, &tp)))
+		st = TFM_E_NOMEM;
+	if (st) {
+		if (!strstr(tfm_errmsg(), path) && strcmp(path, "-"))
+			tfm_adderr(st, "%s", path);
+		input_close(&in);
+		return st;
+	}
+	int64_t total = json_integer_value(json_object_get(json_object_get(r, "params"), "total"));
+	if (tp >= 0 && tp != total) {
+		char a[32], b[32];
+		fprintf(stderr, "%s: warning: %s: the tensors hold %s parameters, the spec counts %s\n",
+			prog, path, commas(a, tp), commas(b, total));
+	}
+	if (o->fmt == FMT_JSON) {
+		char *txt = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(16));
+		if (txt)
+			puts(txt);
+		free(txt);
+	} else if (o->fmt == FMT_TSV) {
+		print_tsv(r);
+	} else {
+		print_table(r);
+	}
+	json_decref(r);
+	input_close(&in);
+	return TFM_OK;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SET = 256 };
+	static const struct option longopts[] = {
+		{ "ctx", required_argument, NULL, 'c' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "kv-type", required_argument, NULL, 'k' },
+		{ "tensors", no_argument, NULL, 'T' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .fmt = FMT_TABLE, .kv_type = TFM_TYPE_F16 };
+	cmd_init("tfm-inspect");
+	int ch;
+	while ((ch = getopt_long(argc, argv, "c:F:hk:TV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			if (cmd_opt_i64("-c", optarg, 1, INT64_C(1) << 40, &o.ctx))
+				return 64;
+			break;
+		case 'F':
+			if (!strcmp(optarg, "table"))
+				o.fmt = FMT_TABLE;
+			else if (!strcmp(optarg, "json"))
+				o.fmt = FMT_JSON;
+			else if (!strcmp(optarg, "tsv"))
+				o.fmt = FMT_TSV;
+			else
+				return cmd_usage_error(usage, "-F: '%s': expected table, json or tsv", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return cmd_close_stdout();
+		case 'k':
+			o.kv_type = tfm_type_from_name(optarg);
+			if (o.kv_type < 0 || !tfm_type_info(o.kv_type))
+				return cmd_usage_error(usage, "-k: unknown type '%s'", optarg);
+			break;
+		case 'T':
+			o.tensors = 1;
+			break;
+		case 'V':
+			cmd_version();
+			return cmd_close_stdout();
+		case OPT_SET:
+			if (o.n_sets == (int)(sizeof(o.sets) / sizeof(o.sets[0])))
+				return cmd_usage_error(usage, "--set: too many (at most 64)");
+			o.sets[o.n_sets++] = optarg;
+			break;
+		default:
+			fputs(usage, stderr);
+			return 64;
+		}
+	}
+	if (optind >= argc)
+		return cmd_usage_error(usage, "no input");
+	/* check every --set once up front, so a typo is a usage error */
+	struct tfm_spec probe;
+	json_t *pj = json_pack("{ss}", "model_type", "llama");
+	if (pj && !tfm_spec_from_config(&probe, pj))
+		for (int i = 0; i < o.n_sets; i++)
+			if (tfm_spec_set(&probe, o.sets[i]) && strstr(tfm_errmsg(), "unknown key")) {
+				json_decref(pj);
+				return cmd_usage_error(usage, "%s", tfm_errmsg());
+			}
+	json_decref(pj);
+	int rc = 0;
+	for (int i = optind; i < argc; i++) {
+		int st = inspect(argv[i], &o);
+		if (st) {
+			int e = cmd_fail(st);
+			if (!rc)
+				rc = e;
+		}
+	}
+	int rc2 = cmd_close_stdout();
+	return rc ? rc : rc2;
+}

@@ -1,0 +1,419 @@
+/* convert.c: any checkpoint (or GGUF) to an in-memory GGUF with tfm.* spec
+ * keys, llama.cpp keys, tokenizer keys and llama.cpp tensor names.  Tensors
+ * that need no change point at the source bytes; the others are produced on
+ * demand (dtype conversion, Q/K permutation, QKV reordering), one at a time,
+ * so writing streams with peak memory near one tensor. */
+#include "tfm.h"
+#include "format/hfmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TFM_MAX_EXPERTS 512
+
+/* One output tensor and where it comes from: one source, or n_src sources
+ * of equal size stacked along the outermost dimension (MoE experts). */
+struct cv_tensor {
+	struct tfm_convert *cv;
+	const void *src;     /* source bytes (n_src == 1) */
+	const void **srcs;   /* [n_src] sources, srcs == &src for a single one */
+	int n_src;
+	int src_type;        /* enum tfm_type of src */
+	int out_type;
+	unsigned flags;      /* TFM_HFMAP_* transforms */
+	int64_t ne0, ne1;    /* source shape seen as [ne1][ne0] rows (after transposition: out) */
+	int64_t n;           /* elements (all sources together) */
+	void *buf;           /* materialised output (tfm_convert_load) */
+};
+
+struct tfm_convert {
+	struct tfm_ckpt *ck;     /* source checkpoint, or NULL */
+	struct tfm_blob blob;    /* source GGUF bytes */
+	struct tfm_gguf *src;    /* source GGUF, or NULL */
+	struct tfm_gguf *g;      /* the output */
+	struct tfm_spec spec;
+	struct cv_tensor *ts;    /* [n_out], indexed like g's tensors */
+	int64_t n_out;
+	int dtype;
+	int loaded;
+};
+
+static int is_float_type(int t)
+{
+	return t == TFM_TYPE_F32 || t == TFM_TYPE_F16 || t == TFM_TYPE_BF16;
+}
+
+/* Output type of a tensor: 1-D tensors (norms, biases) stay f32, as in
+ * llama.cpp; others take the requested dtype or keep their own. */
+static int pick_type(int src_type, int n_dims, int dtype)
+{
+	if (!is_float_type(src_type))
+		return src_type; /* quantized GGUF tensors pass through */
+	if (n_dims < 2)
+		return TFM_TYPE_F32;
+	return dtype >= 0 ? dtype : src_type;
+}
+
+/* Produce output tensor t into buf: convert to f32, transform, convert out. */
+static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
+{
+	struct cv_tensor *c = ctx;
+	if (c->buf) {
+		memcpy(buf, c->buf, t->nbytes);
+		return TFM_OK;
+	}
+	if (c->src_type == c->out_type && !c->flags && c->n_src == 1) {
+		memcpy(buf, c->src, t->nbytes);
+		return TFM_OK;
+	}
+	/* f32 staging of one source: the part and, for transforms, a scratch */
+	int64_t np = c->n / c->n_src;
+	size_t out_part = t->nbytes / (size_t)c->n_src;
+	float *f = tfm_malloc((size_t)np * sizeof *f * (c->flags ? 2 : 1));
+	if (!f)
+		return TFM_E_NOMEM;
+	int st = TFM_OK;
+	for (int k = 0; k < c->n_src && !st; k++) {
+		st = tfm_type_to_f32(c->src_type, c->srcs[k], f, np);
+		if (!st && c->flags)
+			st = tfm_hfmap_transform(c->flags, &c->cv->spec, f, c->ne0, c->ne1, f + np);
+		if (!st)
+			st = tfm_type_from_f32(c->out_type, f, (char *)buf + out_part * (size_t)k, np);
+	}
+	free(f);
+	if (st)
+		return tfm_adderr(st, "%s", t->name);
+	return TFM_OK;
+}
+
+/* Add one output tensor; data is used directly when no work is needed. */
+static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
+		      int n_dims, const int64_t *ne_in, const void *src, unsigned flags)
+{
+	flags &= TFM_HFMAP_DATA_FLAGS;
+	int64_t ne[4] = { 1, 1, 1, 1 }, n = 1;
+	for (int d = 0; d < n_dims; d++) {
+		ne[d] = ne_in[d];
+		n *= ne[d];
+	}
+	if (flags & TFM_HFMAP_TRANSPOSE) {
+		if (n_dims != 2)
+			return tfm_seterr(TFM_E_FORMAT, "%s: transpose of a %d-D tensor", name, n_dims);
+		int64_t t = ne[0];
+		ne[0] = ne[1];
+		ne[1] = t;
+	}
+	int out_type = pick_type(src_type, n_dims, cv->dtype);
+	if (flags && !is_float_type(src_type))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: cannot transform a %s tensor", name,
+				  tfm_type_name(src_type));
+	struct cv_tensor *c = &cv->ts[cv->n_out];
+	c->cv = cv;
+	c->src = src;
+	c->srcs = &c->src;
+	c->n_src = 1;
+	c->src_type = src_type;
+	c->out_type = out_type;
+	c->flags = flags;
+	/* transforms see the source rows: [ne1][ne0] before transposition */
+	c->ne0 = ne_in[0];
+	c->ne1 = n / ne_in[0];
+	c->n = n;
+	int direct = src && out_type == src_type && !flags;
+	int st = tfm_gguf_add_tensor(cv->g, name, out_type, n_dims, ne, direct ? src : NULL,
+				     direct ? NULL : produce, c);
+	if (st)
+		return st;
+	cv->n_out++;
+	return TFM_OK;
+}
+
+/* general.name: the config's _name_or_path, else the input's base name
+ * without trailing slashes or archive/weights extensions, so a directory
+ * and the same directory packed as an archive give the same file. */
+static void model_name(const struct tfm_ckpt *ck, const char *path, char *out, size_t cap)
+{
+	json_t *nm = json_object_get(ck->config, "_name_or_path");
+	if (json_is_string(nm) && *json_string_value(nm)) {
+		snprintf(out, cap, "%s", json_string_value(nm));
+		return;
+	}
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	static const char *const ext[] = { ".tar.zst", ".tar.gz", ".tgz", ".tar.xz", ".tar",
+					   ".zip", ".safetensors", ".bin", ".pt", ".pth" };
+	for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+		size_t e = strlen(ext[i]);
+		if (n - b > e && !strncmp(path + n - e, ext[i], e)) {
+			n -= e;
+			break;
+		}
+	}
+	snprintf(out, cap, "%.*s", (int)(n - b), path + b);
+}
+
+/* MoE: experts arrive as separate tensors; llama.cpp stacks each layer's
+ * experts of one kind into a 3-D tensor {in, out, n_expert}. */
+struct expert_group {
+	char name[256];
+	const struct tfm_ckpt_tensor *parts[TFM_MAX_EXPERTS];
+	int n;          /* highest expert index + 1 */
+	unsigned flags;
+};
+
+static int add_experts(struct tfm_convert *cv, struct expert_group *eg)
+{
+	const struct tfm_ckpt_tensor *t0 = eg->parts[0];
+	for (int e = 0; e < eg->n; e++) {
+		const struct tfm_ckpt_tensor *t = eg->parts[e];
+		if (!t || t->type != t0->type || t->n_dims != 2 || t->ne[0] != t0->ne[0] ||
+		    t->ne[1] != t0->ne[1])
+			return tfm_seterr(TFM_E_FORMAT, "%s: expert %d missing or of another shape",
+					  eg->name, e);
+	}
+	int64_t ne[3] = { t0->ne[0], t0->ne[1], eg->n };
+	int st = add_tensor(cv, eg->name, t0->type, 3, ne, NULL, eg->flags);
+	if (st)
+		return st;
+	struct cv_tensor *c = &cv->ts[cv->n_out - 1];
+	c->srcs = tfm_calloc((size_t)eg->n, sizeof *c->srcs);
+	if (!c->srcs)
+		return TFM_E_NOMEM;
+	for (int e = 0; e < eg->n; e++)
+		c->srcs[e] = eg->parts[e]->data;
+	c->n_src = eg->n;
+	c->ne1 = t0->ne[1]; /* transforms see one expert at a time */
+	return TFM_OK;
+}
+
+static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_convert_opts *o)
+{
+	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL };
+	struct expert_group *groups = NULL;
+	int n_groups = 0;
+	int st = tfm_ckpt_open(&cv->ck, path, &co);
+	if (st)
+		return st;
+	struct tfm_ckpt *ck = cv->ck;
+	if (!ck->config)
+		return tfm_seterr(TFM_E_FORMAT, "%s: no config.json", path);
+	if ((st = tfm_spec_from_config(&cv->spec, ck->config)))
+		return tfm_adderr(st, "%s", path);
+	cv->ts = tfm_calloc((size_t)ck->n_tensors + 1, sizeof *cv->ts);
+	if (!cv->ts)
+		return TFM_E_NOMEM;
+	unsigned seen = 0; /* union of the flags met */
+	for (int64_t i = 0; i < ck->n_tensors; i++) {
+		const struct tfm_ckpt_tensor *t = &ck->tensors[i];
+		char name[256];
+		unsigned flags = 0;
+		if (ck->naming == TFM_NAMES_GGUF) {
+			snprintf(name, sizeof name, "%s", t->name);
+		} else {
+			st = tfm_hfmap_name(cv->spec.arch, t->name, name, sizeof name, &flags);
+			if (st)
+				goto out;
+			if (flags & TFM_HFMAP_SKIP)
+				continue;
+			seen |= flags;
+		}
+		if (flags & TFM_HFMAP_EXPERT) {
+			int e = TFM_HFMAP_EXPERT_ID(flags), g;
+			if (e >= TFM_MAX_EXPERTS) {
+				st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: more than %d experts", t->name,
+						TFM_MAX_EXPERTS);
+				goto out;
+			}
+			for (g = 0; g < n_groups && strcmp(groups[g].name, name); g++)
+				;
+			if (g == n_groups) {
+				struct expert_group *ng = tfm_realloc(groups, (size_t)(g + 1) * sizeof *ng);
+				if (!ng) {
+					st = TFM_E_NOMEM;
+					goto out;
+				}
+				groups = ng;
+				memset(&groups[g], 0, sizeof groups[g]);
+				snprintf(groups[g].name, sizeof groups[g].name, "%s", name);
+				groups[g].flags = flags & ~0xffff0000u & ~(unsigned)TFM_HFMAP_EXPERT;
+				n_groups++;
+			}
+			groups[g].parts[e] = t;
+			if (e + 1 > groups[g].n)
+				groups[g].n = e + 1;
+			continue;
+		}
+		if ((st = add_tensor(cv, name, t->type, t->n_dims, t->ne, t->data, flags)))
+			goto out;
+	}
+	for (int g = 0; g < n_groups; g++)
+		if ((st = add_experts(cv, &groups[g])))
+			goto out;
+	/* Q/K rows permuted to llama.cpp's layout: rotary pairs become adjacent */
+	if (seen & (TFM_HFMAP_PERMUTE_Q | TFM_HFMAP_PERMUTE_K))
+		cv->spec.rope_interleaved = 1;
+	/* gemma norms are stored as w (not w-1) in GGUF, as llama.cpp does */
+	if (seen & TFM_HFMAP_ADD_ONE)
+		cv->spec.norm_plus_one = 0;
+	if ((st = tfm_spec_to_gguf(&cv->spec, cv->g)))
+		goto out;
+	char name[256];
+	model_name(ck, path, name, sizeof name);
+	if ((st = tfm_gguf_set_str(cv->g, "general.name", name)))
+		goto out;
+	st = tfm_tokenizer_to_gguf(ck, cv->g);
+out:
+	free(groups);
+	if (st)
+		tfm_adderr(st, "%s", path);
+	return st;
+}
+
+static int from_gguf(struct tfm_convert *cv)
+{
+	struct tfm_gguf *src = cv->src;
+	int st;
+	/* every key as it was, then the spec keys (added when absent) */
+	for (int64_t i = 0; i < tfm_gguf_n_kv(src); i++)
+		if ((st = tfm_gguf_copy_kv(cv->g, src, i)))
+			return st;
+	if ((st = tfm_spec_from_gguf(&cv->spec, src)))
+		return tfm_adderr(st, "%s", cv->blob.name);
+	if ((st = tfm_spec_to_gguf(&cv->spec, cv->g)))
+		return st;
+	int64_t n = tfm_gguf_n_tensors(src);
+	cv->ts = tfm_calloc((size_t)n + 1, sizeof *cv->ts);
+	if (!cv->ts)
+		return TFM_E_NOMEM;
+	for (int64_t i = 0; i < n; i++) {
+		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(src, i);
+		if ((st = add_tensor(cv, t->name, t->type, t->n_dims, t->ne, t->data, 0)))
+			return st;
+	}
+	return TFM_OK;
+}
+
+int tfm_convert_open(struct tfm_convert **out, const char *path, const struct tfm_convert_opts *o)
+{
+	*out = NULL;
+	struct tfm_convert *cv = tfm_calloc(1, sizeof *cv);
+	if (!cv)
+		return TFM_E_NOMEM;
+	cv->dtype = o ? o->dtype : -1;
+	int st;
+	if (cv->dtype >= 0 && !is_float_type(cv->dtype)) {
+		st = tfm_seterr(TFM_E_INVAL, "--dtype %s: tfm-convert writes f32, f16 or bf16 "
+				"(use tfm-quant for quantized types)", tfm_type_name(cv->dtype));
+		goto fail;
+	}
+	st = tfm_gguf_new(&cv->g);
+	if (st)
+		goto fail;
+	/* A GGUF (possibly zstd-compressed, possibly on stdin) is re-written;
+	 * anything else is a checkpoint. */
+	if (!tfm_path_is_dir(path)) {
+		if ((st = tfm_blob_open(&cv->blob, path)))
+			goto fail;
+		if (tfm_gguf_is_gguf(cv->blob.data, cv->blob.size)) {
+			st = tfm_gguf_parse(&cv->src, cv->blob.data, cv->blob.size, cv->blob.name);
+			if (!st)
+				st = from_gguf(cv);
+			if (st)
+				goto fail;
+			*out = cv;
+			return TFM_OK;
+		}
+		tfm_blob_close(&cv->blob);
+		if (!path || !strcmp(path, "-")) {
+			/* the bytes are consumed: checkpoints need a path */
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "<stdin>: not a GGUF file; other "
+					"checkpoint formats are read from a path");
+			goto fail;
+		}
+	}
+	if ((st = from_ckpt(cv, path, o)))
+		goto fail;
+	*out = cv;
+	return TFM_OK;
+fail:
+	tfm_convert_close(cv);
+	return st;
+}
+
+struct tfm_gguf *tfm_convert_gguf(struct tfm_convert *cv) { return cv->g; }
+
+int tfm_convert_load(struct tfm_convert *cv)
+{
+	if (cv->loaded)
+		return TFM_OK;
+	/* Produce every tensor that is not direct, then rebuild the GGUF with
+	 * data pointers (the produce callbacks are not visible through the
+	 * public tensor view). */
+	struct tfm_gguf *g2;
+	int st = tfm_gguf_new(&g2);
+	if (st)
+		return st;
+	for (int64_t i = 0; i < tfm_gguf_n_kv(cv->g); i++)
+		if ((st = tfm_gguf_copy_kv(g2, cv->g, i)))
+			goto fail;
+	for (int64_t i = 0; i < cv->n_out; i++) {
+		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(cv->g, i);
+		const void *data = t->data;
+		/* sources read in place (zip, tar, safetensors) may be unaligned:
+		 * the model casts weights to element pointers, so copy those */
+		if (data && (uintptr_t)data % 4) {
+			void *buf = tfm_amalloc(t->nbytes);
+			if (!buf) {
+				st = TFM_E_NOMEM;
+				goto fail;
+			}
+			memcpy(buf, data, t->nbytes);
+			cv->ts[i].buf = buf;
+			data = buf;
+		} else if (!data) {
+			void *buf = tfm_amalloc(t->nbytes);
+			if (!buf) {
+				st = TFM_E_NOMEM;
+				goto fail;
+			}
+			if ((st = produce(&cv->ts[i], t, buf))) {
+				tfm_afree(buf);
+				goto fail;
+			}
+			cv->ts[i].buf = buf;
+			data = buf;
+		}
+		st = tfm_gguf_add_tensor(g2, t->name, t->type, t->n_dims, t->ne, data, NULL, NULL);
+		if (st)
+			goto fail;
+	}
+	tfm_gguf_free(cv->g);
+	cv->g = g2;
+	cv->loaded = 1;
+	return TFM_OK;
+fail:
+	tfm_gguf_free(g2);
+	return st;
+}
+
+void tfm_convert_close(struct tfm_convert *cv)
+{
+	if (!cv)
+		return;
+	if (cv->ts)
+		for (int64_t i = 0; i < cv->n_out; i++) {
+			tfm_afree(cv->ts[i].buf);
+			if (cv->ts[i].srcs != &cv->ts[i].src)
+				free(cv->ts[i].srcs);
+		}
+	free(cv->ts);
+	tfm_gguf_free(cv->g);
+	tfm_gguf_free(cv->src);
+	tfm_blob_close(&cv->blob);
+	tfm_ckpt_close(cv->ck);
+	free(cv);
+}

@@ -1,0 +1,68 @@
+/* quant-impl.h: the per-type kernels behind quant.h, for the dispatch in
+ * quant.c and for the tests that compare fast versions with the reference.
+ * All take rows of n elements, n a multiple of the type's block size. */
+#ifndef TFM_QUANT_IMPL_H
+#define TFM_QUANT_IMPL_H
+
+#include "quant/quant.h"
+
+#define TFM_QUANT_TYPES(X) X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1) \
+	X(q4_K) X(q5_K) X(q6_K) X(q8_K)
+
+#define TFM_QDECL(t) \
+	void tfm_quantize_##t##_ref(const float *x, void *y, int64_t n); \
+	void tfm_dequantize_##t##_ref(const void *x, float *y, int64_t n);
+TFM_QUANT_TYPES(TFM_QDECL)
+#undef TFM_QDECL
+
+/* Reference dot products (dot-ref.c): weight row x, activation row y. */
+float tfm_vec_dot_q4_0_q8_0_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q4_1_q8_1_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_0_q8_0_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_1_q8_1_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q8_0_q8_0_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q4_K_q8_K_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_K_q8_K_ref(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q6_K_q8_K_ref(int64_t n, const void *x, const void *y);
+
+/* AVX2 versions (quant-avx2.c, dot-avx2.c); call only when the CPU has
+ * AVX2, FMA and F16C. */
+void tfm_quantize_q8_0_avx2(const float *x, void *y, int64_t n);
+void tfm_quantize_q8_1_avx2(const float *x, void *y, int64_t n);
+void tfm_quantize_q8_K_avx2(const float *x, void *y, int64_t n);
+void tfm_dequantize_q4_0_avx2(const void *x, float *y, int64_t n);
+void tfm_dequantize_q8_0_avx2(const void *x, float *y, int64_t n);
+float tfm_vec_dot_q4_0_q8_0_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q4_1_q8_1_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_0_q8_0_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_1_q8_1_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q8_0_q8_0_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q4_K_q8_K_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_K_q8_K_avx2(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q6_K_q8_K_avx2(int64_t n, const void *x, const void *y);
+
+/* AVX-512 versions (dot-avx512.c) of the most used types; call only when
+ * tfm_quant_cpu_avx512() says so. */
+float tfm_vec_dot_q4_0_q8_0_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q8_0_q8_0_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q4_K_q8_K_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q5_K_q8_K_avx512(int64_t n, const void *x, const void *y);
+float tfm_vec_dot_q6_K_q8_K_avx512(int64_t n, const void *x, const void *y);
+
+int tfm_quant_cpu_avx2(void);   /* AVX2 + FMA + F16C present */
+int tfm_quant_cpu_avx512(void); /* and AVX-512 F, BW, VL, DQ, VNNI, BF16 (the -m flags
+				 * the Makefile gives *-avx512.c) */
+
+/* The 6-bit scale and min j (0..7) of a q4_K / q5_K block. */
+static inline void tfm_k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
+{
+	if (j < 4) {
+		*d = q[j] & 63;
+		*m = q[j + 4] & 63;
+	} else {
+		*d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+	}
+}
+
+#endif

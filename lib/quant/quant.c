@@ -1,0 +1,245 @@
+/* quant.c: the type table of the block formats this library computes, and
+ * the dispatch between the scalar reference kernels and the AVX2
+ * and AVX-512 ones (chosen once, at run time, from what the CPU reports). */
+#include "quant/quant-impl.h"
+
+#include "tfm.h"
+
+typedef void (*quant_fn)(const float *x, void *y, int64_t n);
+typedef void (*dequant_fn)(const void *x, float *y, int64_t n);
+
+struct qtype {
+	int type;
+	int64_t blck;
+	size_t bytes;
+	int dot_type;
+	quant_fn quant_ref;
+	dequant_fn dequant_ref;
+	tfm_vec_dot_fn dot_ref;
+};
+
+static const struct qtype qtypes[] = {
+	{TFM_TYPE_Q4_0, TFM_QK, sizeof(struct tfm_block_q4_0), TFM_TYPE_Q8_0,
+	 tfm_quantize_q4_0_ref, tfm_dequantize_q4_0_ref, tfm_vec_dot_q4_0_q8_0_ref},
+	{TFM_TYPE_Q4_1, TFM_QK, sizeof(struct tfm_block_q4_1), TFM_TYPE_Q8_1,
+	 tfm_quantize_q4_1_ref, tfm_dequantize_q4_1_ref, tfm_vec_dot_q4_1_q8_1_ref},
+	{TFM_TYPE_Q5_0, TFM_QK, sizeof(struct tfm_block_q5_0), TFM_TYPE_Q8_0,
+	 tfm_quantize_q5_0_ref, tfm_dequantize_q5_0_ref, tfm_vec_dot_q5_0_q8_0_ref},
+	{TFM_TYPE_Q5_1, TFM_QK, sizeof(struct tfm_block_q5_1), TFM_TYPE_Q8_1,
+	 tfm_quantize_q5_1_ref, tfm_dequantize_q5_1_ref, tfm_vec_dot_q5_1_q8_1_ref},
+	{TFM_TYPE_Q8_0, TFM_QK, sizeof(struct tfm_block_q8_0), TFM_TYPE_Q8_0,
+	 tfm_quantize_q8_0_ref, tfm_dequantize_q8_0_ref, tfm_vec_dot_q8_0_q8_0_ref},
+	{TFM_TYPE_Q8_1, TFM_QK, sizeof(struct tfm_block_q8_1), -1,
+	 tfm_quantize_q8_1_ref, tfm_dequantize_q8_1_ref, NULL},
+	{TFM_TYPE_Q4_K, TFM_QK_K, sizeof(struct tfm_block_q4_K), TFM_TYPE_Q8_K,
+	 tfm_quantize_q4_K_ref, tfm_dequantize_q4_K_ref, tfm_vec_dot_q4_K_q8_K_ref},
+	{TFM_TYPE_Q5_K, TFM_QK_K, sizeof(struct tfm_block_q5_K), TFM_TYPE_Q8_K,
+	 tfm_quantize_q5_K_ref, tfm_dequantize_q5_K_ref, tfm_vec_dot_q5_K_q8_K_ref},
+	{TFM_TYPE_Q6_K, TFM_QK_K, sizeof(struct tfm_block_q6_K), TFM_TYPE_Q8_K,
+	 tfm_quantize_q6_K_ref, tfm_dequantize_q6_K_ref, tfm_vec_dot_q6_K_q8_K_ref},
+	{TFM_TYPE_Q8_K, TFM_QK_K, sizeof(struct tfm_block_q8_K), -1,
+	 tfm_quantize_q8_K_ref, tfm_dequantize_q8_K_ref, NULL},
+	{TFM_TYPE_F32, 1, 4, -1, NULL, NULL, NULL},
+	{TFM_TYPE_F16, 1, 2, -1, NULL, NULL, NULL},
+	{TFM_TYPE_BF16, 1, 2, -1, NULL, NULL, NULL},
+};
+
+static const struct qtype *find(int type)
+{
+	for (size_t i = 0; i < sizeof qtypes / sizeof qtypes[0]; i++)
+		if (qtypes[i].type == type)
+			return &qtypes[i];
+	return NULL;
+}
+
+int tfm_quant_cpu_avx2(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static int cached = -1;
+	if (cached < 0) {
+		__builtin_cpu_init();
+		cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+			 __builtin_cpu_supports("f16c");
+	}
+	return cached;
+#else
+	return 0;
+#endif
+}
+
+int tfm_quant_cpu_avx512(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static int cached = -1;
+	if (cached < 0)
+		cached = tfm_quant_cpu_avx2() && __builtin_cpu_supports("avx512f") &&
+			 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+			 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") &&
+			 __builtin_cpu_supports("avx512bf16");
+	return cached;
+#else
+	return 0;
+#endif
+}
+
+const char *tfm_quant_isa(void)
+{
+	return tfm_quant_cpu_avx512() ? "avx512" : tfm_quant_cpu_avx2() ? "avx2" : "scalar";
+}
+
+int tfm_quant_supported(int type) { return find(type) != NULL; }
+
+int64_t tfm_quant_blck(int type)
+{
+	const struct qtype *q = find(type);
+	return q ? q->blck : 0;
+}
+
+size_t tfm_quant_block_bytes(int type)
+{
+	const struct qtype *q = find(type);
+	return q ? q->bytes : 0;
+}
+
+size_t tfm_quant_row_bytes(int type, int64_t n)
+{
+	const struct qtype *q = find(type);
+	if (!q || n < 0 || n % q->blck)
+		return 0;
+	return (size_t)(n / q->blck) * q->bytes;
+}
+
+static int check(const struct qtype *q, int type, int64_t n)
+{
+	if (!q)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "type %d: no quantizer for this type", type);
+	if (n < 0 || n % q->blck)
+		return tfm_seterr(TFM_E_INVAL, "row of %lld elements is not a multiple of %lld",
+				  (long long)n, (long long)q->blck);
+	return TFM_OK;
+}
+
+/* The plain types, element by element. */
+static void from_f32(int type, const float *x, void *vy, int64_t n)
+{
+	if (type == TFM_TYPE_F32) {
+		float *y = vy;
+		for (int64_t i = 0; i < n; i++)
+			y[i] = x[i];
+	} else {
+		uint16_t *y = vy;
+		for (int64_t i = 0; i < n; i++)
+			y[i] = type == TFM_TYPE_F16 ? tfm_f32_to_f16(x[i]) : tfm_f32_to_bf16(x[i]);
+	}
+}
+
+static void to_f32(int type, const void *vx, float *y, int64_t n)
+{
+	if (type == TFM_TYPE_F32) {
+		const float *x = vx;
+		for (int64_t i = 0; i < n; i++)
+			y[i] = x[i];
+	} else {
+		const uint16_t *x = vx;
+		for (int64_t i = 0; i < n; i++)
+			y[i] = type == TFM_TYPE_F16 ? tfm_f16_to_f32(x[i]) : tfm_bf16_to_f32(x[i]);
+	}
+}
+
+int tfm_quantize_row_ref(int type, const float *x, void *y, int64_t n)
+{
+	const struct qtype *q = find(type);
+	int st = check(q, type, n);
+	if (st)
+		return st;
+	if (q->quant_ref)
+		q->quant_ref(x, y, n);
+	else
+		from_f32(type, x, y, n);
+	return TFM_OK;
+}
+
+int tfm_quantize_row(int type, const float *x, void *y, int64_t n)
+{
+	const struct qtype *q = find(type);
+	int st = check(q, type, n);
+	if (st)
+		return st;
+	if (tfm_quant_cpu_avx2()) {
+		switch (type) {
+		case TFM_TYPE_Q8_1: tfm_quantize_q8_1_avx2(x, y, n); return TFM_OK;
+		case TFM_TYPE_Q8_K: tfm_quantize_q8_K_avx2(x, y, n); return TFM_OK;
+		/* rounds ties to even where the reference (roundf) rounds them
+		 * away from zero, as ggml's own fast version does: for
+		 * activations; weights for files go through the reference */
+		case TFM_TYPE_Q8_0: tfm_quantize_q8_0_avx2(x, y, n); return TFM_OK;
+		}
+	}
+	return tfm_quantize_row_ref(type, x, y, n);
+}
+
+int tfm_dequantize_row_ref(int type, const void *x, float *y, int64_t n)
+{
+	const struct qtype *q = find(type);
+	int st = check(q, type, n);
+	if (st)
+		return st;
+	if (q->dequant_ref)
+		q->dequant_ref(x, y, n);
+	else
+		to_f32(type, x, y, n);
+	return TFM_OK;
+}
+
+int tfm_dequantize_row(int type, const void *x, float *y, int64_t n)
+{
+	const struct qtype *q = find(type);
+	int st = check(q, type, n);
+	if (st)
+		return st;
+	if (tfm_quant_cpu_avx2()) {
+		switch (type) {
+		case TFM_TYPE_Q4_0: tfm_dequantize_q4_0_avx2(x, y, n); return TFM_OK;
+		case TFM_TYPE_Q8_0: tfm_dequantize_q8_0_avx2(x, y, n); return TFM_OK;
+		}
+	}
+	return tfm_dequantize_row_ref(type, x, y, n);
+}
+
+int tfm_vec_dot_type(int type)
+{
+	const struct qtype *q = find(type);
+	return q && q->dot_ref ? q->dot_type : -1;
+}
+
+tfm_vec_dot_fn tfm_vec_dot_ref(int type)
+{
+	const struct qtype *q = find(type);
+	return q ? q->dot_ref : NULL;
+}
+
+tfm_vec_dot_fn tfm_vec_dot(int type)
+{
+	if (tfm_quant_cpu_avx512()) {
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_avx512;
+		case TFM_TYPE_Q8_0: return tfm_vec_dot_q8_0_q8_0_avx512;
+		case TFM_TYPE_Q4_K: return tfm_vec_dot_q4_K_q8_K_avx512;
+		case TFM_TYPE_Q5_K: return tfm_vec_dot_q5_K_q8_K_avx512;
+		case TFM_TYPE_Q6_K: return tfm_vec_dot_q6_K_q8_K_avx512;
+		}
+	}
+	if (tfm_quant_cpu_avx2()) {
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_avx2;
+		case TFM_TYPE_Q4_1: return tfm_vec_dot_q4_1_q8_1_avx2;
+		case TFM_TYPE_Q5_0: return tfm_vec_dot_q5_0_q8_0_avx2;
+		case TFM_TYPE_Q5_1: return tfm_vec_dot_q5_1_q8_1_avx2;
+		case TFM_TYPE_Q8_0: return tfm_vec_dot_q8_0_q8_0_avx2;
+		case TFM_TYPE_Q4_K: return tfm_vec_dot_q4_K_q8_K_avx2;
+		case TFM_TYPE_Q5_K: return tfm_vec_dot_q5_K_q8_K_avx2;
+		case TFM_TYPE_Q6_K: return tfm_vec_dot_q6_K_q8_K_avx2;
+		}
+	}
+	return tfm_vec_dot_ref(type);
+}

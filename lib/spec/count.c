@@ -1,0 +1,240 @@
+/* count.c: parameter counts, KV-cache bytes and FLOPs per token, from the
+ * spec alone (no weights).  The layouts counted are those of the Hugging Face
+ * modeling code for each knob; see spec.h for the definition of each part. */
+#include "spec-impl.h"
+
+#include <string.h>
+
+static int64_t norm_size(const struct tfm_spec *s, int64_t n)
+{
+	if (s->norm == TFM_NORM_NONE)
+		return 0;
+	return n * (s->norm_bias ? 2 : 1);
+}
+
+/* One attention block (self or cross) without the norm around it. */
+static int64_t attn_params(const struct tfm_spec *s)
+{
+	int64_t e = s->n_embd, nh = s->n_head, nkv = s->n_head_kv, hd = s->head_dim, p = 0;
+	if (s->kv_lora_rank) {   /* MLA */
+		int64_t qk = s->qk_nope_dim + s->qk_rope_dim;
+		if (s->q_lora_rank)
+			p += e * s->q_lora_rank + norm_size(s, s->q_lora_rank) +
+			     s->q_lora_rank * nh * qk;
+		else
+			p += e * nh * qk;
+		p += e * (s->kv_lora_rank + s->qk_rope_dim) + norm_size(s, s->kv_lora_rank);
+		p += s->kv_lora_rank * nh * (s->qk_nope_dim + s->v_head_dim);
+		p += nh * s->v_head_dim * e;
+		if (s->attn_bias_out)
+			p += e;
+		return p;
+	}
+	p = e * (nh + 2 * nkv) * hd + nh * hd * e;
+	if (s->attn_bias_qkv)
+		p += (nh + 2 * nkv) * hd;
+	if (s->attn_bias_out)
+		p += e;
+	if (s->qk_norm == TFM_QK_NORM_HEAD)
+		p += 2 * norm_size(s, hd);
+	else if (s->qk_norm == TFM_QK_NORM_FULL)
+		p += norm_size(s, nh * hd) + norm_size(s, nkv * hd);
+	return p;
+}
+
+static int64_t mlp_params(const struct tfm_spec *s, int64_t ff)
+{
+	int64_t mats = s->gated ? 3 : 2;
+	int64_t p = mats * s->n_embd * ff;
+	if (s->ffn_bias)
+		p += (s->gated ? 2 : 1) * ff + s->n_embd;
+	return p;
+}
+
+static int64_t mamba_params(const struct tfm_spec *s, int kind)
+{
+	int64_t e = s->n_embd, di = s->ssm_d_inner, ds = s->ssm_d_state, dc = s->ssm_d_conv;
+	int64_t p = 0;
+	if (kind == TFM_LAYER_MAMBA) {
+		int64_t r = s->ssm_dt_rank;
+		p += e * 2 * di + (s->ssm_bias ? 2 * di : 0);
+		p += di * dc + (s->ssm_conv_bias ? di : 0);
+		p += di * (r + 2 * ds);              /* x_proj */
+		p += r * di + di;                    /* dt_proj with bias */
+		p += di * ds + di;                   /* A_log, D */
+		if (s->ssm_dt_norm)
+			p += r + 2 * ds;
+	} else {   /* mamba2 */
+		int64_t ng = s->ssm_n_group, nh = s->ssm_n_head, conv = di + 2 * ng * ds;
+		int64_t proj = 2 * di + 2 * ng * ds + nh;
+		p += e * proj + (s->ssm_bias ? proj : 0);
+		p += conv * dc + (s->ssm_conv_bias ? conv : 0);
+		p += 3 * nh;                         /* dt_bias, A_log, D */
+		p += di;                             /* gated RMSNorm */
+	}
+	p += di * e + (s->ssm_bias ? e : 0);         /* out_proj */
+	return p;
+}
+
+/* RWKV v4 time mixing (the "ssm" part) and channel mixing ("ffn"). */
+static int64_t rwkv_time_params(const struct tfm_spec *s)
+{
+	int64_t e = s->n_embd;
+	return 5 * e + 4 * e * e;
+}
+static int64_t rwkv_channel_params(const struct tfm_spec *s)
+{
+	int64_t e = s->n_embd;
+	return 2 * e + e * s->n_ff + e * e + s->n_ff * e;
+}
+
+static int64_t expert_params(const struct tfm_spec *s)
+{
+	return (s->gated ? 3 : 2) * s->n_embd * s->n_ff_expert;
+}
+
+/* Sequence positions a layer's cache holds at context ctx. */
+static int64_t layer_span(const struct tfm_spec *s, int64_t i, int64_t ctx)
+{
+	if (s->window > 0 && s->layer_window[i] && ctx > s->window)
+		return s->window;
+	if (s->mask == TFM_MASK_CHUNKED && s->chunk > 0 && ctx > s->chunk)
+		return s->chunk;
+	return ctx;
+}
+
+static double attn_kv_elems(const struct tfm_spec *s)
+{
+	if (s->kv_lora_rank)   /* MLA caches the latent and the shared rope key */
+		return (double)(s->kv_lora_rank + s->qk_rope_dim);
+	return 2.0 * s->n_head_kv * s->head_dim;
+}
+
+/* Constant recurrent state of one SSM / RWKV layer, in f32 elements. */
+static double state_elems(const struct tfm_spec *s, int kind)
+{
+	double di = (double)s->ssm_d_inner, ds = (double)s->ssm_d_state;
+	switch (kind) {
+	case TFM_LAYER_MAMBA:
+		return (s->ssm_d_conv - 1) * di + di * ds;
+	case TFM_LAYER_MAMBA2:
+		return (s->ssm_d_conv - 1) * (di + 2.0 * s->ssm_n_group * ds) + di * ds;
+	case TFM_LAYER_RWKV:
+		if (s->rwkv_version <= 4)
+			return 5.0 * s->n_embd;
+		return 2.0 * s->n_embd + (double)s->n_embd * s->rwkv_head_size;
+	}
+	return 0;
+}
+
+double tfm_spec_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx)
+{
+	double b = 0;
+	int64_t nl = tfm_spec_n_layers(s);
+	for (int64_t i = 0; i < nl; i++) {
+		int kind = s->layer_kind[i];
+		if (kind != TFM_LAYER_ATTN) {
+			b += 4.0 * state_elems(s, kind);
+			continue;
+		}
+		if (s->family == TFM_FAMILY_ENCODER ||
+		    (s->family == TFM_FAMILY_ENCDEC && i < s->n_layer))
+			continue;   /* encoders keep no cache */
+		double per = attn_kv_elems(s) * kv_elem_bytes;
+		b += per * (double)layer_span(s, i, ctx);
+		if (s->family == TFM_FAMILY_ENCDEC && s->cross_attn)
+			b += per * (double)ctx;   /* cross-attention K/V of a ctx-token source */
+	}
+	return b;
+}
+
+int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
+		   struct tfm_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (ctx < 0 || kv_elem_bytes < 0)
+		return tfm_seterr(TFM_E_INVAL, "count: negative context or element size");
+	int64_t e = s->n_embd, nl = tfm_spec_n_layers(s), unused = 0;
+	int encdec = s->family == TFM_FAMILY_ENCDEC;
+	double attn_flops = 0;
+
+	/* embeddings: token table, positions, token types; bart and t5 share
+	 * the token table between the stacks but each stack has its own
+	 * position table and embedding norm */
+	int stacks = encdec ? 2 : 1;
+	c->embd = s->n_vocab * e + s->n_token_types * e;
+	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
+		c->embd += stacks * (s->n_ctx_train + s->pos_offset) * e;
+	if (s->embd_norm)
+		c->norms += stacks * norm_size(s, e);
+	if (s->final_norm)
+		c->norms += stacks * norm_size(s, e);
+	if (s->pos_attn == TFM_POS_T5)
+		c->attn += stacks * s->t5_buckets * s->n_head;
+
+	for (int64_t i = 0; i < nl; i++) {
+		int kind = s->layer_kind[i];
+		int sandwich = s->norm_place == TFM_NORM_SANDWICH ? 2 : 1;
+		int has_ffn = s->layer_moe[i] || s->n_ff > 0;
+		int cross = encdec && s->cross_attn && i >= s->n_layer;
+		int64_t ln = norm_size(s, e);
+		if (kind == TFM_LAYER_ATTN) {
+			int64_t n_norms = (s->parallel_residual && s->shared_attn_ffn_norm) ? 1 :
+					  1 + has_ffn;
+			c->norms += n_norms * sandwich * ln;
+			c->attn += attn_params(s);
+			if (cross) {
+				c->attn += attn_params(s);
+				c->norms += sandwich * ln;
+			}
+			{
+				double span = (double)layer_span(s, i, ctx);
+				double qk = s->kv_lora_rank ? s->qk_nope_dim + s->qk_rope_dim : s->head_dim;
+				double v = s->kv_lora_rank ? s->v_head_dim : s->head_dim;
+				attn_flops += 2.0 * s->n_head * (qk + v) * span * (cross ? 2 : 1);
+			}
+		} else if (kind == TFM_LAYER_RWKV) {
+			c->norms += 2 * ln;
+			c->ssm += rwkv_time_params(s);
+			c->ffn += rwkv_channel_params(s);
+			continue;
+		} else {
+			c->norms += (1 + has_ffn) * sandwich * ln;
+			c->ssm += mamba_params(s, kind);
+		}
+		if (s->layer_moe[i]) {
+			c->ffn += e * s->n_expert + (s->moe_gate_bias ? s->n_expert : 0);
+			c->ffn += s->n_expert * expert_params(s);
+			if (s->n_ff_shared > 0)
+				c->ffn += mlp_params(s, s->n_ff_shared) + (s->moe_shared_gate ? e : 0);
+			unused += (s->n_expert - s->n_expert_used) * expert_params(s);
+		} else if (s->n_ff > 0) {
+			c->ffn += mlp_params(s, s->n_ff);
+		}
+	}
+
+	if (s->head == TFM_HEAD_LM && !s->tied_output)
+		c->head += s->n_vocab * e;
+	if (s->pooler)
+		c->head += e * e + e;
+	if (s->head == TFM_HEAD_CLASSIFIER && s->n_labels > 0)
+		c->head += s->n_labels * e + s->n_labels;
+
+	c->total = c->attn + c->ffn + c->norms + c->embd + c->head + c->ssm;
+	c->active = c->total - unused;
+	c->embedding = c->embd;
+	c->non_embedding = c->total - c->embedding;
+	c->kv_bytes_per_token = tfm_spec_kv_bytes(s, kv_elem_bytes, 1) -
+				tfm_spec_kv_bytes(s, kv_elem_bytes, 0);
+	/* matmuls: every active weight except lookups and norms, plus the LM
+	 * head when it reuses the embedding table */
+	double mm = (double)(c->active - c->embd - c->norms);
+	if (s->head == TFM_HEAD_LM && s->tied_output)
+		mm += (double)s->n_vocab * e;
+	c->flops_per_token = 2.0 * mm + attn_flops;
+	double st = 0;
+	for (int64_t i = 0; i < nl; i++)
+		st += 4.0 * state_elems(s, s->layer_kind[i]);
+	c->state_bytes = st;
+	return TFM_OK;
+}

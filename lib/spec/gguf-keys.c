@@ -1,0 +1,501 @@
+/* gguf-keys.c: spec <-> GGUF metadata.  Every knob is written as
+ * tfm.<group>.<knob> (formats/spec-keys.md), beside llama.cpp's own keys for
+ * the architecture so llama.cpp-ecosystem tools read the file too.  Reading
+ * prefers the tfm.* keys; without them the spec is derived from llama.cpp's
+ * keys for the architectures listed in from_llamacpp(). */
+#include "spec-impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TRY(x) do { if ((st = (x)) != TFM_OK) goto out; } while (0)
+
+static const char *arch_of(const struct tfm_spec *s)
+{
+	return s->gguf_arch[0] ? s->gguf_arch : s->arch;
+}
+
+/* "<arch>.<name>" */
+static const char *ak(char *buf, size_t n, const char *arch, const char *name)
+{
+	snprintf(buf, n, "%s.%s", arch, name);
+	return buf;
+}
+
+static int put_tfm(const struct tfm_spec *s, struct tfm_gguf *g)
+{
+	int st = TFM_OK;
+	char key[96];
+	for (int i = 0; i < tfm_spec_n_knobs_; i++) {
+		const struct tfm_spec_knob *k = &tfm_spec_knobs_[i];
+		const char *p = (const char *)s + k->off;
+		snprintf(key, sizeof(key), "tfm.%s", k->key);
+		switch (k->type) {
+		case KT_I64: TRY(tfm_gguf_set_i64(g, key, *(const int64_t *)p)); break;
+		case KT_INT: TRY(tfm_gguf_set_i32(g, key, *(const int *)p)); break;
+		case KT_I32: TRY(tfm_gguf_set_i32(g, key, *(const int32_t *)p)); break;
+		case KT_BOOL: TRY(tfm_gguf_set_bool(g, key, *(const int *)p)); break;
+		case KT_ENUM: {
+			const char *n = tfm_spec_enum_name(k->key, *(const int *)p);
+			if (!n) {
+				st = tfm_seterr(TFM_E_INVAL, "%s: bad value %d", k->key, *(const int *)p);
+				goto out;
+			}
+			TRY(tfm_gguf_set_str(g, key, n));
+			break;
+		}
+		case KT_F32: TRY(tfm_gguf_set_f32(g, key, *(const float *)p)); break;
+		case KT_F64: TRY(tfm_gguf_set_f64(g, key, *(const double *)p)); break;
+		case KT_STR: TRY(tfm_gguf_set_str(g, key, p)); break;
+		case KT_F32ARR:
+			if (s->n_rope_factors > 0)
+				TRY(tfm_gguf_set_arr(g, key, TFM_GGUF_FLOAT32, p, s->n_rope_factors));
+			break;
+		case KT_U8ARR:
+			TRY(tfm_gguf_set_arr(g, key, TFM_GGUF_UINT8, p, tfm_spec_n_layers(s)));
+			break;
+		}
+	}
+out:
+	return st;
+}
+
+/* llama.cpp's keys, as convert_hf_to_gguf.py writes them. */
+static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
+{
+	int st = TFM_OK;
+	const char *a = arch_of(s);
+	char k[128];
+	int has_attn = 0, n_moe = 0, n_window = 0;
+	for (int64_t i = 0; i < tfm_spec_n_layers(s); i++) {
+		has_attn |= s->layer_kind[i] == TFM_LAYER_ATTN;
+		n_moe += s->layer_moe[i];
+		n_window += s->layer_window[i];
+	}
+	TRY(tfm_gguf_set_str(g, "general.architecture", a));
+	if (s->n_ctx_train > 0)
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "context_length"), (uint32_t)s->n_ctx_train));
+	TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "embedding_length"), (uint32_t)s->n_embd));
+	TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "block_count"), (uint32_t)s->n_layer));
+	if (s->family == TFM_FAMILY_ENCDEC)
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "decoder_block_count"),
+				     (uint32_t)s->n_layer_dec));
+	TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "vocab_size"), (uint32_t)s->n_vocab));
+	if (s->n_ff > 0)
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "feed_forward_length"), (uint32_t)s->n_ff));
+	if (s->norm == TFM_NORM_RMS)
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "attention.layer_norm_rms_epsilon"),
+				     (float)s->norm_eps));
+	else if (s->norm == TFM_NORM_LAYER)
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "attention.layer_norm_epsilon"),
+				     (float)s->norm_eps));
+	if (has_attn) {
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.head_count"), (uint32_t)s->n_head));
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.head_count_kv"),
+				     (uint32_t)s->n_head_kv));
+		if (s->kv_lora_rank) {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.key_length"),
+					     (uint32_t)(s->qk_nope_dim + s->qk_rope_dim)));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.value_length"),
+					     (uint32_t)s->v_head_dim));
+			if (s->q_lora_rank)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.q_lora_rank"),
+						     (uint32_t)s->q_lora_rank));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.kv_lora_rank"),
+					     (uint32_t)s->kv_lora_rank));
+		} else if (s->head_dim * s->n_head != s->n_embd) {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.key_length"),
+					     (uint32_t)s->head_dim));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.value_length"),
+					     (uint32_t)s->head_dim));
+		}
+		if (s->family == TFM_FAMILY_ENCODER)
+			TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "attention.causal"), 0));
+		if (s->window > 0 && n_window)
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"),
+					     (uint32_t)s->window));
+		if (s->attn_softcap > 0)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "attn_logit_softcapping"),
+					     s->attn_softcap));
+	}
+	if (s->final_softcap > 0)
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "final_logit_softcapping"), s->final_softcap));
+	if (s->pos_attn == TFM_POS_ROPE) {
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "rope.freq_base"), (float)s->rope_theta));
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "rope.dimension_count"),
+				     (uint32_t)s->rope_dims));
+		if (s->rope_theta_local > 0)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "rope.freq_base_swa"),
+					     (float)s->rope_theta_local));
+		const char *t = NULL;
+		switch (s->rope_scaling) {
+		case TFM_ROPE_SCALE_LINEAR: t = "linear"; break;
+		case TFM_ROPE_SCALE_YARN: t = "yarn"; break;
+		case TFM_ROPE_SCALE_LONGROPE: t = "longrope"; break;
+		}
+		if (t) {
+			TRY(tfm_gguf_set_str(g, ak(k, sizeof(k), a, "rope.scaling.type"), t));
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "rope.scaling.factor"),
+					     (float)s->rope_factor));
+			if (s->rope_orig_ctx)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a,
+							   "rope.scaling.original_context_length"),
+						     (uint32_t)s->rope_orig_ctx));
+			if (s->yarn_attn_factor > 0)
+				TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "rope.scaling.attn_factor"),
+						     (float)s->yarn_attn_factor));
+		}
+	} else if (s->pos_attn == TFM_POS_ALIBI) {
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "attention.max_alibi_bias"),
+				     (float)s->alibi_max_bias));
+	} else if (s->pos_attn == TFM_POS_T5) {
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.relative_buckets_count"),
+				     (uint32_t)s->t5_buckets));
+	}
+	if (s->n_expert > 0) {
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_count"), (uint32_t)s->n_expert));
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_used_count"),
+				     (uint32_t)s->n_expert_used));
+		if (s->n_ff_expert != s->n_ff)
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_feed_forward_length"),
+					     (uint32_t)s->n_ff_expert));
+		if (s->n_expert_shared) {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_shared_count"),
+					     (uint32_t)s->n_expert_shared));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_shared_feed_forward_length"),
+					     (uint32_t)s->n_ff_shared));
+		}
+		if (s->moe_n_group > 0) {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_group_count"),
+					     (uint32_t)s->moe_n_group));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_group_used_count"),
+					     (uint32_t)s->moe_topk_group));
+		}
+		if (s->moe_first_dense)
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "leading_dense_block_count"),
+					     (uint32_t)s->moe_first_dense));
+		if (s->moe_routed_scale != 1.0)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "expert_weights_scale"),
+					     (float)s->moe_routed_scale));
+		TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "expert_weights_norm"), s->moe_norm_topk));
+		/* llama.cpp's gating-function ids: 1 softmax, 2 sigmoid */
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_gating_func"),
+				     s->moe_gate == TFM_MOE_GATE_SIGMOID ? 2 : 1));
+	}
+	if (s->ssm_d_inner > 0) {
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "ssm.conv_kernel"), (uint32_t)s->ssm_d_conv));
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "ssm.inner_size"), (uint32_t)s->ssm_d_inner));
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "ssm.state_size"), (uint32_t)s->ssm_d_state));
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "ssm.time_step_rank"),
+				     (uint32_t)(s->ssm_n_head ? s->ssm_n_head : s->ssm_dt_rank)));
+		if (s->ssm_n_group)
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "ssm.group_count"),
+					     (uint32_t)s->ssm_n_group));
+	}
+	if (s->rwkv_head_size)
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "wkv.head_size"), (uint32_t)s->rwkv_head_size));
+	if (s->head_scale > 0 && s->head_scale != 1.0f && !strcmp(a, "command-r"))
+		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "logit_scale"), s->head_scale));
+	if (s->parallel_residual && !strcmp(a, "gptneox"))
+		TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "use_parallel_residual"), 1));
+out:
+	return st;
+}
+
+int tfm_spec_to_gguf(const struct tfm_spec *s, struct tfm_gguf *g)
+{
+	int st = tfm_spec_validate(s);
+	if (st)
+		return st;
+	st = put_llamacpp(s, g);
+	if (!st)
+		st = put_tfm(s, g);
+	return st;
+}
+
+static int get_tfm(struct tfm_spec *s, const struct tfm_gguf *g)
+{
+	char key[96];
+	int st = TFM_OK;
+	for (int i = 0; i < tfm_spec_n_knobs_; i++) {
+		const struct tfm_spec_knob *k = &tfm_spec_knobs_[i];
+		char *p = (char *)s + k->off;
+		snprintf(key, sizeof(key), "tfm.%s", k->key);
+		int64_t idx = tfm_gguf_find(g, key);
+		if (idx < 0)
+			continue;   /* a knob newer than the file keeps its default */
+		int64_t iv;
+		double dv;
+		const char *sv;
+		size_t len;
+		switch (k->type) {
+		case KT_I64:
+		case KT_INT:
+		case KT_I32:
+		case KT_BOOL:
+			TRY(tfm_gguf_get_int(g, key, &iv));
+			if (k->type == KT_I64)
+				*(int64_t *)p = iv;
+			else if (k->type == KT_I32)
+				*(int32_t *)p = (int32_t)iv;
+			else
+				*(int *)p = (int)iv;
+			break;
+		case KT_ENUM: {
+			TRY(tfm_gguf_get_str(g, key, &sv, &len));
+			char name[32];
+			snprintf(name, sizeof(name), "%.*s", (int)len, sv);
+			int v = tfm_spec_enum_value(k->key, name);
+			if (v < 0) {
+				st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: unknown value '%s'", key, name);
+				goto out;
+			}
+			*(int *)p = v;
+			break;
+		}
+		case KT_F32:
+		case KT_F64:
+			TRY(tfm_gguf_get_float(g, key, &dv));
+			if (k->type == KT_F32)
+				*(float *)p = (float)dv;
+			else
+				*(double *)p = dv;
+			break;
+		case KT_STR:
+			TRY(tfm_gguf_get_str(g, key, &sv, &len));
+			if (len >= sizeof(s->arch)) {
+				st = tfm_seterr(TFM_E_FORMAT, "%s: too long", key);
+				goto out;
+			}
+			memset(p, 0, sizeof(s->arch));
+			memcpy(p, sv, len);
+			break;
+		case KT_F32ARR: {
+			int64_t n = tfm_gguf_arr_n(g, idx);
+			if (n < 0 || n > TFM_MAX_ROPE_FACTORS) {
+				st = tfm_seterr(TFM_E_FORMAT, "%s: %lld factors (at most %d)", key,
+						(long long)n, TFM_MAX_ROPE_FACTORS);
+				goto out;
+			}
+			TRY(tfm_gguf_get_arr_f32(g, key, (float *)p, n));
+			break;
+		}
+		case KT_U8ARR: {
+			int et;
+			int64_t n;
+			const void *data;
+			TRY(tfm_gguf_get_arr(g, key, &et, &n, &data));
+			if ((et != TFM_GGUF_UINT8 && et != TFM_GGUF_INT8) || n > TFM_MAX_LAYERS) {
+				st = tfm_seterr(TFM_E_FORMAT, "%s: expected at most %d uint8", key,
+						TFM_MAX_LAYERS);
+				goto out;
+			}
+			memcpy(p, data, (size_t)n);
+			break;
+		}
+		}
+	}
+out:
+	return st ? tfm_adderr(st, "spec") : TFM_OK;
+}
+
+/* llama.cpp-only files. */
+static int64_t lget_i(const struct tfm_gguf *g, const char *a, const char *name, int64_t d)
+{
+	char k[128];
+	return tfm_gguf_get_int_or(g, ak(k, sizeof(k), a, name), d);
+}
+static double lget_f(const struct tfm_gguf *g, const char *a, const char *name, double d)
+{
+	char k[128];
+	return tfm_gguf_get_float_or(g, ak(k, sizeof(k), a, name), d);
+}
+
+static int rope_factor_tensor(const struct tfm_gguf *g, const char *name, float *dst,
+			      int64_t *n)
+{
+	const struct tfm_gguf_tensor *t = tfm_gguf_find_tensor(g, name);
+	if (!t)
+		return 0;
+	if (t->type != TFM_TYPE_F32 || !t->data || t->ne[0] > TFM_MAX_ROPE_FACTORS)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: expected at most %d f32 values", name,
+				  TFM_MAX_ROPE_FACTORS);
+	memcpy(dst, t->data, (size_t)t->ne[0] * sizeof(float));
+	*n = t->ne[0];
+	return 1;
+}
+
+static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const char *a)
+{
+	static const char *const known[] = { "llama", "qwen2", "qwen3", "gemma", "gemma2",
+					     "gemma3", "phi3", "gpt2", "bert", NULL };
+	int ok = 0;
+	for (int i = 0; known[i]; i++)
+		ok |= !strcmp(known[i], a);
+	if (!ok)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "GGUF architecture '%s' without tfm.* keys "
+				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
+				  "gemma3, phi3, gpt2, bert)", a);
+	char k[128];
+	snprintf(s->arch, sizeof(s->arch), "%s", a);
+	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
+	s->n_embd = lget_i(g, a, "embedding_length", 0);
+	s->n_layer = lget_i(g, a, "block_count", 0);
+	if (s->n_embd <= 0 || s->n_layer <= 0)
+		return tfm_seterr(TFM_E_FORMAT, "%s.embedding_length / %s.block_count missing", a, a);
+	s->n_ctx_train = lget_i(g, a, "context_length", 0);
+	s->n_ff = lget_i(g, a, "feed_forward_length", 0);
+	s->n_head = lget_i(g, a, "attention.head_count", 0);
+	s->n_head_kv = lget_i(g, a, "attention.head_count_kv", s->n_head);
+	s->head_dim = lget_i(g, a, "attention.key_length", s->n_head ? s->n_embd / s->n_head : 0);
+	s->rope_dims = lget_i(g, a, "rope.dimension_count", s->head_dim);
+	s->rope_theta = lget_f(g, a, "rope.freq_base", !strcmp(a, "gemma3") ? 1e6 : 10000);
+	s->norm_eps = lget_f(g, a, "attention.layer_norm_rms_epsilon",
+			     lget_f(g, a, "attention.layer_norm_epsilon", 1e-5));
+	s->n_vocab = lget_i(g, a, "vocab_size", 0);
+	int64_t ti = tfm_gguf_find(g, "tokenizer.ggml.tokens");
+	if (s->n_vocab <= 0 && ti >= 0)
+		s->n_vocab = tfm_gguf_arr_n(g, ti);
+	const struct tfm_gguf_tensor *te = tfm_gguf_find_tensor(g, "token_embd.weight");
+	if (s->n_vocab <= 0 && te)
+		s->n_vocab = te->ne[1];
+	/* without tensors (a vocab-only file) tying is the architecture's habit */
+	if (tfm_gguf_n_tensors(g) > 0)
+		s->tied_output = !tfm_gguf_find_tensor(g, "output.weight");
+	else
+		s->tied_output = !strcmp(a, "gpt2") || !strncmp(a, "gemma", 5) || !strcmp(a, "bert");
+	s->bos_id = (int32_t)tfm_gguf_get_int_or(g, "tokenizer.ggml.bos_token_id", -1);
+	s->eos_id = (int32_t)tfm_gguf_get_int_or(g, "tokenizer.ggml.eos_token_id", -1);
+	s->pad_id = (int32_t)tfm_gguf_get_int_or(g, "tokenizer.ggml.padding_token_id", -1);
+
+	/* rope scaling */
+	const char *rt = tfm_gguf_get_str_or(g, ak(k, sizeof(k), a, "rope.scaling.type"), NULL);
+	s->rope_factor = lget_f(g, a, "rope.scaling.factor", 1.0);
+	s->rope_orig_ctx = lget_i(g, a, "rope.scaling.original_context_length", 0);
+	s->yarn_attn_factor = lget_f(g, a, "rope.scaling.attn_factor", 0);
+	if (rt && !strcmp(rt, "linear"))
+		s->rope_scaling = TFM_ROPE_SCALE_LINEAR;
+	else if (rt && !strcmp(rt, "yarn"))
+		s->rope_scaling = TFM_ROPE_SCALE_YARN;
+	else if (rt && !strcmp(rt, "longrope"))
+		s->rope_scaling = TFM_ROPE_SCALE_LONGROPE;
+	else if (rt && strcmp(rt, "none"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s.rope.scaling.type '%s' is not supported", a, rt);
+	double lin = lget_f(g, a, "rope.scale_linear", 0);   /* older files */
+	if (!rt && lin > 0 && lin != 1.0) {
+		s->rope_scaling = TFM_ROPE_SCALE_LINEAR;
+		s->rope_factor = lin;
+	}
+	if (tfm_gguf_find_tensor(g, "rope_freqs.weight"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "rope_freqs.weight (llama3 rope scaling as a "
+				  "tensor) without tfm.* keys is not supported");
+	int64_t nf = 0;
+	int r1 = rope_factor_tensor(g, "rope_factors_long.weight", s->rope_long_factors, &nf);
+	int r2 = rope_factor_tensor(g, "rope_factors_short.weight", s->rope_short_factors, &nf);
+	if (r1 < 0 || r2 < 0)
+		return r1 < 0 ? r1 : r2;
+	if (r1 && r2) {
+		s->n_rope_factors = nf;
+		s->rope_scaling = TFM_ROPE_SCALE_LONGROPE;
+		if (s->rope_orig_ctx)
+			s->rope_factor = (double)s->n_ctx_train / s->rope_orig_ctx;
+	}
+
+	int64_t w = lget_i(g, a, "attention.sliding_window", 0);
+	int64_t ne = lget_i(g, a, "expert_count", 0);
+	if (ne > 0) {
+		s->n_expert = ne;
+		s->n_expert_used = lget_i(g, a, "expert_used_count", 2);
+		s->n_ff_expert = lget_i(g, a, "expert_feed_forward_length", s->n_ff);
+		s->moe_norm_topk = 1;
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+			s->layer_moe[i] = 1;
+	}
+
+	if (!strcmp(a, "llama")) {
+		/* llama.cpp permutes Q/K for the pairwise ("normal") rope */
+		s->rope_interleaved = 1;
+		if (w > 0) {
+			s->window = w;
+			s->mask = TFM_MASK_WINDOW;
+			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+				s->layer_window[i] = 1;
+		}
+	} else if (!strcmp(a, "qwen2") || !strcmp(a, "qwen3")) {
+		s->attn_bias_qkv = !strcmp(a, "qwen2");
+		if (!strcmp(a, "qwen3"))
+			s->qk_norm = TFM_QK_NORM_HEAD;
+	} else if (!strcmp(a, "phi3")) {
+		if (w > 0) {
+			s->window = w;
+			s->mask = TFM_MASK_WINDOW;
+			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+				s->layer_window[i] = 1;
+		}
+	} else if (!strncmp(a, "gemma", 5)) {
+		s->act = TFM_ACT_GELU_TANH;
+		s->embd_scale = (float)sqrt((double)s->n_embd);
+		/* llama.cpp's converter stores gemma norm weights with the 1 added */
+		s->norm_plus_one = 0;
+		if (strcmp(a, "gemma")) {
+			int g3 = !strcmp(a, "gemma3");
+			s->norm_place = TFM_NORM_SANDWICH;
+			s->attn_softcap = (float)lget_f(g, a, "attn_logit_softcapping", g3 ? 0 : 50);
+			s->final_softcap = (float)lget_f(g, a, "final_logit_softcapping", g3 ? 0 : 30);
+			s->window = w > 0 ? w : 4096;
+			/* as llama.cpp: the 27B models scale by n_embd/n_head, not head_dim */
+			if (s->n_layer == (g3 ? 62 : 46))
+				s->attn_scale = (float)(1.0 / sqrt((double)(s->n_embd / s->n_head)));
+			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+				s->layer_window[i] = g3 ? (i + 1) % 6 != 0 : i % 2 == 0;
+			if (g3) {
+				s->qk_norm = TFM_QK_NORM_HEAD;
+				s->rope_theta_local = lget_f(g, a, "rope.freq_base_swa", 10000);
+			}
+		}
+	} else if (!strcmp(a, "bert")) {
+		/* llama.cpp's BERT: post-norm encoder; the pooler is not converted */
+		s->family = TFM_FAMILY_ENCODER;
+		s->mask = TFM_MASK_BIDIR;
+		s->norm_place = TFM_NORM_POST;
+		s->final_norm = 0;
+		s->embd_norm = 1;
+		s->n_token_types = tfm_gguf_get_int_or(g, "tokenizer.ggml.token_type_count", 2);
+		s->head = TFM_HEAD_EMBED;
+		/* llama.cpp pooling ids: 0 none, 1 mean, 2 cls, 3 last */
+		static const int pool[] = { TFM_POOL_NONE, TFM_POOL_MEAN, TFM_POOL_CLS, TFM_POOL_LAST };
+		int64_t pt = lget_i(g, a, "pooling_type", 2);
+		s->pooling = pt >= 0 && pt < 4 ? pool[pt] : TFM_POOL_CLS;
+	}
+	if (!strcmp(a, "gpt2") || !strcmp(a, "bert")) {
+		s->norm = TFM_NORM_LAYER;
+		s->norm_bias = 1;
+		s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = 1;
+		s->gated = 0;
+		s->act = !strcmp(a, "bert") ? TFM_ACT_GELU : TFM_ACT_GELU_TANH;
+		s->pos_embd = TFM_POS_EMBD_LEARNED;
+		s->pos_attn = TFM_POS_NONE;
+		s->rope_dims = 0;
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+			s->layer_rope[i] = 0;
+	}
+	return TFM_OK;
+}
+
+int tfm_spec_from_gguf(struct tfm_spec *s, const struct tfm_gguf *g)
+{
+	tfm_spec_init(s);
+	int st;
+	if (tfm_gguf_find(g, "tfm.model.arch") >= 0) {
+		st = get_tfm(s, g);
+	} else {
+		const char *a = tfm_gguf_get_str_or(g, "general.architecture", NULL);
+		if (!a)
+			return tfm_seterr(TFM_E_FORMAT, "GGUF: no general.architecture");
+		st = from_llamacpp(s, g, a);
+	}
+	if (!st)
+		st = tfm_spec_validate(s);
+	return st;
+}

@@ -1,0 +1,1001 @@
+/* presets.c: Hugging Face config.json -> spec, one preset per model_type.
+ * Field names and defaults follow transformers' configuration_<type>.py;
+ * a field absent from config.json takes the class default, as in
+ * transformers.  Presets only fill knobs; they never compute anything. */
+#include "spec-impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Getters: a missing key or a JSON null gives the default. */
+static int64_t gi(const json_t *c, const char *k, int64_t d)
+{
+	json_t *v = json_object_get(c, k);
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (int64_t)json_real_value(v);
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	return d;
+}
+static double gf(const json_t *c, const char *k, double d)
+{
+	json_t *v = json_object_get(c, k);
+	return json_is_number(v) ? json_number_value(v) : d;
+}
+static int gb(const json_t *c, const char *k, int d)
+{
+	json_t *v = json_object_get(c, k);
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	if (json_is_integer(v))
+		return json_integer_value(v) != 0;
+	return d;
+}
+static const char *gs(const json_t *c, const char *k, const char *d)
+{
+	json_t *v = json_object_get(c, k);
+	return json_is_string(v) ? json_string_value(v) : d;
+}
+static int has(const json_t *c, const char *k)
+{
+	json_t *v = json_object_get(c, k);
+	return v && !json_is_null(v);
+}
+
+static void set_arch(struct tfm_spec *s, const char *arch, const char *gguf)
+{
+	snprintf(s->arch, sizeof(s->arch), "%s", arch);
+	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", gguf);
+}
+
+/* Activation names of transformers' ACT2FN. */
+static int act_of(const char *name, int *act)
+{
+	static const struct { const char *n; int a; } t[] = {
+		{ "silu", TFM_ACT_SILU }, { "swish", TFM_ACT_SILU },
+		{ "gelu", TFM_ACT_GELU }, { "gelu_new", TFM_ACT_GELU_TANH },
+		{ "gelu_pytorch_tanh", TFM_ACT_GELU_TANH }, { "gelu_fast", TFM_ACT_GELU_TANH },
+		{ "gelu_accurate", TFM_ACT_GELU_TANH }, { "relu", TFM_ACT_RELU },
+		{ "relu2", TFM_ACT_RELU2 }, { "quick_gelu", TFM_ACT_GELU_QUICK },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].n, name)) {
+			*act = t[i].a;
+			return TFM_OK;
+		}
+	return tfm_seterr(TFM_E_UNSUPPORTED, "activation '%s' is not supported", name);
+}
+
+/* rope_scaling (or rope_parameters) dict; also partial rotary. */
+static int rope_scaling(struct tfm_spec *s, const json_t *c)
+{
+	json_t *r = json_object_get(c, "rope_scaling");
+	if (!json_is_object(r))
+		return TFM_OK;
+	const char *t = gs(r, "rope_type", gs(r, "type", "default"));
+	s->rope_factor = gf(r, "factor", 1.0);
+	s->rope_orig_ctx = gi(r, "original_max_position_embeddings",
+			      gi(c, "original_max_position_embeddings", 0));
+	if (!strcmp(t, "default")) {
+		s->rope_scaling = TFM_ROPE_SCALE_NONE;
+	} else if (!strcmp(t, "linear")) {
+		s->rope_scaling = TFM_ROPE_SCALE_LINEAR;
+	} else if (!strcmp(t, "dynamic")) {
+		s->rope_scaling = TFM_ROPE_SCALE_DYNAMIC;
+	} else if (!strcmp(t, "ntk")) {
+		s->rope_scaling = TFM_ROPE_SCALE_NTK;
+	} else if (!strcmp(t, "yarn")) {
+		s->rope_scaling = TFM_ROPE_SCALE_YARN;
+		s->yarn_beta_fast = gf(r, "beta_fast", 32);
+		s->yarn_beta_slow = gf(r, "beta_slow", 1);
+		s->yarn_attn_factor = gf(r, "attention_factor", 0);
+		s->yarn_mscale = gf(r, "mscale", 0);
+		s->yarn_mscale_all_dim = gf(r, "mscale_all_dim", 0);
+	} else if (!strcmp(t, "llama3")) {
+		s->rope_scaling = TFM_ROPE_SCALE_LLAMA3;
+		s->llama3_low_freq_factor = gf(r, "low_freq_factor", 1);
+		s->llama3_high_freq_factor = gf(r, "high_freq_factor", 4);
+	} else if (!strcmp(t, "longrope") || !strcmp(t, "su")) {
+		s->rope_scaling = TFM_ROPE_SCALE_LONGROPE;
+		json_t *lf = json_object_get(r, "long_factor"), *sf = json_object_get(r, "short_factor");
+		if (!json_is_array(lf) || !json_is_array(sf) || json_array_size(lf) != json_array_size(sf))
+			return tfm_seterr(TFM_E_FORMAT, "rope_scaling %s: long_factor and short_factor "
+					  "lists of equal length are required", t);
+		if (json_array_size(lf) > TFM_MAX_ROPE_FACTORS)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "rope_scaling: %zu factors (at most %d)",
+					  json_array_size(lf), TFM_MAX_ROPE_FACTORS);
+		s->n_rope_factors = (int64_t)json_array_size(lf);
+		for (int64_t i = 0; i < s->n_rope_factors; i++) {
+			s->rope_long_factors[i] = (float)json_number_value(json_array_get(lf, i));
+			s->rope_short_factors[i] = (float)json_number_value(json_array_get(sf, i));
+		}
+		if (!s->rope_orig_ctx)
+			s->rope_orig_ctx = gi(c, "original_max_position_embeddings", 0);
+		s->yarn_attn_factor = gf(r, "attention_factor", 0);
+		s->rope_factor = s->rope_orig_ctx ? (double)s->n_ctx_train / s->rope_orig_ctx : 1.0;
+	} else {
+		return tfm_seterr(TFM_E_UNSUPPORTED, "rope_scaling type '%s' is not supported", t);
+	}
+	return TFM_OK;
+}
+
+static void all_layers(uint8_t *a, int64_t n, int v)
+{
+	for (int64_t i = 0; i < n && i < TFM_MAX_LAYERS; i++)
+		a[i] = (uint8_t)v;
+}
+
+/* Window on every layer (mistral-style). */
+static void window_all(struct tfm_spec *s, int64_t w)
+{
+	if (w <= 0)
+		return;
+	s->window = w;
+	s->mask = TFM_MASK_WINDOW;
+	all_layers(s->layer_window, s->n_layer, 1);
+}
+
+/* The llama family core: sizes, GQA, head_dim, rope, RMSNorm, gated SiLU. */
+static int llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, double theta_dflt,
+		      int64_t ctx_dflt)
+{
+	s->n_vocab = gi(c, "vocab_size", 32000);
+	s->n_embd = gi(c, "hidden_size", 4096);
+	s->n_ff = gi(c, "intermediate_size", 11008);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->n_head = gi(c, "num_attention_heads", 32);
+	s->n_head_kv = gi(c, "num_key_value_heads", s->n_head);
+	s->head_dim = gi(c, "head_dim", s->n_head ? s->n_embd / s->n_head : 0);
+	s->n_ctx_train = gi(c, "max_position_embeddings", ctx_dflt);
+	s->norm_eps = gf(c, "rms_norm_eps", eps_dflt);
+	s->rope_theta = gf(c, "rope_theta", theta_dflt);
+	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 1.0));
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->attn_bias_qkv = s->attn_bias_out = gb(c, "attention_bias", 0);
+	s->ffn_bias = gb(c, "mlp_bias", 0);
+	s->rope_interleaved = gb(c, "rope_interleaved", 0);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", -1);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", -1);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", -1);
+	int st = act_of(gs(c, "hidden_act", "silu"), &s->act);
+	if (st)
+		return st;
+	return rope_scaling(s, c);
+}
+
+/* qwen2/qwen3: sliding window from layer max_window_layers on, when enabled. */
+static void qwen_window(struct tfm_spec *s, const json_t *c)
+{
+	if (!gb(c, "use_sliding_window", 0) || !has(c, "sliding_window"))
+		return;
+	s->window = gi(c, "sliding_window", 4096);
+	for (int64_t i = gi(c, "max_window_layers", 28); i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_window[i] = 1;
+}
+
+/* qwen2_moe / qwen3_moe layer pattern. */
+static void qwen_moe(struct tfm_spec *s, const json_t *c, int64_t n_exp, int64_t used,
+		     int64_t ff_exp)
+{
+	s->n_expert = gi(c, "num_experts", n_exp);
+	s->n_expert_used = gi(c, "num_experts_per_tok", used);
+	s->n_ff_expert = gi(c, "moe_intermediate_size", ff_exp);
+	s->moe_norm_topk = gb(c, "norm_topk_prob", 0);
+	int64_t step = gi(c, "decoder_sparse_step", 1);
+	s->moe_every = step;
+	json_t *mlp_only = json_object_get(c, "mlp_only_layers");
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		int dense = 0;
+		size_t j;
+		json_t *v;
+		json_array_foreach(mlp_only, j, v)
+			dense |= json_integer_value(v) == i;
+		s->layer_moe[i] = !dense && s->n_expert > 0 && step > 0 && (i + 1) % step == 0;
+	}
+}
+
+static int p_llama(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "llama", "llama");
+	return llama_core(s, c, 1e-6, 10000, 2048);
+}
+
+static int p_mistral(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mistral", "llama");
+	int st = llama_core(s, c, 1e-6, 10000, 4096 * 32);
+	s->n_ff = gi(c, "intermediate_size", 14336);
+	s->n_head_kv = gi(c, "num_key_value_heads", 8);
+	s->head_dim = gi(c, "head_dim", s->n_embd / s->n_head);
+	s->rope_dims = s->head_dim;
+	window_all(s, gi(c, "sliding_window", 4096));
+	return st;
+}
+
+static int p_mixtral(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mixtral", "llama");
+	int st = llama_core(s, c, 1e-5, 1e6, 4096 * 32);
+	s->n_ff = gi(c, "intermediate_size", 14336);
+	s->n_head_kv = gi(c, "num_key_value_heads", 8);
+	s->n_expert = gi(c, "num_local_experts", 8);
+	s->n_expert_used = gi(c, "num_experts_per_tok", 2);
+	s->n_ff_expert = s->n_ff;
+	s->moe_norm_topk = 1;
+	all_layers(s->layer_moe, s->n_layer, 1);
+	window_all(s, gi(c, "sliding_window", 0));
+	return st;
+}
+
+static int p_qwen2(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "qwen2", "qwen2");
+	int st = llama_core(s, c, 1e-6, 10000, 32768);
+	s->n_vocab = gi(c, "vocab_size", 151936);
+	s->n_ff = gi(c, "intermediate_size", 22016);
+	s->attn_bias_qkv = 1;
+	s->attn_bias_out = 0;
+	qwen_window(s, c);
+	return st;
+}
+
+static int p_qwen2_moe(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "qwen2_moe", "qwen2moe");
+	int st = llama_core(s, c, 1e-6, 10000, 8192);
+	s->n_vocab = gi(c, "vocab_size", 151936);
+	s->n_embd = gi(c, "hidden_size", 2048);
+	s->n_ff = gi(c, "intermediate_size", 5632);
+	s->n_layer = gi(c, "num_hidden_layers", 24);
+	s->n_head = gi(c, "num_attention_heads", 16);
+	s->n_head_kv = gi(c, "num_key_value_heads", 16);
+	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	s->attn_bias_qkv = 1;
+	s->attn_bias_out = 0;
+	qwen_moe(s, c, 60, 4, 1408);
+	s->n_ff_shared = gi(c, "shared_expert_intermediate_size", 5632);
+	s->n_expert_shared = s->n_ff_shared > 0;
+	s->moe_shared_gate = 1;
+	qwen_window(s, c);
+	return st;
+}
+
+static int p_qwen3(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "qwen3", "qwen3");
+	int st = llama_core(s, c, 1e-6, 10000, 32768);
+	s->n_vocab = gi(c, "vocab_size", 151936);
+	s->n_ff = gi(c, "intermediate_size", 22016);
+	s->head_dim = s->rope_dims = gi(c, "head_dim", 128);
+	s->qk_norm = TFM_QK_NORM_HEAD;
+	qwen_window(s, c);
+	return st;
+}
+
+static int p_qwen3_moe(struct tfm_spec *s, const json_t *c)
+{
+	int st = p_qwen3(s, c);
+	set_arch(s, "qwen3_moe", "qwen3moe");
+	qwen_moe(s, c, 128, 8, 768);
+	return st;
+}
+
+static int p_gemma(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "gemma", "gemma");
+	int st = llama_core(s, c, 1e-6, 10000, 8192);
+	if (st)
+		return st;
+	s->n_vocab = gi(c, "vocab_size", 256000);
+	s->n_embd = gi(c, "hidden_size", 3072);
+	s->n_ff = gi(c, "intermediate_size", 24576);
+	s->n_layer = gi(c, "num_hidden_layers", 28);
+	s->n_head = gi(c, "num_attention_heads", 16);
+	s->n_head_kv = gi(c, "num_key_value_heads", 16);
+	s->head_dim = s->rope_dims = gi(c, "head_dim", 256);
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->embd_scale = (float)sqrt((double)s->n_embd);
+	s->norm_plus_one = 1;
+	/* hidden_activation wins over hidden_act (gemma's tanh GELU) */
+	s->act = TFM_ACT_GELU_TANH;
+	if (has(c, "hidden_activation"))
+		st = act_of(gs(c, "hidden_activation", "gelu_pytorch_tanh"), &s->act);
+	return st;
+}
+
+static int p_gemma2(struct tfm_spec *s, const json_t *c)
+{
+	int st = p_gemma(s, c);
+	set_arch(s, "gemma2", "gemma2");
+	s->n_embd = gi(c, "hidden_size", 2304);
+	s->embd_scale = (float)sqrt((double)s->n_embd);
+	s->n_ff = gi(c, "intermediate_size", 9216);
+	s->n_layer = gi(c, "num_hidden_layers", 26);
+	s->n_head = gi(c, "num_attention_heads", 8);
+	s->n_head_kv = gi(c, "num_key_value_heads", 4);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 8192);
+	s->attn_scale = (float)(1.0 / sqrt(gf(c, "query_pre_attn_scalar", 256)));
+	s->attn_softcap = (float)gf(c, "attn_logit_softcapping", 50.0);
+	s->final_softcap = (float)gf(c, "final_logit_softcapping", 30.0);
+	s->norm_place = TFM_NORM_SANDWICH;
+	s->window = gi(c, "sliding_window", 4096);
+	/* layer_types: even layers slide, odd layers are global */
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_window[i] = (i + 1) % 2 != 0;
+	return st;
+}
+
+static int p_gemma3(struct tfm_spec *s, const json_t *c)
+{
+	int st = p_gemma2(s, c);
+	set_arch(s, "gemma3", "gemma3");
+	s->n_vocab = gi(c, "vocab_size", 262208);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 131072);
+	s->rope_theta = gf(c, "rope_theta", 1e6);
+	s->rope_theta_local = gf(c, "rope_local_base_freq", 10000);
+	s->attn_softcap = (float)gf(c, "attn_logit_softcapping", 0);
+	s->final_softcap = (float)gf(c, "final_logit_softcapping", 0);
+	s->qk_norm = TFM_QK_NORM_HEAD;
+	int64_t pat = gi(c, "sliding_window_pattern", 6);
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_window[i] = pat > 0 && (i + 1) % pat != 0;
+	return st;
+}
+
+static int p_olmo2(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "olmo2", "olmo2");
+	int st = llama_core(s, c, 1e-5, 10000, 2048);
+	s->n_vocab = gi(c, "vocab_size", 50304);
+	s->norm_place = TFM_NORM_POST_IN;
+	s->qk_norm = TFM_QK_NORM_FULL;
+	return st;
+}
+
+static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
+{
+	set_arch(s, v3 ? "deepseek_v3" : "deepseek_v2", "deepseek2");
+	int st = llama_core(s, c, 1e-6, 10000, v3 ? 4096 : 2048);
+	s->n_vocab = gi(c, "vocab_size", v3 ? 129280 : 102400);
+	s->n_embd = gi(c, "hidden_size", v3 ? 7168 : 5120);
+	s->n_ff = gi(c, "intermediate_size", v3 ? 18432 : 12288);
+	s->n_layer = gi(c, "num_hidden_layers", v3 ? 61 : 60);
+	s->n_head = gi(c, "num_attention_heads", 128);
+	s->n_head_kv = gi(c, "num_key_value_heads", 128);
+	s->q_lora_rank = gi(c, "q_lora_rank", 1536);
+	s->kv_lora_rank = gi(c, "kv_lora_rank", 512);
+	s->qk_rope_dim = gi(c, "qk_rope_head_dim", 64);
+	s->qk_nope_dim = gi(c, "qk_nope_head_dim", 128);
+	s->v_head_dim = gi(c, "v_head_dim", 128);
+	s->head_dim = s->qk_nope_dim + s->qk_rope_dim;
+	s->rope_dims = s->qk_rope_dim;
+	/* deepseek's own modeling code rotates interleaved pairs */
+	s->rope_interleaved = gb(c, "rope_interleave", 1);
+	s->n_expert = gi(c, "n_routed_experts", v3 ? 256 : 160);
+	s->n_expert_used = gi(c, "num_experts_per_tok", v3 ? 8 : 6);
+	s->n_ff_expert = gi(c, "moe_intermediate_size", v3 ? 2048 : 1536);
+	s->n_expert_shared = gi(c, "n_shared_experts", v3 ? 1 : 2);
+	s->n_ff_shared = s->n_expert_shared * s->n_ff_expert;
+	s->moe_routed_scale = gf(c, "routed_scaling_factor", v3 ? 2.5 : 1.0);
+	s->moe_norm_topk = gb(c, "norm_topk_prob", v3);
+	s->moe_n_group = gi(c, "n_group", v3 ? 8 : 1);
+	s->moe_topk_group = gi(c, "topk_group", v3 ? 4 : 1);
+	s->moe_first_dense = gi(c, "first_k_dense_replace", v3 ? 3 : 0);
+	s->moe_every = gi(c, "moe_layer_freq", 1);
+	const char *scoring = gs(c, "scoring_func", v3 ? "sigmoid" : "softmax");
+	s->moe_gate = !strcmp(scoring, "sigmoid") ? TFM_MOE_GATE_SIGMOID : TFM_MOE_GATE_SOFTMAX;
+	s->moe_gate_bias = v3 || !strcmp(gs(c, "topk_method", ""), "noaux_tc");
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_moe[i] = s->n_expert > 0 && i >= s->moe_first_dense &&
+				  s->moe_every > 0 && i % s->moe_every == 0;
+	return st;
+}
+static int p_deepseek_v2(struct tfm_spec *s, const json_t *c) { return p_deepseek(s, c, 0); }
+static int p_deepseek_v3(struct tfm_spec *s, const json_t *c) { return p_deepseek(s, c, 1); }
+
+static int p_phi3(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "phi3", "phi3");
+	s->n_ctx_train = gi(c, "max_position_embeddings", 4096);
+	int st = llama_core(s, c, 1e-5, 10000, 4096);
+	s->n_vocab = gi(c, "vocab_size", 32064);
+	s->n_embd = gi(c, "hidden_size", 3072);
+	s->n_ff = gi(c, "intermediate_size", 8192);
+	s->head_dim = s->n_embd / s->n_head;
+	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 1.0));
+	window_all(s, gi(c, "sliding_window", 0));
+	return st;
+}
+
+/* GPT-2 style: LayerNorm with bias, biases everywhere, ungated FFN. */
+static void layernorm_biased(struct tfm_spec *s)
+{
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 1;
+	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = 1;
+	s->gated = 0;
+}
+
+static int p_gpt2(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "gpt2", "gpt2");
+	layernorm_biased(s);
+	s->n_vocab = gi(c, "vocab_size", 50257);
+	s->n_embd = gi(c, "n_embd", 768);
+	s->n_layer = gi(c, "n_layer", 12);
+	s->n_head = s->n_head_kv = gi(c, "n_head", 12);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "n_inner", 4 * s->n_embd);
+	s->n_ctx_train = gi(c, "n_positions", 1024);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->pos_embd = TFM_POS_EMBD_LEARNED;
+	s->pos_attn = TFM_POS_NONE;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 50256);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 50256);
+	return act_of(gs(c, "activation_function", "gelu_new"), &s->act);
+}
+
+static int p_gpt_neox(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "gpt_neox", "gptneox");
+	layernorm_biased(s);
+	s->n_vocab = gi(c, "vocab_size", 50432);
+	s->n_embd = gi(c, "hidden_size", 6144);
+	s->n_layer = gi(c, "num_hidden_layers", 44);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 64);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "intermediate_size", 24576);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 2048);
+	s->norm_eps = gf(c, "layer_norm_eps", 1e-5);
+	s->rope_theta = gf(c, "rope_theta", gf(c, "rotary_emb_base", 10000));
+	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor",
+						 gf(c, "rotary_pct", 0.25)));
+	s->attn_bias_qkv = s->attn_bias_out = gb(c, "attention_bias", 1);
+	s->parallel_residual = gb(c, "use_parallel_residual", 1);
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	int st = act_of(gs(c, "hidden_act", "gelu"), &s->act);
+	return st ? st : rope_scaling(s, c);
+}
+
+static void alibi(struct tfm_spec *s, double max_bias)
+{
+	s->pos_attn = TFM_POS_ALIBI;
+	s->alibi_max_bias = max_bias;
+	s->rope_dims = 0;
+	s->rope_theta = 10000;
+}
+
+static int p_bloom(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "bloom", "bloom");
+	layernorm_biased(s);
+	s->n_vocab = gi(c, "vocab_size", 250880);
+	s->n_embd = gi(c, "hidden_size", gi(c, "n_embed", 64));
+	s->n_layer = gi(c, "n_layer", 2);
+	s->n_head = s->n_head_kv = gi(c, "n_head", 8);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = 4 * s->n_embd;
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->embd_norm = 1;
+	s->act = TFM_ACT_GELU_TANH;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 1);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 3);
+	alibi(s, 8);
+	return TFM_OK;
+}
+
+static int p_falcon(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "falcon", "falcon");
+	layernorm_biased(s);
+	s->n_vocab = gi(c, "vocab_size", 65024);
+	s->n_embd = gi(c, "hidden_size", 4544);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->n_head = gi(c, "num_attention_heads", 71);
+	s->head_dim = gi(c, "head_dim", s->n_embd / s->n_head);
+	int new_arch = gb(c, "new_decoder_architecture", 0);
+	if (new_arch)
+		s->n_head_kv = gi(c, "num_kv_heads", s->n_head);
+	else if (gb(c, "multi_query", 1))
+		s->n_head_kv = 1;
+	else
+		s->n_head_kv = s->n_head;
+	s->n_ff = gi(c, "ffn_hidden_size", 4 * s->n_embd);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 2048);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = gb(c, "bias", 0);
+	s->parallel_residual = new_arch || gb(c, "parallel_attn", 1);
+	s->shared_attn_ffn_norm = !new_arch && s->parallel_residual;
+	if (new_arch && gi(c, "num_ln_in_parallel_attn", 2) == 1)
+		s->shared_attn_ffn_norm = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->rope_theta = gf(c, "rope_theta", 10000);
+	s->rope_dims = s->head_dim;
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 11);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 11);
+	if (gb(c, "alibi", 0))
+		alibi(s, 8);
+	int st = act_of(gs(c, "activation", "gelu"), &s->act);
+	return st ? st : rope_scaling(s, c);
+}
+
+static int p_mpt(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mpt", "mpt");
+	layernorm_biased(s);
+	s->n_vocab = gi(c, "vocab_size", 50368);
+	s->n_embd = gi(c, "d_model", 2048);
+	s->n_layer = gi(c, "n_layers", 24);
+	s->n_head = s->n_head_kv = gi(c, "n_heads", 16);
+	s->head_dim = s->n_embd / s->n_head;
+	/* transformers' MptMLP is 4 * d_model wide whatever expansion_ratio says */
+	s->n_ff = 4 * s->n_embd;
+	s->n_ctx_train = gi(c, "max_seq_len", 2048);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	int bias = !gb(c, "no_bias", 1);
+	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = s->norm_bias = bias;
+	s->act = TFM_ACT_GELU;
+	s->tied_output = 1;
+	json_t *ac = json_object_get(c, "attn_config");
+	if (!json_is_object(ac))
+		ac = NULL;
+	/* transformers' MPT always runs ALiBi (it has no position table) */
+	if (ac && has(ac, "alibi") && !gb(ac, "alibi", 1))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "mpt: attn_config.alibi false is not supported");
+	alibi(s, gf(ac, "alibi_bias_max", 8));
+	if (ac && gb(ac, "qk_ln", 0))
+		s->qk_norm = TFM_QK_NORM_FULL;
+	if (ac && has(ac, "clip_qkv"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "mpt: attn_config.clip_qkv is not supported");
+	return TFM_OK;
+}
+
+static int p_opt(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "opt", "opt");
+	layernorm_biased(s);
+	s->n_vocab = gi(c, "vocab_size", 50272);
+	s->n_embd = gi(c, "hidden_size", 768);
+	s->n_layer = gi(c, "num_hidden_layers", 12);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 12);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "ffn_dim", 3072);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 2048);
+	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = gb(c, "enable_bias", 1);
+	s->pos_embd = TFM_POS_EMBD_LEARNED;
+	s->pos_offset = 2;
+	s->pos_attn = TFM_POS_NONE;
+	int pre = gb(c, "do_layer_norm_before", 1);
+	s->norm_place = pre ? TFM_NORM_PRE : TFM_NORM_POST;
+	s->final_norm = pre && !gb(c, "_remove_final_layer_norm", 0);
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 2);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	if (gi(c, "word_embed_proj_dim", s->n_embd) != s->n_embd)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "opt: word_embed_proj_dim != hidden_size "
+				  "(project_in/out) is not supported");
+	return act_of(gs(c, "activation_function", "relu"), &s->act);
+}
+
+static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t types)
+{
+	layernorm_biased(s);
+	s->family = TFM_FAMILY_ENCODER;
+	s->mask = TFM_MASK_BIDIR;
+	s->norm_place = TFM_NORM_POST;
+	s->final_norm = 0;
+	s->embd_norm = 1;
+	s->pos_embd = TFM_POS_EMBD_LEARNED;
+	s->pos_attn = TFM_POS_NONE;
+	s->tied_output = 1;
+	s->head = TFM_HEAD_EMBED;
+	s->pooling = TFM_POOL_CLS;
+	s->n_embd = gi(c, "hidden_size", 768);
+	s->n_layer = gi(c, "num_hidden_layers", 12);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 12);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "intermediate_size", 3072);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 512);
+	s->n_token_types = gi(c, "type_vocab_size", types);
+	s->norm_eps = gf(c, "layer_norm_eps", eps);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	if (strcmp(gs(c, "position_embedding_type", "absolute"), "absolute"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: position_embedding_type '%s' is not "
+				  "supported", s->arch, gs(c, "position_embedding_type", ""));
+	return act_of(gs(c, "hidden_act", "gelu"), &s->act);
+}
+
+static int p_bert(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "bert", "bert");
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	s->pooler = 1;
+	return bert_core(s, c, 1e-12, 2);
+}
+
+static int p_roberta(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "roberta", "bert");
+	s->n_vocab = gi(c, "vocab_size", 50265);
+	s->pooler = 1;
+	int st = bert_core(s, c, 1e-12, 2);
+	/* positions are counted from padding_idx + 1 */
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	s->pos_offset = s->pad_id + 1;
+	s->n_ctx_train -= s->pos_offset;
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	return st;
+}
+
+static int p_distilbert(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "distilbert", "bert");
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	int st = bert_core(s, c, 1e-12, 0);
+	s->n_embd = gi(c, "dim", 768);
+	s->n_layer = gi(c, "n_layers", 6);
+	s->n_head = s->n_head_kv = gi(c, "n_heads", 12);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "hidden_dim", 3072);
+	s->n_token_types = 0;
+	if (gb(c, "sinusoidal_pos_embds", 0))
+		s->pos_embd = TFM_POS_EMBD_SINUSOIDAL;
+	if (!st)
+		st = act_of(gs(c, "activation", "gelu"), &s->act);
+	return st;
+}
+
+static int p_t5(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "t5", "t5");
+	s->family = TFM_FAMILY_ENCDEC;
+	s->n_vocab = gi(c, "vocab_size", 32128);
+	s->n_embd = gi(c, "d_model", 512);
+	s->n_layer = gi(c, "num_layers", 6);
+	s->n_layer_dec = gi(c, "num_decoder_layers", s->n_layer);
+	s->n_head = s->n_head_kv = gi(c, "num_heads", 8);
+	s->head_dim = gi(c, "d_kv", 64);
+	s->n_ff = gi(c, "d_ff", 2048);
+	s->n_ctx_train = gi(c, "n_positions", 512);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-6);
+	s->pos_attn = TFM_POS_T5;
+	s->rope_dims = 0;
+	s->t5_buckets = gi(c, "relative_attention_num_buckets", 32);
+	s->t5_max_distance = gi(c, "relative_attention_max_distance", 128);
+	s->attn_scale = 1.0f;  /* T5 folds the scale into its weights */
+	s->cross_attn = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	if (s->tied_output)
+		s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 1);
+	/* feed_forward_proj: "relu", "gated-gelu" (v1.1: tanh GELU), "gated-silu" */
+	const char *ff = gs(c, "feed_forward_proj", "relu");
+	s->gated = !strncmp(ff, "gated-", 6);
+	const char *a = s->gated ? ff + 6 : ff;
+	if (!strcmp(a, "gelu"))
+		a = "gelu_new";
+	return act_of(a, &s->act);
+}
+
+static int p_bart(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "bart", "bart");
+	layernorm_biased(s);
+	s->family = TFM_FAMILY_ENCDEC;
+	s->cross_attn = 1;
+	s->n_vocab = gi(c, "vocab_size", 50265);
+	s->n_embd = gi(c, "d_model", 1024);
+	s->n_layer = gi(c, "encoder_layers", 12);
+	s->n_layer_dec = gi(c, "decoder_layers", 12);
+	s->n_head = s->n_head_kv = gi(c, "encoder_attention_heads", 16);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "encoder_ffn_dim", 4096);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 1024);
+	s->pos_embd = TFM_POS_EMBD_LEARNED;
+	s->pos_offset = 2;
+	s->pos_attn = TFM_POS_NONE;
+	s->norm_place = TFM_NORM_POST;
+	s->final_norm = 0;
+	s->embd_norm = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	if (gb(c, "scale_embedding", 0))
+		s->embd_scale = (float)sqrt((double)s->n_embd);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	if (gi(c, "decoder_attention_heads", s->n_head) != s->n_head ||
+	    gi(c, "decoder_ffn_dim", s->n_ff) != s->n_ff)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "bart: different encoder and decoder "
+				  "widths are not supported");
+	return act_of(gs(c, "activation_function", "gelu"), &s->act);
+}
+
+/* Mamba mixer sizes; dt_rank "auto" is ceil(d_model / 16). */
+static void ssm_sizes(struct tfm_spec *s, const json_t *c, const char *pfx, int64_t d_state)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "%sexpand", pfx);
+	s->ssm_d_inner = gi(c, k, 2) * s->n_embd;
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "d_state" : "state_size");
+	s->ssm_d_state = gi(c, k, d_state);
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "d_conv" : "conv_kernel");
+	s->ssm_d_conv = gi(c, k, 4);
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "dt_rank" : "time_step_rank");
+	s->ssm_dt_rank = gi(c, k, 0);
+	if (s->ssm_dt_rank <= 0)   /* "auto" */
+		s->ssm_dt_rank = (s->n_embd + 15) / 16;
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "conv_bias" : "use_conv_bias");
+	s->ssm_conv_bias = gb(c, k, 1);
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "proj_bias" : "use_bias");
+	s->ssm_bias = gb(c, k, 0);
+}
+
+static void no_attention(struct tfm_spec *s)
+{
+	s->pos_attn = TFM_POS_NONE;
+	s->rope_dims = 0;
+	s->gated = 0;
+}
+
+static int p_mamba(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mamba", "mamba");
+	no_attention(s);
+	s->n_vocab = gi(c, "vocab_size", 50280);
+	s->n_embd = gi(c, "hidden_size", 768);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	ssm_sizes(s, c, "", 16);
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	return TFM_OK;
+}
+
+static int p_mamba2(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mamba2", "mamba2");
+	no_attention(s);
+	s->n_vocab = gi(c, "vocab_size", 32768);
+	s->n_embd = gi(c, "hidden_size", 4096);
+	s->n_layer = gi(c, "num_hidden_layers", 64);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	ssm_sizes(s, c, "", 128);
+	s->ssm_n_head = gi(c, "num_heads", 128);
+	s->ssm_n_group = gi(c, "n_groups", 8);
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA2);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	return TFM_OK;
+}
+
+static int p_jamba(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "jamba", "jamba");
+	int st = llama_core(s, c, 1e-6, 10000, 262144);
+	s->n_vocab = gi(c, "vocab_size", 65536);
+	s->n_ff = gi(c, "intermediate_size", 14336);
+	s->n_head_kv = gi(c, "num_key_value_heads", 8);
+	s->pos_attn = TFM_POS_NONE;   /* Jamba's attention layers use no positions */
+	s->rope_dims = 0;
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->n_expert = gi(c, "num_experts", 16);
+	s->n_expert_used = gi(c, "num_experts_per_tok", 2);
+	s->n_ff_expert = s->n_ff;
+	s->moe_norm_topk = 0;
+	ssm_sizes(s, c, "mamba_", 16);
+	s->ssm_dt_norm = 1;
+	int64_t ap = gi(c, "attn_layer_period", 8), ao = gi(c, "attn_layer_offset", 4);
+	int64_t ep = gi(c, "expert_layer_period", 2), eo = gi(c, "expert_layer_offset", 1);
+	s->moe_every = ep;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		s->layer_kind[i] = ap > 0 && i % ap == ao ? TFM_LAYER_ATTN : TFM_LAYER_MAMBA;
+		s->layer_moe[i] = s->n_expert > 1 && ep > 0 && i % ep == eo;
+		s->layer_rope[i] = 0;
+	}
+	if (s->n_expert <= 1)
+		s->n_expert = s->n_expert_used = s->n_ff_expert = 0;
+	return st;
+}
+
+static int p_rwkv(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "rwkv", "rwkv");
+	no_attention(s);
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 1;
+	s->embd_norm = 1;   /* blocks.0.pre_ln */
+	s->n_vocab = gi(c, "vocab_size", 50277);
+	s->n_embd = gi(c, "hidden_size", 4096);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->n_ctx_train = gi(c, "context_length", 1024);
+	s->n_ff = gi(c, "intermediate_size", 4 * s->n_embd);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->act = TFM_ACT_RELU2;
+	s->rwkv_version = 4;
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
+	if (gi(c, "attention_hidden_size", s->n_embd) != s->n_embd)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "rwkv: attention_hidden_size != hidden_size "
+				  "is not supported");
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_RWKV);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	return TFM_OK;
+}
+
+/* SmolLM3: llama with NoPE on every no_rope_layer_interval-th layer. */
+static int p_smollm3(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "smollm3", "smollm3");
+	int st = llama_core(s, c, 1e-6, 2000000, 32768);
+	s->n_vocab = gi(c, "vocab_size", 128256);
+	s->n_embd = gi(c, "hidden_size", 2048);
+	s->n_ff = gi(c, "intermediate_size", 11008);
+	s->n_layer = gi(c, "num_hidden_layers", 36);
+	s->n_head = gi(c, "num_attention_heads", 16);
+	s->n_head_kv = gi(c, "num_key_value_heads", 4);
+	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	json_t *nr = json_object_get(c, "no_rope_layers");
+	int64_t every = gi(c, "no_rope_layer_interval", 4);
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		if (json_is_array(nr) && (size_t)i < json_array_size(nr))
+			s->layer_rope[i] = json_integer_value(json_array_get(nr, i)) != 0;
+		else
+			s->layer_rope[i] = every <= 0 || (i + 1) % every != 0;
+	}
+	return st;
+}
+
+static int p_stablelm(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "stablelm", "stablelm");
+	int st = llama_core(s, c, 1e-5, 10000, 4096);
+	s->n_vocab = gi(c, "vocab_size", 50304);
+	s->n_embd = gi(c, "hidden_size", 2560);
+	s->n_ff = gi(c, "intermediate_size", 6912);
+	s->head_dim = s->n_embd / s->n_head;
+	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 0.25));
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 1;
+	s->norm_eps = gf(c, "layer_norm_eps", 1e-5);
+	s->attn_bias_qkv = gb(c, "use_qkv_bias", 0);
+	s->attn_bias_out = 0;
+	s->parallel_residual = gb(c, "use_parallel_residual", 0);
+	s->shared_attn_ffn_norm = s->parallel_residual;
+	if (gb(c, "qk_layernorm", 0))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "stablelm: per-head qk_layernorm is not supported");
+	return st;
+}
+
+/* Cohere (Command-R): one LayerNorm without bias feeding attention and FFN
+ * in parallel, interleaved rope, logits scaled by logit_scale. */
+static int p_cohere(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "cohere", "command-r");
+	int st = llama_core(s, c, 1e-5, 10000, 8192);
+	s->n_vocab = gi(c, "vocab_size", 256000);
+	s->n_embd = gi(c, "hidden_size", 8192);
+	s->n_ff = gi(c, "intermediate_size", 22528);
+	s->n_layer = gi(c, "num_hidden_layers", 40);
+	s->n_head = gi(c, "num_attention_heads", 64);
+	s->n_head_kv = gi(c, "num_key_value_heads", s->n_head);
+	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 0;
+	s->norm_eps = gf(c, "layer_norm_eps", 1e-5);
+	s->parallel_residual = s->shared_attn_ffn_norm = 1;
+	s->rope_interleaved = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->head_scale = (float)gf(c, "logit_scale", 0.0625);
+	if (gb(c, "use_qk_norm", 0))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "cohere: use_qk_norm is not supported");
+	return st;
+}
+
+/* Newer configs spell the attention pattern out: layer_types, one of
+ * "full_attention" / "sliding_attention" per layer; it wins over the
+ * pattern the preset derived. */
+static int layer_types(struct tfm_spec *s, const json_t *c)
+{
+	json_t *lt = json_object_get(c, "layer_types");
+	if (!json_is_array(lt))
+		return TFM_OK;
+	if ((int64_t)json_array_size(lt) != s->n_layer)
+		return tfm_seterr(TFM_E_FORMAT, "layer_types has %zu entries for %lld layers",
+				  json_array_size(lt), (long long)s->n_layer);
+	int all = 1;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		const char *t = json_string_value(json_array_get(lt, i));
+		if (!t)
+			return tfm_seterr(TFM_E_FORMAT, "layer_types[%lld]: not a string", (long long)i);
+		if (!strcmp(t, "sliding_attention"))
+			s->layer_window[i] = 1;
+		else if (!strcmp(t, "full_attention"))
+			s->layer_window[i] = 0;
+		else
+			return tfm_seterr(TFM_E_UNSUPPORTED, "layer_types: '%s' is not supported", t);
+		all &= s->layer_window[i];
+	}
+	if (s->window <= 0)
+		s->window = gi(c, "sliding_window", 0);
+	if (s->mask == TFM_MASK_WINDOW && !all)
+		s->mask = TFM_MASK_CAUSAL;
+	return TFM_OK;
+}
+
+static const struct preset {
+	const char *type;
+	int (*fn)(struct tfm_spec *s, const json_t *c);
+} presets[] = {
+	{ "llama", p_llama }, { "mistral", p_mistral }, { "mixtral", p_mixtral },
+	{ "qwen2", p_qwen2 }, { "qwen2_moe", p_qwen2_moe }, { "qwen3", p_qwen3 },
+	{ "qwen3_moe", p_qwen3_moe }, { "gemma", p_gemma }, { "gemma2", p_gemma2 },
+	{ "gemma3_text", p_gemma3 }, { "olmo2", p_olmo2 }, { "deepseek_v2", p_deepseek_v2 },
+	{ "deepseek_v3", p_deepseek_v3 }, { "phi3", p_phi3 }, { "gpt2", p_gpt2 },
+	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
+	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", p_bert }, { "roberta", p_roberta },
+	{ "distilbert", p_distilbert }, { "t5", p_t5 }, { "bart", p_bart },
+	{ "mamba", p_mamba }, { "mamba2", p_mamba2 }, { "jamba", p_jamba }, { "rwkv", p_rwkv },
+	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
+};
+
+int tfm_spec_from_config(struct tfm_spec *s, const json_t *config)
+{
+	tfm_spec_init(s);
+	if (!json_is_object(config))
+		return tfm_seterr(TFM_E_FORMAT, "config.json: not a JSON object");
+	const char *t = gs(config, "model_type", NULL);
+	if (!t)
+		return tfm_seterr(TFM_E_FORMAT, "config.json: no model_type");
+	/* gemma3 multimodal configs nest the language model */
+	json_t *tc = json_object_get(config, "text_config");
+	if (!strcmp(t, "gemma3") && json_is_object(tc)) {
+		config = tc;
+		t = "gemma3_text";
+	}
+	const struct preset *p = NULL;
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (!strcmp(presets[i].type, t))
+			p = &presets[i];
+	if (!p)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type '%s' is not supported", t);
+	int st = p->fn(s, config);
+	if (st)
+		return tfm_adderr(st, "%s", t);
+	if (s->n_ctx_train <= 0)
+		s->n_ctx_train = gi(config, "max_position_embeddings", 0);
+	if (gb(config, "rope_interleaved", 0))
+		s->rope_interleaved = 1;
+	st = layer_types(s, config);
+	if (st)
+		return tfm_adderr(st, "config.json");
+	/* a rope preset whose dims were never set rotates the whole head */
+	if (s->pos_attn == TFM_POS_ROPE && s->rope_dims <= 0)
+		s->rope_dims = s->head_dim;
+	if (s->pos_attn != TFM_POS_ROPE) {
+		for (int64_t i = 0; i < tfm_spec_n_layers(s); i++)
+			s->layer_rope[i] = 0;
+	}
+	st = tfm_spec_validate(s);
+	if (st)
+		return tfm_adderr(st, "config.json");
+	return TFM_OK;
+}

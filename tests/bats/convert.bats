@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# tfm-convert: formats in, GGUF out, pipes, exit codes, atomic output.
+load helpers
+
+setup() {
+	need_shared
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "convert: --help prints the usage on stdout, exit 0" {
+	run tfm-convert --help
+	assert_success
+	assert_line --index 0 --regexp '^usage: tfm-convert '
+}
+
+@test "convert: --version" {
+	run tfm-convert --version
+	assert_success
+	assert_output --regexp '^tfm-convert \(tfm\) [0-9]'
+}
+
+@test "convert: bad option is a usage error (64)" {
+	run tfm-convert --no-such-option
+	assert_failure 64
+}
+
+@test "convert: llama2.c to GGUF file, then GGUF is recognised by tfm-inspect" {
+	run tfm-convert --vocab "$TOK512" -o "$T/s.gguf" "$STORIES"
+	assert_success
+	assert_output ''
+	[ "$(head -c 4 "$T/s.gguf")" = GGUF ]
+	run tfm-inspect -F json "$T/s.gguf"
+	assert_success
+	[ "$(echo "$output" | jq -r .params.total)" = 260032 ]
+}
+
+@test "convert: pipe into tfm-inspect -" {
+	run sh -c "tfm-convert --vocab '$TOK512' '$STORIES' | tfm-inspect -F json - | jq -r .params.total"
+	assert_success
+	assert_output 260032
+}
+
+@test "convert: GGUF to GGUF re-write keeps the tensors byte for byte" {
+	tfm-convert --vocab "$TOK512" -o "$T/a.gguf" "$STORIES"
+	tfm-convert -o "$T/b.gguf" "$T/a.gguf"
+	# the first column is the input's name
+	tfm-inspect --tensors -F tsv "$T/a.gguf" | cut -f2- > "$T/a.txt"
+	tfm-inspect --tensors -F tsv "$T/b.gguf" | cut -f2- > "$T/b.txt"
+	grep -q 'blk.4.ffn_down.weight' "$T/a.txt"
+	cmp "$T/a.txt" "$T/b.txt"
+	# same data section: the files end with the same tensor bytes
+	cmp <(tail -c 1000000 "$T/a.gguf") <(tail -c 1000000 "$T/b.gguf")
+}
+
+@test "convert: zstd output round-trips through stdin" {
+	tfm-convert -z --vocab "$TOK512" -o "$T/s.gguf.zst" "$STORIES"
+	[ "$(head -c 4 "$T/s.gguf.zst" | od -An -tx1 | tr -d ' ')" = 28b52ffd ]
+	run sh -c "tfm-convert - < '$T/s.gguf.zst' | tfm-inspect -F json - | jq -r .params.total"
+	assert_success
+	assert_output 260032
+}
+
+@test "convert: --dtype f16 halves the weights" {
+	tfm-convert --vocab "$TOK512" -o "$T/f32.gguf" "$STORIES"
+	tfm-convert --dtype f16 --vocab "$TOK512" -o "$T/f16.gguf" "$STORIES"
+	a=$(stat -c %s "$T/f32.gguf"); b=$(stat -c %s "$T/f16.gguf")
+	# 2-D weights are ~all of the 260K parameters: f16 file well under 60%
+	[ $((b * 100 / a)) -lt 60 ]
+	run tfm-convert --dtype q4_0 -o "$T/x.gguf" "$STORIES"
+	assert_failure 64
+}
+
+@test "convert: missing input is 66, bad data is 65, no output left behind" {
+	run tfm-convert -o "$T/out.gguf" /nonexistent/model.bin
+	assert_failure 66
+	printf 'this is not a model at all, just some bytes of text\n' > "$T/junk.bin"
+	run tfm-convert -o "$T/out.gguf" "$T/junk.bin"
+	assert_failure 65
+	[ ! -e "$T/out.gguf" ]
+	run sh -c "ls '$T' | grep -c tmp"
+	assert_output 0
+}
+
+@test "convert: truncated llama2.c checkpoint is 65 with no output" {
+	head -c 100000 "$STORIES" > "$T/trunc.bin"
+	run tfm-convert -o "$T/out.gguf" "$T/trunc.bin"
+	assert_failure 65
+	[ ! -e "$T/out.gguf" ]
+}
+
+@test "convert: a pickle that calls os.system is refused (65), nothing runs" {
+	rm -f /tmp/tfm-pwned
+	run tfm-convert -o "$T/out.gguf" "$ROOT/tests/data/hf-evil"
+	assert_failure 65
+	assert_output --partial 'os'
+	[ ! -e /tmp/tfm-pwned ]
+	[ ! -e "$T/out.gguf" ]
+}
+
+@test "convert: non-GGUF data on stdin is a clear error" {
+	run sh -c "printf 'hello' | tfm-convert > '$T/o'"
+	assert_failure 65
+}
+
+@test "convert: every HF fixture converts; GGUF parameters equal the computed total" {
+	for d in "$ROOT"/tests/fixtures/*/; do
+		n=$(basename "$d")
+		tfm-convert -o "$T/$n.gguf" "$d" || fail "$n: convert failed"
+		run tfm-inspect -F json "$T/$n.gguf"
+		[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ] ||
+			fail "$n: $(echo "$output" | jq -c '[.params.total, .tensor_params]')"
+	done
+}
+
+@test "convert: an HF directory packed as .tar.zst and .zip gives the same GGUF" {
+	d=$ROOT/tests/fixtures/llama
+	tfm-convert -o "$T/dir.gguf" "$d"
+	tar -C "$d" -cf - . | zstd -q > "$T/llama.tar.zst"
+	tfm-convert -o "$T/tar.gguf" "$T/llama.tar.zst"
+	cmp "$T/dir.gguf" "$T/tar.gguf"
+	(cd "$d" && bsdtar --format zip -cf "$T/llama.zip" .)
+	tfm-convert -o "$T/zip.gguf" "$T/llama.zip"
+	cmp "$T/dir.gguf" "$T/zip.gguf"
+}
+
+@test "convert: llama Q/K are permuted for llama.cpp and the spec says interleaved" {
+	tfm-convert -o "$T/l.gguf" "$ROOT/tests/fixtures/llama"
+	run tfm-inspect -F json "$T/l.gguf"
+	[ "$(echo "$output" | jq '.spec["rope.interleaved"]')" = true ]
+	tfm-convert -o "$T/q.gguf" "$ROOT/tests/fixtures/qwen2"
+	run tfm-inspect -F json "$T/q.gguf"
+	[ "$(echo "$output" | jq '.spec["rope.interleaved"]')" = false ]
+}

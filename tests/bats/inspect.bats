@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# inspect.bats: tfm-inspect on config.json files, GGUF files and a llama2.c
+# checkpoint; formats, options and exit codes.  Expected counts are those of
+# the released checkpoints (see tests/unit/test_spec.c).
+load helpers
+
+CFG=$ROOT/tests/data/configs
+
+@test "inspect: Llama-2-7B config total params (json)" {
+	run tfm-inspect -F json "$CFG/llama-2-7b.json"
+	assert_success
+	[ "$(echo "$output" | jq -e .params.total)" = 6738415616 ]
+	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 524288 ]
+	[ "$(echo "$output" | jq -r .spec.\"model.arch\")" = llama ]
+}
+
+@test "inspect: several configs, one JSON object each" {
+	run tfm-inspect -F json "$CFG/gpt2.json" "$CFG/bert-base-uncased.json" "$CFG/t5-small.json"
+	assert_success
+	[ "$(echo "$output" | jq -s -c '[.[].params.total]')" = "[124439808,109482240,60506624]" ]
+}
+
+@test "inspect: Mixtral active params and tsv" {
+	run tfm-inspect -F tsv "$CFG/mixtral-8x7b.json"
+	assert_success
+	assert_line "$CFG/mixtral-8x7b.json	params.total	46702792704"
+	assert_line "$CFG/mixtral-8x7b.json	params.active	12879925248"
+}
+
+@test "inspect: --ctx and --kv-type scale the KV cache; window caps it" {
+	run tfm-inspect -F json -c 1000 -k f32 "$CFG/llama-2-7b.json"
+	assert_success
+	[ "$(echo "$output" | jq -e .kv_bytes)" = 1048576000 ]
+	run tfm-inspect -F json -c 32768 "$CFG/mistral-7b.json"
+	[ "$(echo "$output" | jq -e .kv_bytes)" = 536870912 ]
+	run tfm-inspect -F json -c 8192 --set attn.window=256 "$CFG/llama-2-7b.json"
+	[ "$(echo "$output" | jq -e .kv_bytes)" = 134217728 ]
+}
+
+@test "inspect: config on stdin" {
+	run sh -c "tfm-inspect -F json - < '$CFG/gpt2.json' | jq -e .params.total"
+	assert_success
+	assert_output 124439808
+}
+
+@test "inspect: table output names the parts" {
+	run tfm-inspect "$CFG/deepseek-v3.json"
+	assert_success
+	assert_line --partial "671,026,419,200 total"
+	assert_line --regexp '^kv cache +70,272 bytes/token'
+}
+
+@test "inspect: stories260K llama2.c checkpoint has 260,032 parameters" {
+	need_shared
+	run tfm-inspect -F json "$STORIES"
+	assert_success
+	[ "$(echo "$output" | jq -e .params.total)" = 260032 ]
+	[ "$(echo "$output" | jq -e .tensor_params)" = 260032 ]
+	run tfm-inspect -T "$STORIES"
+	assert_success
+	assert_output --partial "token_embd.weight"
+}
+
+@test "inspect: llama.cpp vocab GGUF (llama.cpp keys only)" {
+	need_shared
+	run tfm-inspect -F json "$SHARED/tokenizers/llama.cpp-vocab/ggml-vocab-gpt-2.gguf"
+	assert_success
+	[ "$(echo "$output" | jq -e .params.total)" = 124439808 ]
+	run sh -c "cat '$SHARED/tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf' | tfm-inspect -F json - | jq -e .params.total"
+	assert_success
+	assert_output 6738415616
+}
+
+@test "inspect: --help and --version" {
+	run tfm-inspect --help
+	assert_success
+	assert_line --index 0 --partial "usage: tfm-inspect [-hTV]"
+	run tfm-inspect -V
+	assert_success
+	assert_output --partial "tfm-inspect (tfm)"
+}
+
+@test "inspect: usage errors exit 64" {
+	run tfm-inspect
+	[ "$status" -eq 64 ]
+	run tfm-inspect -F xml "$CFG/gpt2.json"
+	[ "$status" -eq 64 ]
+	run tfm-inspect --set attn.nope=1 "$CFG/gpt2.json"
+	[ "$status" -eq 64 ]
+	assert_output --partial "attn.nope"
+	run tfm-inspect -c 0 "$CFG/gpt2.json"
+	[ "$status" -eq 64 ]
+}
+
+@test "inspect: unsupported model_type exits 65, missing file 66" {
+	tmp=$(mktemp -d)
+	echo '{"model_type": "foo"}' > "$tmp/config.json"
+	run tfm-inspect "$tmp/config.json"
+	[ "$status" -eq 65 ]
+	assert_output --partial "model_type 'foo' is not supported"
+	echo 'not json at all' > "$tmp/junk.bin"
+	run tfm-inspect "$tmp/junk.bin"
+	[ "$status" -eq 65 ]
+	run tfm-inspect "$tmp/missing.json"
+	[ "$status" -eq 66 ]
+	rm -rf "$tmp"
+}
+
+# A tiny Hugging Face directory: llama config and zero f32 weights in a
+# hand-written safetensors file (8-byte header length, JSON header, data).
+make_hf_dir() { # DIR [SKIP_TENSOR]
+	mkdir -p "$1"
+	echo '{"model_type":"llama","hidden_size":8,"intermediate_size":16,"num_hidden_layers":1,
+	"num_attention_heads":2,"num_key_value_heads":2,"vocab_size":16}' > "$1/config.json"
+	python3 - "$1/model.safetensors" "${2:-}" <<'PY'
+import json, struct, sys
+shapes = {"model.embed_tokens.weight": [16, 8], "lm_head.weight": [16, 8],
+          "model.norm.weight": [8]}
+p = "model.layers.0."
+for n in ("q", "k", "v", "o"):
+    shapes[p + "self_attn.%s_proj.weight" % n] = [8, 8]
+for n, s in (("gate", [16, 8]), ("up", [16, 8]), ("down", [8, 16])):
+    shapes[p + "mlp.%s_proj.weight" % n] = s
+shapes[p + "input_layernorm.weight"] = [8]
+shapes[p + "post_attention_layernorm.weight"] = [8]
+shapes.pop(sys.argv[2], None)
+hdr, off = {}, 0
+for name, s in shapes.items():
+    n = 4
+    for d in s:
+        n *= d
+    hdr[name] = {"dtype": "F32", "shape": s, "data_offsets": [off, off + n]}
+    off += n
+h = json.dumps(hdr).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(off))
+PY
+}
+
+@test "inspect: HF directory with safetensors: tensor sum matches the spec" {
+	tmp=$(mktemp -d)
+	make_hf_dir "$tmp/hf"
+	# 16*8 embed + 16*8 head + 4*8*8 attn + 3*8*16 ffn + 2*8 norms + 8 final
+	run tfm-inspect -F json "$tmp/hf"
+	assert_success
+	[ "$(echo "$output" | jq -e .params.total)" = 920 ]
+	[ "$(echo "$output" | jq -e .tensor_params)" = 920 ]
+	[ "$(echo "$output" | jq -e .n_tensors)" = 12 ]
+	run tfm-inspect -F tsv -T "$tmp/hf"
+	assert_success
+	assert_line "$tmp/hf	tensor	lm_head.weight	f32	8,16	512"
+	rm -rf "$tmp"
+}
+
+@test "inspect: a tensor short of the spec warns on stderr" {
+	tmp=$(mktemp -d)
+	make_hf_dir "$tmp/hf" lm_head.weight
+	tfm-inspect -F json "$tmp/hf" > "$tmp/out" 2> "$tmp/err"
+	[ "$(jq -e .tensor_params "$tmp/out")" = 792 ]
+	grep -q "warning: .*792 parameters, the spec counts 920" "$tmp/err"
+	rm -rf "$tmp"
+}
+
+@test "inspect: a malicious pickle is refused (65)" {
+	run tfm-inspect "$ROOT/tests/data/hf-evil"
+	[ "$status" -eq 65 ]
+	assert_output --partial "forbidden"
+}
+
+@test "inspect: every fixture's tensors hold exactly the parameters the spec counts" {
+	# tests/fixtures: tiny random checkpoints written by transformers itself
+	n=0
+	for d in "$ROOT"/tests/fixtures/*/; do
+		[ -f "$d/config.json" ] || continue
+		run tfm-inspect -F json "$d"
+		assert_success
+		t=$(echo "$output" | jq -e .params.total)
+		w=$(echo "$output" | jq -e .tensor_params)
+		[ "$t" = "$w" ] || fail "$d: spec counts $t, tensors hold $w"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ]
+}
