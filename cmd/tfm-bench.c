@@ -440,27 +440,32 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 	char b1[32];
 	int st = TFM_OK;
 	if (o->fmt == FMT_SVG) {
-		double x[N_VAR][32], yt[N_VAR][32], yk[N_VAR][32];
-		struct tfm_bench_series st_[N_VAR], sk[N_VAR];
+		double x[N_VAR][32], yt[N_VAR][32], yk[N_VAR][32], ya[N_VAR][32];
+		struct tfm_bench_series st_[N_VAR], sk[N_VAR], sa[N_VAR];
 		for (int v = 0; v < N_VAR; v++) {
 			for (int i = 0; i < o->n_ctx; i++) {
 				x[v][i] = (double)o->ctx[i];
 				yt[v][i] = pt[v][i].dec * 1e6;
 				yk[v][i] = pt[v][i].kv_pred;
+				ya[v][i] = pt[v][i].kv_alloc; /* < 0: not measured, not drawn */
 			}
+			sa[v] = (struct tfm_bench_series){var_names[v], x[v], ya[v], o->n_ctx};
 			st_[v] = (struct tfm_bench_series){var_names[v], x[v], yt[v], o->n_ctx};
 			sk[v] = (struct tfm_bench_series){var_names[v], x[v], yk[v], o->n_ctx};
 		}
 		char t1[96];
 		snprintf(t1, sizeof t1, "decode attention, %s", device);
-		struct tfm_bench_panel p[2] = {
+		struct tfm_bench_panel p[3] = {
 			{t1, "context (tokens)", "microseconds per token (one layer)", st_, N_VAR},
-			{"KV cache (tfm_spec_kv_bytes)", "context (tokens)", "bytes (one layer)", sk, N_VAR},
+			{"KV cache needed (tfm_spec_kv_bytes)", "context (tokens)", "bytes (one layer)", sk,
+			 N_VAR},
+			{"KV cache allocated (tfm_ctx_new, f32)", "context (tokens)", "bytes (one layer)", sa,
+			 N_VAR},
 		};
 		struct tfm_out *out;
 		if ((st = tfm_out_open(&out, "-", 0)))
 			return st;
-		tfm_bench_svg(out, p, 2);
+		tfm_bench_svg(out, p, pt[0][0].kv_alloc >= 0 ? 3 : 2);
 		return tfm_out_commit(out);
 	}
 	if (o->fmt == FMT_MD) {

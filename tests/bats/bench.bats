@@ -182,7 +182,7 @@ setup() {
 	tfm-bench $ATTN -F svg > "$BATS_TEST_TMPDIR/a.svg"
 	head -2 "$BATS_TEST_TMPDIR/a.svg" | grep -q '^<svg xmlns="http://www.w3.org/2000/svg"'
 	tail -1 "$BATS_TEST_TMPDIR/a.svg" | grep -qx '</svg>'
-	grep -c '<polyline' "$BATS_TEST_TMPDIR/a.svg" | grep -qx 10
+	grep -c '<polyline' "$BATS_TEST_TMPDIR/a.svg" | grep -qx 15
 	grep -q '>window</text>' "$BATS_TEST_TMPDIR/a.svg"
 }
 
