@@ -18,10 +18,11 @@ double tfm_bench_now(void);
 void tfm_bench_stats(const double *x, int n, double *mean, double *stddev);
 
 /* The machine's limits.  bandwidth: bytes/s of a threaded streaming read
- * over a buffer much larger than the last-level cache (the best of several
- * passes); sgemm: FLOP/s of single-threaded cblas_sgemm on large square
- * matrices, one per thread, summed over n_threads threads (the CPU backend
- * runs sgemm that way: see lib/kernels/cpu/cpu.c). */
+ * over a buffer much larger than the last-level cache (the best of at least
+ * 8 passes and 0.3 s); sgemm: FLOP/s of single-threaded cblas_sgemm on large
+ * square matrices, one per thread, summed over n_threads threads (the CPU
+ * backend runs sgemm that way: see lib/kernels/cpu/cpu.c), the best of at
+ * least 3 passes and 0.5 s. */
 struct tfm_bench_limits {
 	double bandwidth;      /* bytes/s */
 	double sgemm;          /* FLOP/s */
