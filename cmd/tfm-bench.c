@@ -325,6 +325,11 @@ static int bench_model(const struct opts *o)
 	if ((st = tfm_spec_count(s, elem_bytes(o->kv_type), o->n_prompt / 2, &c)))
 		goto out;
 	in.flops_per_token = c.flops_per_token > 0 ? c.flops_per_token : 2.0 * (double)in.mb.params;
+	/* a prefill computes logits for its last token only: the LM head once
+	 * per prompt, not once per token */
+	if (o->n_prompt > 0 && s->head == TFM_HEAD_LM)
+		in.flops_per_token -= 2.0 * (double)s->n_vocab * (double)s->n_embd *
+				      (double)(o->n_prompt - 1) / (double)o->n_prompt;
 	if ((st = get_limits(o, &in.lim, &in.limits_source)))
 		goto out;
 	int64_t tests[2][2] = {{o->n_prompt, 0}, {0, o->n_gen}};
