@@ -52,8 +52,8 @@ size_t tfm_bench_llc_bytes(void)
 
 /* Run fn(ctx, i, n) on n threads of its own, all at once.  Not tfm_pool:
  * its threads take tasks from a shared counter, so with one big task per
- * thread a worker that wakes late finds the caller has taken its task too,
- * and the measurement runs on one core. */
+ * thread a worker that wakes late could find its task taken; here each
+ * thread does exactly its own slice. */
 struct thr {
 	void (*fn)(void *ctx, int i, int n);
 	void *ctx;
