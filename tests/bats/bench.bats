@@ -151,6 +151,10 @@ setup() {
 	echo "$output" | jq -e '.source == "file" and .params == 260032 and .size_bytes == 1040128'
 	# decode reads every matrix (the head is tied: the whole embedding table)
 	echo "$output" | jq -e '.bytes_per_token >= 1040128'
+	# --config takes the spec of a GGUF and random weights of the same shape
+	run tfm-bench --config "$BATS_TEST_TMPDIR/s.gguf" -p 16 -n 4 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '.source == "random" and .params == 260032'
 }
 
 @test "bench: --attn tiny sweep, -F json keys and KV bytes per variant" {
