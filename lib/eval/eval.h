@@ -1,0 +1,63 @@
+/* eval.h: perplexity accumulators.  Per scored token we add the negative
+ * log-likelihood of the target, the entropy of the predicted distribution,
+ * whether the argmax was the target and how many text bytes the target
+ * decodes to.  Sums are kept in fixed point (2^-32 nats) in 128-bit
+ * integers, so partial results from shards merge exactly: any grouping of
+ * the same tokens gives bit-identical totals. */
+#ifndef TFM_EVAL_H
+#define TFM_EVAL_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+__extension__ typedef __int128 tfm_i128;
+
+struct tfm_ppl_acc {
+	int64_t n;        /* scored tokens */
+	int64_t n_top1;   /* tokens whose argmax was the target */
+	int64_t n_bytes;  /* text bytes the scored targets decode to */
+	tfm_i128 nll;     /* sum of q, q = round(nll * 2^32), nats */
+	tfm_i128 nll2;    /* sum of q * q (2^-64 nats^2) */
+	tfm_i128 ent;     /* sum of round(entropy * 2^32), nats */
+	/* KL divergence against a base model's distribution (tfm_kl_add) */
+	int64_t n_kl;     /* positions compared */
+	int64_t n_agree;  /* positions where both argmaxes agree */
+	tfm_i128 kl;      /* sum of round(KL * 2^32), nats */
+	tfm_i128 kl2;     /* sum of squares of those (2^-64) */
+};
+
+struct tfm_ppl_result {
+	int64_t tokens;
+	double nll, nll_stderr;     /* mean nats per token and its standard error */
+	double ppl, ppl_stderr;     /* exp(nll), ppl * nll_stderr (llama.cpp) */
+	double bits_per_token, bits_per_byte;
+	double entropy_bits;        /* mean predictive entropy */
+	double top1;                /* fraction of argmax hits */
+	int64_t kl_positions;       /* 0: no KL measured */
+	double kld, kld_stderr;     /* mean KL(base || model) in nats, standard error */
+	double top1_agree;          /* fraction where base and model argmax agree */
+};
+
+void tfm_ppl_init(struct tfm_ppl_acc *a);
+/* One scored position: logits[n_vocab] predicting target. */
+void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
+		 int32_t target, int64_t n_bytes);
+/* The same from already computed values (nats). */
+void tfm_ppl_add_values(struct tfm_ppl_acc *a, double nll, double entropy, int top1,
+			int64_t n_bytes);
+/* Log-softmax of logits[n_vocab] into logp[n_vocab] (double inside). */
+void tfm_log_softmax(const float *logits, int64_t n_vocab, float *logp);
+/* One position's KL(base || model) = sum p_base (log p_base - log p_model),
+ * from the base's log-probabilities and the model's logits. */
+void tfm_kl_add(struct tfm_ppl_acc *a, const float *base_logp, const float *logits,
+		int64_t n_vocab);
+void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src);
+/* Means from the sums.  The standard error is llama-perplexity's:
+ * sqrt((mean(x^2) - mean(x)^2) / (n - 1)); 0 when n < 2. */
+void tfm_ppl_result(const struct tfm_ppl_acc *a, struct tfm_ppl_result *r);
+
+/* Partial sums as JSON (128-bit sums as decimal strings) and back. */
+json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a);
+int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j);
+
+#endif

@@ -1,0 +1,221 @@
+/* ppl.c: perplexity accumulators (see eval.h).  Values are rounded to
+ * 2^-32 nats once, when a token is added; everything after is integer
+ * arithmetic, which is what makes --shard/--merge exact. */
+#include "tfm.h"
+#include "eval/eval.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCALE 4294967296.0 /* 2^32 */
+
+void tfm_ppl_init(struct tfm_ppl_acc *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+void tfm_ppl_add_values(struct tfm_ppl_acc *a, double nll, double entropy, int top1,
+			int64_t n_bytes)
+{
+	int64_t q = llround(nll * SCALE);
+	a->n++;
+	a->n_top1 += top1 != 0;
+	a->n_bytes += n_bytes;
+	a->nll += q;
+	a->nll2 += (tfm_i128)q * q;
+	a->ent += llround(entropy * SCALE);
+}
+
+void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
+		 int32_t target, int64_t n_bytes)
+{
+	/* One pass for the max (lowest index on ties, as the sampler's argmax),
+	 * one for Z and sum p*l; entropy H = log Z - E[l - max]. */
+	int64_t best = 0;
+	for (int64_t i = 1; i < n_vocab; i++)
+		if (logits[i] > logits[best])
+			best = i;
+	double mx = logits[best], z = 0, pl = 0;
+	for (int64_t i = 0; i < n_vocab; i++) {
+		double d = (double)logits[i] - mx, e = exp(d);
+		z += e;
+		pl += e * d;
+	}
+	double logz = log(z);
+	double nll = logz - ((double)logits[target] - mx);
+	double ent = logz - pl / z;
+	tfm_ppl_add_values(a, nll, ent, best == target, n_bytes);
+}
+
+void tfm_log_softmax(const float *logits, int64_t n_vocab, float *logp)
+{
+	float mx = logits[0];
+	for (int64_t i = 1; i < n_vocab; i++)
+		mx = logits[i] > mx ? logits[i] : mx;
+	double z = 0;
+	for (int64_t i = 0; i < n_vocab; i++)
+		z += exp((double)logits[i] - mx);
+	double lz = log(z);
+	for (int64_t i = 0; i < n_vocab; i++)
+		logp[i] = (float)((double)logits[i] - mx - lz);
+}
+
+void tfm_kl_add(struct tfm_ppl_acc *a, const float *base_logp, const float *logits,
+		int64_t n_vocab)
+{
+	int64_t bm = 0, mm = 0;
+	for (int64_t i = 1; i < n_vocab; i++) {
+		if (base_logp[i] > base_logp[bm])
+			bm = i;
+		if (logits[i] > logits[mm])
+			mm = i;
+	}
+	double mx = logits[mm], z = 0;
+	for (int64_t i = 0; i < n_vocab; i++)
+		z += exp((double)logits[i] - mx);
+	double lz = log(z), kl = 0;
+	for (int64_t i = 0; i < n_vocab; i++) {
+		double lb = base_logp[i];
+		if (lb < -700)
+			continue; /* p_base is 0 to double precision */
+		kl += exp(lb) * (lb - ((double)logits[i] - mx - lz));
+	}
+	if (kl < 0)
+		kl = 0; /* rounding when the two are equal */
+	int64_t q = llround(kl * SCALE);
+	a->n_kl++;
+	a->n_agree += bm == mm;
+	a->kl += q;
+	a->kl2 += (tfm_i128)q * q;
+}
+
+void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
+{
+	dst->n_kl += src->n_kl;
+	dst->n_agree += src->n_agree;
+	dst->kl += src->kl;
+	dst->kl2 += src->kl2;
+	dst->n += src->n;
+	dst->n_top1 += src->n_top1;
+	dst->n_bytes += src->n_bytes;
+	dst->nll += src->nll;
+	dst->nll2 += src->nll2;
+	dst->ent += src->ent;
+}
+
+/* An i128 as a double: exact enough (53 bits) for means. */
+static double i128_d(tfm_i128 v)
+{
+	return (double)v;
+}
+
+void tfm_ppl_result(const struct tfm_ppl_acc *a, struct tfm_ppl_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->tokens = a->n;
+	if (a->n_kl > 0) {
+		double nk = (double)a->n_kl;
+		double km = i128_d(a->kl) / SCALE / nk;
+		double kv = i128_d(a->kl2) / (SCALE * SCALE) / nk - km * km;
+		r->kl_positions = a->n_kl;
+		r->kld = km;
+		r->kld_stderr = a->n_kl > 1 && kv > 0 ? sqrt(kv / (nk - 1)) : 0;
+		r->top1_agree = (double)a->n_agree / nk;
+	}
+	if (a->n == 0)
+		return;
+	double n = (double)a->n;
+	double mean = i128_d(a->nll) / SCALE / n;
+	double mean2 = i128_d(a->nll2) / (SCALE * SCALE) / n;
+	double var = mean2 - mean * mean;
+	r->nll = mean;
+	r->nll_stderr = a->n > 1 && var > 0 ? sqrt(var / (n - 1)) : 0;
+	r->ppl = exp(mean);
+	r->ppl_stderr = r->ppl * r->nll_stderr;
+	r->bits_per_token = mean / M_LN2;
+	r->bits_per_byte = a->n_bytes > 0 ? i128_d(a->nll) / SCALE / M_LN2 / (double)a->n_bytes : 0;
+	r->entropy_bits = i128_d(a->ent) / SCALE / n / M_LN2;
+	r->top1 = (double)a->n_top1 / n;
+}
+
+static json_t *i128_json(tfm_i128 v)
+{
+	char buf[48], *p = buf + sizeof(buf);
+	int neg = v < 0;
+	unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+	*--p = 0;
+	do {
+		*--p = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u);
+	if (neg)
+		*--p = '-';
+	return json_string(p);
+}
+
+static int i128_parse(const json_t *j, const char *key, tfm_i128 *out)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+	if (!s || !*s)
+		return tfm_seterr(TFM_E_FORMAT, "partial result: %s missing", key);
+	int neg = *s == '-';
+	s += neg;
+	unsigned __int128 u = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return tfm_seterr(TFM_E_FORMAT, "partial result: %s: not a number", key);
+		unsigned __int128 next = u * 10 + (unsigned)(*s - '0');
+		if (next / 10 != u)
+			return tfm_seterr(TFM_E_FORMAT, "partial result: %s: out of range", key);
+		u = next;
+	}
+	if (u >> 126)
+		return tfm_seterr(TFM_E_FORMAT, "partial result: %s: out of range", key);
+	*out = neg ? -(tfm_i128)u : (tfm_i128)u;
+	return TFM_OK;
+}
+
+json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a)
+{
+	json_t *j = json_pack("{sI sI sI so so so}", "n", (json_int_t)a->n, "n_top1",
+			      (json_int_t)a->n_top1, "n_bytes", (json_int_t)a->n_bytes,
+			      "nll_q32", i128_json(a->nll), "nll2_q64", i128_json(a->nll2),
+			      "ent_q32", i128_json(a->ent));
+	if (j && a->n_kl > 0) {
+		json_object_set_new(j, "n_kl", json_integer(a->n_kl));
+		json_object_set_new(j, "n_agree", json_integer(a->n_agree));
+		json_object_set_new(j, "kl_q32", i128_json(a->kl));
+		json_object_set_new(j, "kl2_q64", i128_json(a->kl2));
+	}
+	return j;
+}
+
+int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
+{
+	tfm_ppl_init(a);
+	json_t *n = json_object_get(j, "n"), *t = json_object_get(j, "n_top1"),
+	       *b = json_object_get(j, "n_bytes");
+	if (!json_is_integer(n) || !json_is_integer(t) || !json_is_integer(b))
+		return tfm_seterr(TFM_E_FORMAT, "partial result: n, n_top1, n_bytes missing");
+	a->n = json_integer_value(n);
+	a->n_top1 = json_integer_value(t);
+	a->n_bytes = json_integer_value(b);
+	if (a->n < 0 || a->n_top1 < 0 || a->n_top1 > a->n || a->n_bytes < 0)
+		return tfm_seterr(TFM_E_FORMAT, "partial result: bad counts");
+	int st;
+	if ((st = i128_parse(j, "nll_q32", &a->nll)) || (st = i128_parse(j, "nll2_q64", &a->nll2)) ||
+	    (st = i128_parse(j, "ent_q32", &a->ent)))
+		return st;
+	json_t *nk = json_object_get(j, "n_kl"), *na = json_object_get(j, "n_agree");
+	if (!nk)
+		return TFM_OK;
+	if (!json_is_integer(nk) || !json_is_integer(na) || json_integer_value(nk) < 0 ||
+	    json_integer_value(na) < 0 || json_integer_value(na) > json_integer_value(nk))
+		return tfm_seterr(TFM_E_FORMAT, "partial result: bad n_kl, n_agree");
+	a->n_kl = json_integer_value(nk);
+	a->n_agree = json_integer_value(na);
+	if ((st = i128_parse(j, "kl_q32", &a->kl)) || (st = i128_parse(j, "kl2_q64", &a->kl2)))
+		return st;
+	return TFM_OK;
+}

@@ -1,0 +1,170 @@
+/* test_eval.c: perplexity accumulators against hand-computed values. */
+#include "t.h"
+#include "eval/eval.h"
+
+static void t_uniform(void)
+{
+	/* Uniform over 8: nll ln 8, entropy 3 bits, argmax id 0 (lowest). */
+	float l[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f };
+	struct tfm_ppl_acc a;
+	struct tfm_ppl_result r;
+	tfm_ppl_init(&a);
+	tfm_ppl_add(&a, l, 8, 3, 2);
+	tfm_ppl_add(&a, l, 8, 0, 2);
+	tfm_ppl_result(&a, &r);
+	CHECK(r.tokens == 2);
+	CHECK_CLOSE(r.nll, log(8.0), 1e-9, 0);
+	CHECK_CLOSE(r.ppl, 8, 1e-8, 0);
+	CHECK_CLOSE(r.nll_stderr, 0, 1e-9, 0);
+	CHECK_CLOSE(r.bits_per_token, 3, 1e-9, 0);
+	CHECK_CLOSE(r.bits_per_byte, 1.5, 1e-9, 0); /* 6 bits over 4 bytes */
+	CHECK_CLOSE(r.entropy_bits, 3, 1e-9, 0);
+	CHECK_CLOSE(r.top1, 0.5, 0, 0);
+}
+
+static void t_two_way(void)
+{
+	/* p = (1/4, 3/4): target 1 costs ln(4/3); H = -(.25 ln .25 + .75 ln .75). */
+	float l[2] = { 0, logf(3.0f) };
+	struct tfm_ppl_acc a;
+	struct tfm_ppl_result r;
+	tfm_ppl_init(&a);
+	tfm_ppl_add(&a, l, 2, 1, 1);
+	tfm_ppl_result(&a, &r);
+	CHECK_CLOSE(r.nll, log(4.0 / 3.0), 1e-7, 0);
+	double h = -(0.25 * log(0.25) + 0.75 * log(0.75));
+	CHECK_CLOSE(r.entropy_bits, h / log(2.0), 1e-7, 0);
+	CHECK(r.top1 == 1);
+	/* Large logits do not overflow. */
+	float big[3] = { 1000, 1000, -1000 };
+	tfm_ppl_init(&a);
+	tfm_ppl_add(&a, big, 3, 1, 1);
+	tfm_ppl_result(&a, &r);
+	CHECK_CLOSE(r.nll, log(2.0), 1e-9, 0);
+	CHECK_CLOSE(r.entropy_bits, 1, 1e-9, 0);
+}
+
+static void t_stderr(void)
+{
+	/* nll 1 and 3: mean 2, E[x^2] - mean^2 = 5 - 4 = 1, se = sqrt(1 / 1) = 1,
+	 * ppl e^2 +/- e^2 (llama-perplexity's formula). */
+	struct tfm_ppl_acc a;
+	struct tfm_ppl_result r;
+	tfm_ppl_init(&a);
+	tfm_ppl_add_values(&a, 1, 0.5, 0, 1);
+	tfm_ppl_add_values(&a, 3, 1.5, 1, 3);
+	tfm_ppl_result(&a, &r);
+	CHECK_CLOSE(r.nll, 2, 1e-9, 0);
+	CHECK_CLOSE(r.nll_stderr, 1, 1e-9, 0);
+	CHECK_CLOSE(r.ppl, exp(2.0), 1e-9, 1e-12);
+	CHECK_CLOSE(r.ppl_stderr, exp(2.0), 1e-9, 1e-12);
+	CHECK_CLOSE(r.bits_per_byte, 4 / log(2.0) / 4, 1e-9, 0);
+	CHECK_CLOSE(r.entropy_bits, 1 / log(2.0), 1e-9, 0);
+	/* Four values 1, 2, 3, 4: mean 2.5, E[x^2] 7.5, var 1.25, se sqrt(1.25/3). */
+	tfm_ppl_init(&a);
+	for (int i = 1; i <= 4; i++)
+		tfm_ppl_add_values(&a, i, 0, 0, 1);
+	tfm_ppl_result(&a, &r);
+	CHECK_CLOSE(r.nll_stderr, sqrt(1.25 / 3), 1e-9, 0);
+	/* Nothing scored: zeros, no NaN. */
+	tfm_ppl_init(&a);
+	tfm_ppl_result(&a, &r);
+	CHECK(r.tokens == 0 && r.ppl == 0 && r.nll_stderr == 0);
+}
+
+static int acc_eq(const struct tfm_ppl_acc *x, const struct tfm_ppl_acc *y)
+{
+	return x->n == y->n && x->n_top1 == y->n_top1 && x->n_bytes == y->n_bytes &&
+	       x->nll == y->nll && x->nll2 == y->nll2 && x->ent == y->ent;
+}
+
+static void t_merge(void)
+{
+	/* Any split of the same tokens gives identical sums. */
+	struct tfm_ppl_acc whole, p[3];
+	tfm_ppl_init(&whole);
+	for (int k = 0; k < 3; k++)
+		tfm_ppl_init(&p[k]);
+	for (int i = 0; i < 1000; i++) {
+		double v = 0.1 + 7.3 * ((i * 7919) % 1000) / 1000.0;
+		tfm_ppl_add_values(&whole, v, v / 3, i % 3 == 0, i % 5);
+		tfm_ppl_add_values(&p[i % 3], v, v / 3, i % 3 == 0, i % 5);
+	}
+	struct tfm_ppl_acc m;
+	tfm_ppl_init(&m);
+	tfm_ppl_merge(&m, &p[2]);
+	tfm_ppl_merge(&m, &p[0]);
+	tfm_ppl_merge(&m, &p[1]);
+	CHECK(acc_eq(&m, &whole));
+	struct tfm_ppl_result r1, r2;
+	tfm_ppl_result(&m, &r1);
+	tfm_ppl_result(&whole, &r2);
+	CHECK(memcmp(&r1, &r2, sizeof(r1)) == 0);
+
+	/* JSON round trip, including values past 64 bits. */
+	json_t *j = tfm_ppl_acc_to_json(&whole);
+	CHECK(j != NULL);
+	struct tfm_ppl_acc back;
+	CHECK_OK(tfm_ppl_acc_from_json(&back, j));
+	CHECK(acc_eq(&back, &whole));
+	CHECK(whole.nll2 > (tfm_i128)INT64_MAX); /* the test reaches 128 bits */
+	json_object_set_new(j, "nll_q32", json_string("12x"));
+	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
+	json_object_set_new(j, "nll_q32", json_string("-5"));
+	CHECK_OK(tfm_ppl_acc_from_json(&back, j));
+	CHECK(back.nll == -5);
+	json_object_del(j, "n");
+	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
+	json_decref(j);
+}
+
+static void t_kl(void)
+{
+	struct tfm_ppl_acc a;
+	struct tfm_ppl_result r;
+	float lg[3] = { 1, 2, 3 }, lp[3];
+	tfm_ppl_init(&a);
+	tfm_log_softmax(lg, 3, lp);
+	double z = exp(1.0) + exp(2.0) + exp(3.0);
+	CHECK_CLOSE(lp[0], 1 - log(z), 1e-6, 0);
+	CHECK_CLOSE(lp[2], 3 - log(z), 1e-6, 0);
+	tfm_kl_add(&a, lp, lg, 3); /* same distribution: 0, argmax agrees */
+	tfm_ppl_result(&a, &r);
+	CHECK(r.kl_positions == 1);
+	CHECK_CLOSE(r.kld, 0, 1e-7, 0);
+	CHECK(r.top1_agree == 1);
+	/* base (1/2, 1/2), model (1/4, 3/4): 0.5 ln 2 + 0.5 ln(2/3) = 0.5 ln(4/3);
+	 * base argmax 0 (tie: lowest), model 1. */
+	float base[2] = { logf(0.5f), logf(0.5f) }, model[2] = { 0, logf(3.0f) };
+	tfm_ppl_init(&a);
+	tfm_kl_add(&a, base, model, 2);
+	tfm_ppl_result(&a, &r);
+	CHECK_CLOSE(r.kld, 0.5 * log(4.0 / 3.0), 1e-7, 0);
+	CHECK(r.top1_agree == 0);
+	/* Reverse direction differs: 0.25 ln(1/2) + 0.75 ln(3/2). */
+	float bp[2] = { logf(0.25f), logf(0.75f) }, ml[2] = { 0, 0 };
+	tfm_kl_add(&a, bp, ml, 2);
+	tfm_ppl_result(&a, &r);
+	double k2 = 0.25 * log(0.5) + 0.75 * log(1.5), k1 = 0.5 * log(4.0 / 3.0);
+	CHECK_CLOSE(r.kld, (k1 + k2) / 2, 1e-7, 0);
+	/* two values: se = sqrt(((k1^2+k2^2)/2 - mean^2) / 1) = |k1 - k2| / 2 */
+	CHECK_CLOSE(r.kld_stderr, fabs(k1 - k2) / 2, 1e-7, 0);
+	CHECK(r.top1_agree == 0); /* model argmax 0 (tie), base 1 */
+	/* The KL sums survive JSON and merge. */
+	json_t *j = tfm_ppl_acc_to_json(&a);
+	struct tfm_ppl_acc b, m;
+	CHECK_OK(tfm_ppl_acc_from_json(&b, j));
+	CHECK(b.n_kl == 2 && b.n_agree == 0 && b.kl == a.kl && b.kl2 == a.kl2);
+	tfm_ppl_init(&m);
+	tfm_ppl_merge(&m, &b);
+	tfm_ppl_merge(&m, &b);
+	CHECK(m.n_kl == 4 && m.kl == 2 * a.kl);
+	json_decref(j);
+}
+
+static const struct t_case t_cases[] = {
+	{ "kl", t_kl },
+	{ "uniform", t_uniform }, { "two_way", t_two_way }, { "stderr", t_stderr },
+	{ "merge", t_merge },
+};
+T_MAIN(t_cases)
