@@ -1,0 +1,629 @@
+/* tfm-ppl: perplexity and related measures of a model on a text, with gates
+ * for CI and exact sharding.  Options and glue only; the accumulators are in
+ * lib/eval.  Chunked mode is llama.cpp's llama-perplexity, so its
+ * "Final estimate" line can be compared with llama.cpp's; see man/tfm-ppl.1. */
+#include "common.h"
+#include "eval/eval.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+	"usage: tfm-ppl -m MODEL [-hqVv] [-b N] [-c N] [-F text | json | jsonl] [-f FILE]\n"
+	"               [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
+	"               [--max-ppl X] [--mode chunked | strided] [--save-logits FILE]\n"
+	"               [--set KEY=VALUE] [--shard I/N] [--stride S] [--tolerance PCT]\n"
+	"               [--vocab FILE]\n"
+	"       tfm-ppl --merge [-hqVv] [-F text | json | jsonl] [--baseline FILE]\n"
+	"               [--max-ppl X] [--tolerance PCT] FILE ...\n";
+
+enum { O_BASE = 256, O_CHUNKS, O_MAXPPL, O_MODE, O_SET, O_SHARD, O_STRIDE, O_TOL, O_VOCAB,
+       O_MERGE, O_KLBASE, O_SAVE };
+
+static const struct option longopts[] = {
+	{ "batch", required_argument, NULL, 'b' },
+	{ "ctx", required_argument, NULL, 'c' },
+	{ "format", required_argument, NULL, 'F' },
+	{ "file", required_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "baseline", required_argument, NULL, O_BASE },
+	{ "chunks", required_argument, NULL, O_CHUNKS },
+	{ "kl-base", required_argument, NULL, O_KLBASE },
+	{ "max-ppl", required_argument, NULL, O_MAXPPL },
+	{ "merge", no_argument, NULL, O_MERGE },
+	{ "mode", required_argument, NULL, O_MODE },
+	{ "save-logits", required_argument, NULL, O_SAVE },
+	{ "set", required_argument, NULL, O_SET },
+	{ "shard", required_argument, NULL, O_SHARD },
+	{ "stride", required_argument, NULL, O_STRIDE },
+	{ "tolerance", required_argument, NULL, O_TOL },
+	{ "vocab", required_argument, NULL, O_VOCAB },
+	{ NULL, 0, NULL, 0 },
+};
+
+enum { FMT_TEXT, FMT_JSON, FMT_JSONL };
+
+/* What identifies a measurement: two results can be compared or merged
+ * only when all of this agrees. */
+struct meta {
+	char model[256];     /* file name of the model, without directories */
+	char text_hash[17];  /* FNV-1a 64 of the text bytes, hex */
+	int64_t text_bytes, text_tokens, ctx, stride, windows;
+	char mode[16];
+	int64_t shard_i, shard_n; /* shard_n 0: whole */
+};
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static json_t *result_json(const struct meta *m, const struct tfm_ppl_acc *a)
+{
+	struct tfm_ppl_result r;
+	tfm_ppl_result(a, &r);
+	json_t *j = json_pack("{ss ss sI sI sI sI ss sI sI}", "model", m->model, "text_hash",
+			      m->text_hash, "text_bytes", (json_int_t)m->text_bytes, "text_tokens",
+			      (json_int_t)m->text_tokens, "tokens", (json_int_t)r.tokens, "ctx",
+			      (json_int_t)m->ctx, "mode", m->mode, "stride", (json_int_t)m->stride,
+			      "windows", (json_int_t)m->windows);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "nll", json_real(r.nll));
+	json_object_set_new(j, "nll_stderr", json_real(r.nll_stderr));
+	json_object_set_new(j, "ppl", json_real(r.ppl));
+	json_object_set_new(j, "ppl_stderr", json_real(r.ppl_stderr));
+	json_object_set_new(j, "bits_per_token", json_real(r.bits_per_token));
+	json_object_set_new(j, "bits_per_byte", json_real(r.bits_per_byte));
+	json_object_set_new(j, "entropy_bits", json_real(r.entropy_bits));
+	json_object_set_new(j, "top1", json_real(r.top1));
+	if (r.kl_positions) {
+		json_object_set_new(j, "kld", json_real(r.kld));
+		json_object_set_new(j, "kld_stderr", json_real(r.kld_stderr));
+		json_object_set_new(j, "top1_agree", json_real(r.top1_agree));
+	}
+	if (m->shard_n) {
+		char s[48];
+		snprintf(s, sizeof(s), "%lld/%lld", (long long)m->shard_i, (long long)m->shard_n);
+		json_object_set_new(j, "shard", json_string(s));
+	}
+	json_object_set_new(j, "sums", tfm_ppl_acc_to_json(a));
+	return j;
+}
+
+static int meta_from_json(struct meta *m, const json_t *j, const char *name)
+{
+	memset(m, 0, sizeof(*m));
+	const char *model = json_string_value(json_object_get(j, "model"));
+	const char *hash = json_string_value(json_object_get(j, "text_hash"));
+	const char *mode = json_string_value(json_object_get(j, "mode"));
+	json_t *tb = json_object_get(j, "text_bytes"), *tt = json_object_get(j, "text_tokens"),
+	       *c = json_object_get(j, "ctx"), *s = json_object_get(j, "stride"),
+	       *w = json_object_get(j, "windows");
+	if (!model || !hash || !mode || !json_is_integer(tb) || !json_is_integer(tt) ||
+	    !json_is_integer(c) || !json_is_integer(s) || !json_is_integer(w))
+		return tfm_seterr(TFM_E_FORMAT, "%s: not a tfm-ppl -F json result", name);
+	snprintf(m->model, sizeof(m->model), "%s", model);
+	snprintf(m->text_hash, sizeof(m->text_hash), "%s", hash);
+	snprintf(m->mode, sizeof(m->mode), "%s", mode);
+	m->text_bytes = json_integer_value(tb);
+	m->text_tokens = json_integer_value(tt);
+	m->ctx = json_integer_value(c);
+	m->stride = json_integer_value(s);
+	m->windows = json_integer_value(w);
+	const char *sh = json_string_value(json_object_get(j, "shard"));
+	if (sh) {
+		long long i, n;
+		char end;
+		if (sscanf(sh, "%lld/%lld%c", &i, &n, &end) != 2 || n < 1 || i < 0 || i >= n)
+			return tfm_seterr(TFM_E_FORMAT, "%s: bad shard '%s'", name, sh);
+		m->shard_i = i;
+		m->shard_n = n;
+	}
+	return TFM_OK;
+}
+
+/* Same model, text and settings (shards aside)? */
+static int meta_same(const struct meta *a, const struct meta *b)
+{
+	return !strcmp(a->model, b->model) && !strcmp(a->text_hash, b->text_hash) &&
+	       a->text_bytes == b->text_bytes && a->ctx == b->ctx && a->stride == b->stride &&
+	       !strcmp(a->mode, b->mode) && a->windows == b->windows;
+}
+
+static int load_json(const char *path, json_t **out)
+{
+	struct tfm_blob b;
+	int st = tfm_blob_open(&b, path);
+	if (st)
+		return st;
+	json_error_t e;
+	*out = json_loadb((const char *)b.data, b.size, 0, &e);
+	tfm_blob_close(&b);
+	if (!*out || !json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", path, e.line,
+				  e.text[0] ? e.text : "not a JSON object");
+	}
+	return TFM_OK;
+}
+
+struct opts {
+	const char *model, *vocab, *file, *baseline, *kl_base, *save_logits;
+	int64_t ctx, batch, threads, stride, chunks, shard_i, shard_n;
+	double tolerance, max_ppl;
+	int fmt, strided, verbose;
+	const char **set;
+	int n_set;
+};
+
+/* Print the result; then the gates.  Returns the exit code. */
+static int report(const struct opts *o, const struct meta *m, const struct tfm_ppl_acc *a)
+{
+	struct tfm_ppl_result r;
+	tfm_ppl_result(a, &r);
+	if (o->fmt == FMT_TEXT) {
+		printf("tokens: %lld\n", (long long)r.tokens);
+		printf("nll: %.6f +/- %.6f\n", r.nll, r.nll_stderr);
+		printf("bits_per_token: %.6f\n", r.bits_per_token);
+		printf("bits_per_byte: %.6f\n", r.bits_per_byte);
+		printf("entropy_bits: %.6f\n", r.entropy_bits);
+		printf("top1: %.6f\n", r.top1);
+		if (r.kl_positions) {
+			printf("kld: %.6f +/- %.6f\n", r.kld, r.kld_stderr);
+			printf("top1_agree: %.6f\n", r.top1_agree);
+		}
+		printf("Final estimate: PPL = %.4f +/- %.5f\n", r.ppl, r.ppl_stderr);
+	} else {
+		json_t *j = result_json(m, a);
+		if (!j)
+			return cmd_fail(tfm_seterr(TFM_E_NOMEM, "out of memory"));
+		char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+		json_decref(j);
+		if (!s)
+			return cmd_fail(tfm_seterr(TFM_E_NOMEM, "out of memory"));
+		puts(s);
+		free(s);
+	}
+	int rc = cmd_close_stdout();
+	if (rc)
+		return rc;
+	if (o->baseline) {
+		json_t *bj;
+		struct meta bm;
+		int st = load_json(o->baseline, &bj);
+		if (!st)
+			st = meta_from_json(&bm, bj, o->baseline);
+		double bppl = st ? 0 : json_number_value(json_object_get(bj, "ppl"));
+		json_decref(bj);
+		if (st)
+			return cmd_fail(st);
+		if (bm.shard_n || !meta_same(&bm, m))
+			return cmd_fail(tfm_seterr(TFM_E_FORMAT,
+				"%s: baseline is for another model, text or settings (%s, ctx %lld, %s)",
+				o->baseline, bm.model, (long long)bm.ctx, bm.mode));
+		if (!(bppl > 0))
+			return cmd_fail(tfm_seterr(TFM_E_FORMAT, "%s: no ppl", o->baseline));
+		double limit = bppl * (1 + o->tolerance / 100);
+		if (r.ppl > limit) {
+			fprintf(stderr, "%s: gate failed: ppl %.4f is worse than baseline %.4f by %.3f%% (tolerance %g%%)\n",
+				prog, r.ppl, bppl, (r.ppl / bppl - 1) * 100, o->tolerance);
+			return 1;
+		}
+	}
+	if (o->max_ppl > 0 && r.ppl > o->max_ppl) {
+		fprintf(stderr, "%s: gate failed: ppl %.4f > %g\n", prog, r.ppl, o->max_ppl);
+		return 1;
+	}
+	return 0;
+}
+
+static int merge(const struct opts *o, int n, char **files)
+{
+	struct meta m0 = { 0 }, m;
+	struct tfm_ppl_acc total, part;
+	tfm_ppl_init(&total);
+	uint8_t *seen = NULL;
+	int st = TFM_OK;
+	for (int i = 0; i < n; i++) {
+		json_t *j;
+		if ((st = load_json(files[i], &j)))
+			goto done;
+		st = meta_from_json(&m, j, files[i]);
+		if (!st)
+			st = tfm_ppl_acc_from_json(&part, json_object_get(j, "sums"));
+		json_decref(j);
+		if (st) {
+			tfm_adderr(st, "%s", files[i]);
+			goto done;
+		}
+		if (!m.shard_n) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: not a shard (no \"shard\")", files[i]);
+			goto done;
+		}
+		if (i == 0) {
+			m0 = m;
+			seen = tfm_calloc((size_t)m.shard_n, 1);
+			if (!seen) {
+				st = TFM_E_NOMEM;
+				goto done;
+			}
+		} else if (!meta_same(&m0, &m) || m.shard_n != m0.shard_n) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: another model, text or settings than %s",
+					files[i], files[0]);
+			goto done;
+		}
+		if (seen[m.shard_i]++) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: shard %lld/%lld given twice", files[i],
+					(long long)m.shard_i, (long long)m.shard_n);
+			goto done;
+		}
+		tfm_ppl_merge(&total, &part);
+	}
+	for (int64_t i = 0; i < m0.shard_n; i++)
+		if (!seen[i]) {
+			st = tfm_seterr(TFM_E_FORMAT, "shard %lld/%lld is missing", (long long)i,
+					(long long)m0.shard_n);
+			goto done;
+		}
+done:
+	free(seen);
+	if (st)
+		return cmd_fail(st);
+	m0.shard_i = m0.shard_n = 0;
+	return report(o, &m0, &total);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* --save-logits / --kl-base files: one JSON header line saying what was
+ * measured, then per scored position n_vocab float32 log-probabilities
+ * (host byte order).  A name ending in .zst is written compressed; input
+ * zstd is recognised by its magic. */
+static json_t *logits_header(const struct meta *m, int64_t n_vocab, int64_t positions)
+{
+	char sh[48] = "";
+	if (m->shard_n)
+		snprintf(sh, sizeof(sh), "%lld/%lld", (long long)m->shard_i, (long long)m->shard_n);
+	return json_pack("{si sI sI ss sI ss sI sI sI ss}", "tfm_logprobs", 1, "n_vocab",
+			 (json_int_t)n_vocab, "positions", (json_int_t)positions, "text_hash",
+			 m->text_hash, "text_bytes", (json_int_t)m->text_bytes, "mode", m->mode,
+			 "ctx", (json_int_t)m->ctx, "stride", (json_int_t)m->stride, "windows",
+			 (json_int_t)m->windows, "shard", sh);
+}
+
+/* Check that base (a blob holding a --save-logits file) is for the same
+ * text, settings and vocabulary; *data points at the first record. */
+static int kl_base_check(const struct tfm_blob *b, const json_t *want, const uint8_t **data)
+{
+	const uint8_t *nl = memchr(b->data, '\n', b->size < 65536 ? b->size : 65536);
+	json_error_t e;
+	json_t *h = nl ? json_loadb((const char *)b->data, (size_t)(nl - b->data), 0, &e) : NULL;
+	int st = TFM_OK;
+	if (!h || json_integer_value(json_object_get(h, "tfm_logprobs")) != 1) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: not a tfm-ppl --save-logits file", b->name);
+		goto done;
+	}
+	if (!json_equal(h, want)) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: saved for another text, vocabulary or settings "
+				"(-c, --mode, --stride, --chunks, --shard)", b->name);
+		goto done;
+	}
+	size_t rec = (size_t)json_integer_value(json_object_get(h, "n_vocab")) * sizeof(float);
+	size_t n = (size_t)json_integer_value(json_object_get(h, "positions"));
+	size_t off = (size_t)(nl - b->data) + 1;
+	if (b->size - off != rec * n) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: truncated (%zu bytes of records, want %zu)",
+				b->name, b->size - off, rec * n);
+		goto done;
+	}
+	*data = b->data + off;
+done:
+	json_decref(h);
+	return st;
+}
+
+/* Evaluate the model over the text and accumulate. */
+static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *total)
+{
+	struct tfm_model *model = NULL;
+	struct tfm_ctx *c = NULL;
+	struct tfm_blob text = { 0 }, kb = { 0 };
+	struct tfm_out *save = NULL;
+	json_t *hdr = NULL;
+	const uint8_t *base = NULL;
+	int32_t *ids = NULL, *win = NULL;
+	float *logits = NULL, *lp = NULL;
+	size_t n_ids = 0;
+	int st;
+	struct tfm_model_opts mo = { .n_threads = (int)o->threads, .vocab = o->vocab, .set = o->set,
+				     .n_set = o->n_set };
+
+	if ((st = tfm_blob_open(&text, o->file ? o->file : "-")))
+		goto done;
+	size_t len = text.size;
+	if (len && text.data[len - 1] == '\n') /* as llama.cpp's -f */
+		len--;
+	if ((st = tfm_model_open(&model, o->model, &mo)))
+		goto done;
+	const struct tfm_tokenizer *tok = tfm_model_tokenizer(model);
+	if (!tok) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: the model has no tokenizer%s", o->model,
+				o->vocab ? "" : " (llama2.c checkpoints need --vocab)");
+		goto done;
+	}
+	int add_bos = tfm_tokenizer_add_bos(tok);
+	int32_t bos = tfm_tokenizer_bos(tok);
+	if ((st = tfm_tokenize(tok, (const char *)text.data, len, add_bos, &ids, &n_ids)))
+		goto done;
+	int64_t n_vocab = tfm_model_spec(model)->n_vocab, ctx = o->ctx;
+	int64_t stride = o->strided ? (o->stride ? o->stride : ctx / 2) : ctx;
+	if (stride < 1 || stride >= ctx + !o->strided) {
+		st = tfm_seterr(TFM_E_INVAL, "--stride %lld: must be between 1 and %lld",
+				(long long)stride, (long long)ctx - 1);
+		goto done;
+	}
+	/* Windows and the positions scored in each (the logits at position j
+	 * predict token j + 1 of the window). */
+	int64_t n_win, first;
+	if (!o->strided) {
+		if ((int64_t)n_ids < 2 * ctx) {
+			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; -c %lld needs at least %lld",
+					n_ids, (long long)ctx, (long long)(2 * ctx));
+			goto done;
+		}
+		n_win = (int64_t)n_ids / ctx;
+		first = ctx / 2;
+	} else {
+		if ((int64_t)n_ids <= ctx) {
+			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; -c %lld needs more",
+					n_ids, (long long)ctx);
+			goto done;
+		}
+		n_win = ((int64_t)n_ids - ctx) / stride + 1;
+		first = ctx - stride - 1;
+	}
+	if (o->chunks > 0 && o->chunks < n_win)
+		n_win = o->chunks;
+	snprintf(m->model, sizeof(m->model), "%s",
+		 strrchr(o->model, '/') ? strrchr(o->model, '/') + 1 : o->model);
+	snprintf(m->text_hash, sizeof(m->text_hash), "%016llx",
+		 (unsigned long long)fnv1a(text.data, text.size));
+	snprintf(m->mode, sizeof(m->mode), "%s", o->strided ? "strided" : "chunked");
+	m->text_bytes = (int64_t)text.size;
+	m->text_tokens = (int64_t)n_ids;
+	m->ctx = ctx;
+	m->stride = stride;
+	m->windows = n_win;
+	m->shard_i = o->shard_i;
+	m->shard_n = o->shard_n;
+	int64_t w0 = 0, w1 = n_win;
+	if (o->shard_n) {
+		w0 = n_win * o->shard_i / o->shard_n;
+		w1 = n_win * (o->shard_i + 1) / o->shard_n;
+	}
+	int64_t batch = o->batch ? o->batch : ctx;
+	if (batch > ctx)
+		batch = ctx;
+	logits = tfm_malloc((size_t)batch * (size_t)n_vocab * sizeof(float));
+	win = tfm_malloc((size_t)ctx * sizeof(int32_t));
+	lp = tfm_malloc((size_t)n_vocab * sizeof(float));
+	if (!logits || !win || !lp) {
+		st = TFM_E_NOMEM;
+		goto done;
+	}
+	if (o->save_logits || o->kl_base) {
+		hdr = logits_header(m, n_vocab, (w1 - w0) * (ctx - 1 - first));
+		if (!hdr) {
+			st = tfm_seterr(TFM_E_NOMEM, "out of memory");
+			goto done;
+		}
+	}
+	if (o->kl_base) {
+		if ((st = tfm_blob_open(&kb, o->kl_base)) || (st = kl_base_check(&kb, hdr, &base)))
+			goto done;
+	}
+	if (o->save_logits) {
+		size_t nl = strlen(o->save_logits);
+		int z = nl > 4 && !strcmp(o->save_logits + nl - 4, ".zst");
+		char *h = json_dumps(hdr, JSON_COMPACT | JSON_SORT_KEYS);
+		if (!h) {
+			st = tfm_seterr(TFM_E_NOMEM, "out of memory");
+			goto done;
+		}
+		if (!(st = tfm_out_open(&save, o->save_logits, z)))
+			st = tfm_out_printf(save, "%s\n", h);
+		free(h);
+		if (st)
+			goto done;
+	}
+	int64_t row = 0; /* scored positions so far, for the logits files */
+	if ((st = tfm_ctx_new(&c, model, ctx)))
+		goto done;
+	tfm_log(TFM_LOG_INFO, "%zu tokens, %lld windows of %lld (%s), scoring from position %lld",
+		n_ids, (long long)n_win, (long long)ctx, m->mode, (long long)first);
+	double t0 = now();
+	for (int64_t w = w0; w < w1; w++) {
+		memcpy(win, ids + w * stride, (size_t)ctx * sizeof(int32_t));
+		if (add_bos && bos >= 0)
+			win[0] = bos; /* as llama-perplexity: BOS replaces the first token */
+		tfm_ctx_reset(c);
+		struct tfm_ppl_acc acc;
+		tfm_ppl_init(&acc);
+		for (int64_t j0 = 0; j0 < ctx; j0 += batch) {
+			int64_t nb = ctx - j0 < batch ? ctx - j0 : batch;
+			int need = j0 + nb > first;
+			if ((st = tfm_eval(c, win + j0, nb, need ? logits : NULL, need))) {
+				/* e.g. -c past learned positions: the input, not usage */
+				if (st == TFM_E_INVAL)
+					st = tfm_adderr(TFM_E_FORMAT, "-c %lld", (long long)ctx);
+				goto done;
+			}
+			for (int64_t k = 0; need && k < nb; k++) {
+				int64_t j = j0 + k;
+				if (j < first || j >= ctx - 1)
+					continue;
+				char piece[512];
+				int nbytes = tfm_token_decode(tok, win[j], win[j + 1], piece, sizeof(piece));
+				const float *lg = logits + k * n_vocab;
+				tfm_ppl_add(&acc, lg, n_vocab, win[j + 1], nbytes > 0 ? nbytes : 0);
+				if (save) {
+					tfm_log_softmax(lg, n_vocab, lp);
+					if ((st = tfm_out_write(save, lp, (size_t)n_vocab * sizeof(float))))
+						goto done;
+				}
+				if (base) {
+					size_t rb = (size_t)n_vocab * sizeof(float);
+					memcpy(lp, base + (size_t)row * rb, rb);
+					tfm_kl_add(&acc, lp, lg, n_vocab);
+				}
+				row++;
+			}
+		}
+		tfm_ppl_merge(total, &acc);
+		if (o->fmt == FMT_JSONL) {
+			struct tfm_ppl_result r;
+			tfm_ppl_result(&acc, &r);
+			printf("{\"window\":%lld,\"tokens\":%lld,\"nll\":%.17g,\"ppl\":%.17g}\n",
+			       (long long)w, (long long)r.tokens, r.nll, r.ppl);
+		}
+		if (o->verbose > 0) {
+			struct tfm_ppl_result r;
+			tfm_ppl_result(total, &r);
+			double dt = now() - t0;
+			fprintf(stderr, "[%lld] %.4f (%.2f s/window)\n", (long long)(w + 1), r.ppl,
+				dt / (double)(w - w0 + 1));
+		}
+	}
+	if (o->verbose > 0)
+		fprintf(stderr, "%s: %lld windows in %.2f s\n", prog, (long long)(w1 - w0), now() - t0);
+	if (save) {
+		st = tfm_out_commit(save);
+		save = NULL;
+	}
+done:
+	if (save)
+		tfm_out_abort(save);
+	json_decref(hdr);
+	tfm_blob_close(&kb);
+	free(lp);
+	free(ids);
+	free(win);
+	free(logits);
+	tfm_ctx_free(c);
+	tfm_model_close(model);
+	tfm_blob_close(&text);
+	return st;
+}
+
+int main(int argc, char **argv)
+{
+	cmd_init("tfm-ppl");
+	struct opts o = { .ctx = 512, .tolerance = 0 };
+	const char *format = "text", *mode = "chunked";
+	int do_merge = 0, have_tol = 0, rc;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "F:Vb:c:f:hm:qt:v", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'F': format = optarg; break;
+		case 'V': cmd_version(); return cmd_close_stdout();
+		case 'b': if ((rc = cmd_opt_i64("-b", optarg, 1, INT32_MAX, &o.batch))) return rc; break;
+		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 2, INT32_MAX, &o.ctx))) return rc; break;
+		case 'f': o.file = optarg; break;
+		case 'h': fputs(usage, stdout); return cmd_close_stdout();
+		case 'm': o.model = optarg; break;
+		case 'q': tfm_log_set_level(TFM_LOG_ERROR); o.verbose = -1; break;
+		case 't': if ((rc = cmd_opt_i64("-t", optarg, 0, 1024, &o.threads))) return rc; break;
+		case 'v': tfm_log_set_level(TFM_LOG_INFO); o.verbose = 1; break;
+		case O_BASE: o.baseline = optarg; break;
+		case O_CHUNKS: if ((rc = cmd_opt_i64("--chunks", optarg, 1, INT64_MAX, &o.chunks))) return rc; break;
+		case O_KLBASE: o.kl_base = optarg; break;
+		case O_SAVE: o.save_logits = optarg; break;
+		case O_MAXPPL: if ((rc = cmd_opt_f64("--max-ppl", optarg, 1, 1e300, &o.max_ppl))) return rc; break;
+		case O_MERGE: do_merge = 1; break;
+		case O_MODE: mode = optarg; break;
+		case O_SET: {
+			const char **ns = realloc(o.set, (size_t)(o.n_set + 1) * sizeof(*o.set));
+			if (!ns)
+				return cmd_fail(tfm_seterr(TFM_E_NOMEM, "out of memory"));
+			o.set = ns;
+			o.set[o.n_set++] = optarg;
+			break;
+		}
+		case O_SHARD: {
+			long long i, n;
+			char end;
+			if (sscanf(optarg, "%lld/%lld%c", &i, &n, &end) != 2 || n < 1 || i < 0 || i >= n)
+				return cmd_usage_error(usage, "--shard %s: want I/N with 0 <= I < N", optarg);
+			o.shard_i = i;
+			o.shard_n = n;
+			break;
+		}
+		case O_STRIDE: if ((rc = cmd_opt_i64("--stride", optarg, 1, INT32_MAX, &o.stride))) return rc; break;
+		case O_TOL:
+			if ((rc = cmd_opt_f64("--tolerance", optarg, 0, 1e6, &o.tolerance)))
+				return rc;
+			have_tol = 1;
+			break;
+		case O_VOCAB: o.vocab = optarg; break;
+		default: fputs(usage, stderr); return 64;
+		}
+	}
+	if (!strcmp(format, "text"))
+		o.fmt = FMT_TEXT;
+	else if (!strcmp(format, "json"))
+		o.fmt = FMT_JSON;
+	else if (!strcmp(format, "jsonl"))
+		o.fmt = FMT_JSONL;
+	else
+		return cmd_usage_error(usage, "-F: unknown format '%s' (text, json, jsonl)", format);
+	if (!strcmp(mode, "strided"))
+		o.strided = 1;
+	else if (strcmp(mode, "chunked"))
+		return cmd_usage_error(usage, "--mode: unknown mode '%s' (chunked, strided)", mode);
+	if (have_tol && !o.baseline)
+		return cmd_usage_error(usage, "--tolerance needs --baseline");
+	if (o.stride && !o.strided)
+		return cmd_usage_error(usage, "--stride needs --mode strided");
+	if (do_merge) {
+		if (o.model || o.file || o.shard_n)
+			return cmd_usage_error(usage, "--merge takes result files only");
+		if (optind >= argc)
+			return cmd_usage_error(usage, "--merge needs result files");
+		rc = merge(&o, argc - optind, argv + optind);
+		free(o.set);
+		return rc;
+	}
+	if (optind < argc)
+		return cmd_usage_error(usage, "unexpected argument: %s", argv[optind]);
+	if (!o.model)
+		return cmd_usage_error(usage, "-m model is required");
+
+	struct meta m = { 0 };
+	struct tfm_ppl_acc total;
+	tfm_ppl_init(&total);
+	int st = measure(&o, &m, &total);
+	free(o.set);
+	if (st)
+		return cmd_fail(st);
+	return report(&o, &m, &total);
+}
