@@ -60,6 +60,9 @@ struct meta {
 	int64_t text_bytes, text_tokens, ctx, stride, windows;
 	char mode[16];
 	int64_t shard_i, shard_n; /* shard_n 0: whole */
+	char tokens_hash[17];     /* FNV-1a 64 of the token ids: the tokenizer */
+	int have_pct;             /* KL percentiles known (not after --merge) */
+	double kl_median, kl_p99;
 };
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
@@ -90,9 +93,20 @@ static json_t *result_json(const struct meta *m, const struct tfm_ppl_acc *a)
 	json_object_set_new(j, "entropy_bits", json_real(r.entropy_bits));
 	json_object_set_new(j, "top1", json_real(r.top1));
 	if (r.kl_positions) {
-		json_object_set_new(j, "kld", json_real(r.kld));
-		json_object_set_new(j, "kld_stderr", json_real(r.kld_stderr));
-		json_object_set_new(j, "top1_agree", json_real(r.top1_agree));
+		json_t *k = json_object();
+		json_object_set_new(k, "positions", json_integer(r.kl_positions));
+		json_object_set_new(k, "mean", json_real(r.kld));
+		json_object_set_new(k, "stderr", json_real(r.kld_stderr));
+		if (m->have_pct) {
+			json_object_set_new(k, "median", json_real(m->kl_median));
+			json_object_set_new(k, "p99", json_real(m->kl_p99));
+		}
+		json_object_set_new(k, "max", json_real(r.kld_max));
+		json_object_set_new(k, "same_top1", json_real(r.top1_agree));
+		json_object_set_new(k, "dp_mean", json_real(r.dp_mean));
+		json_object_set_new(k, "dp_rms", json_real(r.dp_rms));
+		json_object_set_new(k, "ln_ppl_ratio", json_real(r.ln_ppl_ratio));
+		json_object_set_new(j, "kl", k);
 	}
 	if (m->shard_n) {
 		char s[48];
@@ -183,8 +197,16 @@ static int report(const struct opts *o, const struct meta *m, const struct tfm_p
 		printf("entropy_bits: %.6f\n", r.entropy_bits);
 		printf("top1: %.6f\n", r.top1);
 		if (r.kl_positions) {
-			printf("kld: %.6f +/- %.6f\n", r.kld, r.kld_stderr);
-			printf("top1_agree: %.6f\n", r.top1_agree);
+			printf("kl_mean: %.6f +/- %.6f\n", r.kld, r.kld_stderr);
+			if (m->have_pct) {
+				printf("kl_median: %.6f\n", m->kl_median);
+				printf("kl_p99: %.6f\n", m->kl_p99);
+			}
+			printf("kl_max: %.6f\n", r.kld_max);
+			printf("same_top1: %.6f\n", r.top1_agree);
+			printf("dp_mean: %.6f\n", r.dp_mean);
+			printf("dp_rms: %.6f\n", r.dp_rms);
+			printf("ln_ppl_ratio: %.6f\n", r.ln_ppl_ratio);
 		}
 		printf("Final estimate: PPL = %.4f +/- %.5f\n", r.ppl, r.ppl_stderr);
 	} else {
@@ -294,40 +316,78 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* --save-logits / --kl-base files: one JSON header line saying what was
- * measured, then per scored position n_vocab float32 log-probabilities
- * (host byte order).  A name ending in .zst is written compressed; input
- * zstd is recognised by its magic. */
+/* --save-logits / --kl-base files (formats/logprobs.md): zstd-compressed;
+ * one JSON header line saying what was measured (text, tokens, settings),
+ * then per scored position a record of the base's top-K distribution
+ * (struct tfm_logprobs): f32 logp_target, f32 logp_rest, i32 id[k],
+ * f32 logp[k], little-endian. */
 static json_t *logits_header(const struct meta *m, int64_t n_vocab, int64_t positions)
 {
 	char sh[48] = "";
 	if (m->shard_n)
 		snprintf(sh, sizeof(sh), "%lld/%lld", (long long)m->shard_i, (long long)m->shard_n);
-	return json_pack("{si sI sI ss sI ss sI sI sI ss}", "tfm_logprobs", 1, "n_vocab",
-			 (json_int_t)n_vocab, "positions", (json_int_t)positions, "text_hash",
-			 m->text_hash, "text_bytes", (json_int_t)m->text_bytes, "mode", m->mode,
+	int64_t k = n_vocab < TFM_LOGPROBS_K ? n_vocab : TFM_LOGPROBS_K;
+	return json_pack("{si ss sI sI sI ss ss sI ss sI sI sI ss}", "tfm_logprobs", 2, "format",
+			 "topk", "k", (json_int_t)k, "n_vocab", (json_int_t)n_vocab, "positions",
+			 (json_int_t)positions, "text_hash", m->text_hash, "tokens_hash",
+			 m->tokens_hash, "text_bytes", (json_int_t)m->text_bytes, "mode", m->mode,
 			 "ctx", (json_int_t)m->ctx, "stride", (json_int_t)m->stride, "windows",
 			 (json_int_t)m->windows, "shard", sh);
 }
 
+static size_t record_bytes(int64_t k) { return 8 + 8 * (size_t)k; }
+
+static int write_record(struct tfm_out *o, const struct tfm_logprobs *r)
+{
+	int st = tfm_out_write(o, &r->logp_target, 4);
+	if (!st)
+		st = tfm_out_write(o, &r->logp_rest, 4);
+	if (!st)
+		st = tfm_out_write(o, r->id, 4 * (size_t)r->k);
+	if (!st)
+		st = tfm_out_write(o, r->logp, 4 * (size_t)r->k);
+	return st;
+}
+
+static int read_record(const uint8_t *p, int64_t k, int64_t n_vocab, struct tfm_logprobs *r,
+		       const char *name)
+{
+	memcpy(&r->logp_target, p, 4);
+	memcpy(&r->logp_rest, p + 4, 4);
+	memcpy(r->id, p + 8, 4 * (size_t)k);
+	memcpy(r->logp, p + 8 + 4 * (size_t)k, 4 * (size_t)k);
+	r->k = (int32_t)k;
+	for (int64_t j = 0; j < k; j++)
+		if (r->id[j] < 0 || r->id[j] >= n_vocab)
+			return tfm_seterr(TFM_E_FORMAT, "%s: token id %d out of range", name, r->id[j]);
+	return TFM_OK;
+}
+
 /* Check that base (a blob holding a --save-logits file) is for the same
- * text, settings and vocabulary; *data points at the first record. */
+ * text, tokens, settings and vocabulary; *data points at the first record. */
 static int kl_base_check(const struct tfm_blob *b, const json_t *want, const uint8_t **data)
 {
 	const uint8_t *nl = memchr(b->data, '\n', b->size < 65536 ? b->size : 65536);
 	json_error_t e;
 	json_t *h = nl ? json_loadb((const char *)b->data, (size_t)(nl - b->data), 0, &e) : NULL;
 	int st = TFM_OK;
-	if (!h || json_integer_value(json_object_get(h, "tfm_logprobs")) != 1) {
+	if (!h || json_integer_value(json_object_get(h, "tfm_logprobs")) != 2) {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: not a tfm-ppl --save-logits file", b->name);
 		goto done;
 	}
+	if (strcmp(json_string_value(json_object_get(h, "tokens_hash")) ?: "",
+		   json_string_value(json_object_get(want, "tokens_hash")) ?: "") ||
+	    json_integer_value(json_object_get(h, "n_vocab")) !=
+		    json_integer_value(json_object_get(want, "n_vocab"))) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: saved from another text or tokenizer", b->name);
+		goto done;
+	}
 	if (!json_equal(h, want)) {
-		st = tfm_seterr(TFM_E_FORMAT, "%s: saved for another text, vocabulary or settings "
+		st = tfm_seterr(TFM_E_FORMAT, "%s: saved with other settings "
 				"(-c, --mode, --stride, --chunks, --shard)", b->name);
 		goto done;
 	}
-	size_t rec = (size_t)json_integer_value(json_object_get(h, "n_vocab")) * sizeof(float);
+	size_t rec = record_bytes(json_integer_value(json_object_get(h, "k")));
 	size_t n = (size_t)json_integer_value(json_object_get(h, "positions"));
 	size_t off = (size_t)(nl - b->data) + 1;
 	if (b->size - off != rec * n) {
@@ -341,6 +401,19 @@ done:
 	return st;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of n sorted values (nearest rank). */
+static double quantile(const double *v, size_t n, double q)
+{
+	size_t i = (size_t)ceil(q * (double)n);
+	return v[i ? i - 1 : 0];
+}
+
 /* Evaluate the model over the text and accumulate. */
 static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *total)
 {
@@ -351,7 +424,8 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	json_t *hdr = NULL;
 	const uint8_t *base = NULL;
 	int32_t *ids = NULL, *win = NULL;
-	float *logits = NULL, *lp = NULL;
+	float *logits = NULL;
+	double *kls = NULL; /* per-position KL, for the median and p99 */
 	size_t n_ids = 0;
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)o->threads, .vocab = o->vocab, .set = o->set,
@@ -407,6 +481,8 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		 strrchr(o->model, '/') ? strrchr(o->model, '/') + 1 : o->model);
 	snprintf(m->text_hash, sizeof(m->text_hash), "%016llx",
 		 (unsigned long long)fnv1a(text.data, text.size));
+	snprintf(m->tokens_hash, sizeof(m->tokens_hash), "%016llx",
+		 (unsigned long long)fnv1a((const uint8_t *)ids, n_ids * sizeof(*ids)));
 	snprintf(m->mode, sizeof(m->mode), "%s", o->strided ? "strided" : "chunked");
 	m->text_bytes = (int64_t)text.size;
 	m->text_tokens = (int64_t)n_ids;
@@ -425,8 +501,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		batch = ctx;
 	logits = tfm_malloc((size_t)batch * (size_t)n_vocab * sizeof(float));
 	win = tfm_malloc((size_t)ctx * sizeof(int32_t));
-	lp = tfm_malloc((size_t)n_vocab * sizeof(float));
-	if (!logits || !win || !lp) {
+	if (!logits || !win) {
 		st = TFM_E_NOMEM;
 		goto done;
 	}
@@ -437,19 +512,23 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 			goto done;
 		}
 	}
+	int64_t k_rec = n_vocab < TFM_LOGPROBS_K ? n_vocab : TFM_LOGPROBS_K;
 	if (o->kl_base) {
 		if ((st = tfm_blob_open(&kb, o->kl_base)) || (st = kl_base_check(&kb, hdr, &base)))
 			goto done;
+		kls = tfm_malloc(sizeof(*kls) * (size_t)((w1 - w0) * (ctx - 1 - first) + 1));
+		if (!kls) {
+			st = TFM_E_NOMEM;
+			goto done;
+		}
 	}
 	if (o->save_logits) {
-		size_t nl = strlen(o->save_logits);
-		int z = nl > 4 && !strcmp(o->save_logits + nl - 4, ".zst");
 		char *h = json_dumps(hdr, JSON_COMPACT | JSON_SORT_KEYS);
 		if (!h) {
 			st = tfm_seterr(TFM_E_NOMEM, "out of memory");
 			goto done;
 		}
-		if (!(st = tfm_out_open(&save, o->save_logits, z)))
+		if (!(st = tfm_out_open(&save, o->save_logits, 1)))
 			st = tfm_out_printf(save, "%s\n", h);
 		free(h);
 		if (st)
@@ -485,15 +564,17 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 				int nbytes = tfm_token_decode(tok, win[j], win[j + 1], piece, sizeof(piece));
 				const float *lg = logits + k * n_vocab;
 				tfm_ppl_add(&acc, lg, n_vocab, win[j + 1], nbytes > 0 ? nbytes : 0);
+				struct tfm_logprobs rec;
 				if (save) {
-					tfm_log_softmax(lg, n_vocab, lp);
-					if ((st = tfm_out_write(save, lp, (size_t)n_vocab * sizeof(float))))
+					tfm_logprobs_make(lg, n_vocab, win[j + 1], &rec);
+					if ((st = write_record(save, &rec)))
 						goto done;
 				}
 				if (base) {
-					size_t rb = (size_t)n_vocab * sizeof(float);
-					memcpy(lp, base + (size_t)row * rb, rb);
-					tfm_kl_add(&acc, lp, lg, n_vocab);
+					const uint8_t *p = base + (size_t)row * record_bytes(k_rec);
+					if ((st = read_record(p, k_rec, n_vocab, &rec, kb.name)))
+						goto done;
+					kls[row] = tfm_kl_add(&acc, &rec, lg, n_vocab, win[j + 1]);
 				}
 				row++;
 			}
@@ -515,6 +596,12 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	}
 	if (o->verbose > 0)
 		fprintf(stderr, "%s: %lld windows in %.2f s\n", prog, (long long)(w1 - w0), now() - t0);
+	if (kls && row > 0) {
+		qsort(kls, (size_t)row, sizeof(*kls), cmp_double);
+		m->have_pct = 1;
+		m->kl_median = quantile(kls, (size_t)row, 0.5);
+		m->kl_p99 = quantile(kls, (size_t)row, 0.99);
+	}
 	if (save) {
 		st = tfm_out_commit(save);
 		save = NULL;
@@ -524,7 +611,7 @@ done:
 		tfm_out_abort(save);
 	json_decref(hdr);
 	tfm_blob_close(&kb);
-	free(lp);
+	free(kls);
 	free(ids);
 	free(win);
 	free(logits);

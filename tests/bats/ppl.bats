@@ -149,27 +149,44 @@ setup() {
 
 @test "ppl: --save-logits then --kl-base: 0 against itself, > 0 for a changed model" {
 	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --save-logits "$T/base.lp" -F json > "$T/a.json"
-	# 6 windows of 63 scored positions, 512 floats each, after the header line.
-	[ $(( $(wc -c < "$T/base.lp") - $(head -n 1 "$T/base.lp" | wc -c) )) -eq $((6 * 63 * 512 * 4)) ]
+	# zstd; 6 windows of 63 scored positions, each a record of the top 32:
+	# 4 + 4 + 32 * (4 + 4) bytes, after the header line.
+	[ "$(head -c 4 "$T/base.lp" | od -An -tx1 | tr -d ' ')" = 28b52ffd ]
+	zstd -dcq "$T/base.lp" > "$T/base.raw"
+	[ $(( $(wc -c < "$T/base.raw") - $(head -n 1 "$T/base.raw" | wc -c) )) -eq $((6 * 63 * 264)) ]
+	# far smaller than llama.cpp's uint16-per-vocabulary-entry records
+	[ "$(wc -c < "$T/base.lp")" -lt $((6 * 63 * 512 * 2)) ]
 	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --kl-base "$T/base.lp" -F json > "$T/same.json"
-	jq -e '.kld < 1e-6 and .top1_agree == 1' "$T/same.json"
+	jq -e '.kl.mean < 1e-6 and .kl.max < 1e-5 and .kl.same_top1 == 1 and (.kl.dp_rms < 1e-6)' "$T/same.json"
 	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --kl-base "$T/base.lp" \
 		--set attn.window=16 -F json > "$T/win.json"
-	jq -e '.kld > 0.01 and .kld_stderr > 0 and .top1_agree < 1' "$T/win.json"
+	jq -e '.kl.mean > 0.01 and .kl.stderr > 0 and .kl.same_top1 < 1' "$T/win.json"
+	jq -e '.kl.median <= .kl.p99 and .kl.p99 <= .kl.max and .kl.positions == 378' "$T/win.json"
+	# ln(PPL ratio) is the difference of the two runs' mean NLL
+	b=$(jq .nll "$T/a.json"); w=$(jq .nll "$T/win.json")
+	jq -e --argjson b "$b" --argjson w "$w" '(.kl.ln_ppl_ratio - ($w - $b) | fabs) < 1e-6' "$T/win.json"
+	# The uncompressed file is read as well.
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --kl-base "$T/base.raw" -F json > "$T/raw.json"
+	cmp "$T/same.json" "$T/raw.json"
 	# Other settings: refused.
 	run tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 5 --kl-base "$T/base.lp"
 	assert_failure 65
+	# Another text: refused.
+	head -c 30000 "$T/wiki.txt" | tail -c 20000 > "$T/other.txt"
+	run tfm-ppl "${M[@]}" -f "$T/other.txt" -c 128 --chunks 6 --kl-base "$T/base.lp"
+	assert_failure 65
 	# A truncated file: refused.
-	head -c 100000 "$T/base.lp" > "$T/cut.lp"
+	head -c -100 "$T/base.raw" > "$T/cut.lp"
 	run tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --kl-base "$T/cut.lp"
 	assert_failure 65
-	# Compressed, and KL sums survive shard + merge exactly.
-	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --shard 0/2 --save-logits "$T/b0.lp.zst" -F json > /dev/null
-	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --shard 1/2 --save-logits "$T/b1.lp.zst" -F json > /dev/null
+	# KL sums survive shard + merge exactly (the median and p99 need every
+	# value, so a merge reports the rest).
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --shard 0/2 --save-logits "$T/b0.lp" -F json > /dev/null
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --shard 1/2 --save-logits "$T/b1.lp" -F json > /dev/null
 	for i in 0 1; do
-		tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --shard $i/2 --kl-base "$T/b$i.lp.zst" \
+		tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 --shard $i/2 --kl-base "$T/b$i.lp" \
 			--set attn.window=16 -F json > "$T/k$i.json"
 	done
 	tfm-ppl --merge -F json "$T/k0.json" "$T/k1.json" > "$T/kmerged.json"
-	cmp "$T/win.json" "$T/kmerged.json"
+	cmp <(jq -S 'del(.kl.median, .kl.p99)' "$T/win.json") <(jq -S . "$T/kmerged.json")
 }
