@@ -414,6 +414,28 @@ static double quantile(const double *v, size_t n, double q)
 	return v[i ? i - 1 : 0];
 }
 
+/* Window w: its first token *begin, its length *len, and the rows of logits
+ * it scores, [*lo, *hi). */
+static void window(int strided, int64_t w, int64_t ctx, int64_t stride, int64_t n,
+		   int64_t *begin, int64_t *len, int64_t *lo, int64_t *hi)
+{
+	if (!strided) {
+		*begin = w * ctx;
+		*len = ctx;
+		*lo = ctx / 2;
+		*hi = ctx - 1;
+		return;
+	}
+	*begin = w * stride;
+	int64_t end = *begin + ctx < n ? *begin + ctx : n;
+	int64_t prev_end = w ? ((w - 1) * stride + ctx < n ? (w - 1) * stride + ctx : n) : 1;
+	*len = end - *begin;
+	*lo = prev_end - *begin - 1; /* row predicting the first new target */
+	if (*lo < 0)
+		*lo = 0; /* stride == ctx: a window's first token has no context */
+	*hi = *len - 1;
+}
+
 /* Evaluate the model over the text and accumulate. */
 static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *total)
 {
@@ -450,14 +472,19 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		goto done;
 	int64_t n_vocab = tfm_model_spec(model)->n_vocab, ctx = o->ctx;
 	int64_t stride = o->strided ? (o->stride ? o->stride : ctx / 2) : ctx;
-	if (stride < 1 || stride >= ctx + !o->strided) {
+	if (stride < 1 || stride > ctx) {
 		st = tfm_seterr(TFM_E_INVAL, "--stride %lld: must be between 1 and %lld",
-				(long long)stride, (long long)ctx - 1);
+				(long long)stride, (long long)ctx);
 		goto done;
 	}
-	/* Windows and the positions scored in each (the logits at position j
-	 * predict token j + 1 of the window). */
-	int64_t n_win, first;
+	/* Windows and the positions scored in each (the logits at window
+	 * position j predict token j + 1 of the window).
+	 * chunked (llama-perplexity): windows of ctx tokens side by side, the
+	 *   second half of each scored.
+	 * strided (Hugging Face's sliding window): window w holds tokens
+	 *   [w * stride, min(w * stride + ctx, n)) and scores the targets the
+	 *   previous window did not reach; every target 1..n-1 is scored once. */
+	int64_t n_win;
 	if (!o->strided) {
 		if ((int64_t)n_ids < 2 * ctx) {
 			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; -c %lld needs at least %lld",
@@ -465,15 +492,13 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 			goto done;
 		}
 		n_win = (int64_t)n_ids / ctx;
-		first = ctx / 2;
 	} else {
-		if ((int64_t)n_ids <= ctx) {
-			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; -c %lld needs more",
-					n_ids, (long long)ctx);
+		if (n_ids < 2) {
+			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; strided mode needs 2",
+					n_ids);
 			goto done;
 		}
-		n_win = ((int64_t)n_ids - ctx) / stride + 1;
-		first = ctx - stride - 1;
+		n_win = (int64_t)n_ids <= ctx ? 1 : ((int64_t)n_ids - ctx + stride - 1) / stride + 1;
 	}
 	if (o->chunks > 0 && o->chunks < n_win)
 		n_win = o->chunks;
@@ -505,8 +530,14 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		st = TFM_E_NOMEM;
 		goto done;
 	}
+	int64_t n_scored = 0;
+	for (int64_t w = w0; w < w1; w++) {
+		int64_t b, l, lo, hi;
+		window(o->strided, w, ctx, stride, (int64_t)n_ids, &b, &l, &lo, &hi);
+		n_scored += hi - lo;
+	}
 	if (o->save_logits || o->kl_base) {
-		hdr = logits_header(m, n_vocab, (w1 - w0) * (ctx - 1 - first));
+		hdr = logits_header(m, n_vocab, n_scored);
 		if (!hdr) {
 			st = tfm_seterr(TFM_E_NOMEM, "out of memory");
 			goto done;
@@ -516,7 +547,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	if (o->kl_base) {
 		if ((st = tfm_blob_open(&kb, o->kl_base)) || (st = kl_base_check(&kb, hdr, &base)))
 			goto done;
-		kls = tfm_malloc(sizeof(*kls) * (size_t)((w1 - w0) * (ctx - 1 - first) + 1));
+		kls = tfm_malloc(sizeof(*kls) * (size_t)(n_scored + 1));
 		if (!kls) {
 			st = TFM_E_NOMEM;
 			goto done;
@@ -537,18 +568,20 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	int64_t row = 0; /* scored positions so far, for the logits files */
 	if ((st = tfm_ctx_new(&c, model, ctx)))
 		goto done;
-	tfm_log(TFM_LOG_INFO, "%zu tokens, %lld windows of %lld (%s), scoring from position %lld",
-		n_ids, (long long)n_win, (long long)ctx, m->mode, (long long)first);
+	tfm_log(TFM_LOG_INFO, "%zu tokens, %lld windows of %lld (%s), %lld positions to score",
+		n_ids, (long long)n_win, (long long)ctx, m->mode, (long long)n_scored);
 	double t0 = now();
 	for (int64_t w = w0; w < w1; w++) {
-		memcpy(win, ids + w * stride, (size_t)ctx * sizeof(int32_t));
-		if (add_bos && bos >= 0)
+		int64_t begin, wlen, first, last;
+		window(o->strided, w, ctx, stride, (int64_t)n_ids, &begin, &wlen, &first, &last);
+		memcpy(win, ids + begin, (size_t)wlen * sizeof(int32_t));
+		if (!o->strided && add_bos && bos >= 0)
 			win[0] = bos; /* as llama-perplexity: BOS replaces the first token */
 		tfm_ctx_reset(c);
 		struct tfm_ppl_acc acc;
 		tfm_ppl_init(&acc);
-		for (int64_t j0 = 0; j0 < ctx; j0 += batch) {
-			int64_t nb = ctx - j0 < batch ? ctx - j0 : batch;
+		for (int64_t j0 = 0; j0 < wlen; j0 += batch) {
+			int64_t nb = wlen - j0 < batch ? wlen - j0 : batch;
 			int need = j0 + nb > first;
 			if ((st = tfm_eval(c, win + j0, nb, need ? logits : NULL, need))) {
 				/* e.g. -c past learned positions: the input, not usage */
@@ -558,7 +591,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 			}
 			for (int64_t k = 0; need && k < nb; k++) {
 				int64_t j = j0 + k;
-				if (j < first || j >= ctx - 1)
+				if (j < first || j >= last)
 					continue;
 				char piece[512];
 				int nbytes = tfm_token_decode(tok, win[j], win[j + 1], piece, sizeof(piece));

@@ -70,9 +70,32 @@ setup() {
 	cmp "$T/f.json" "$T/s.json"
 }
 
-@test "ppl: strided mode scores the last S tokens of each window" {
-	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --mode strided --stride 32 --chunks 6 -F json > "$T/r.json"
-	jq -e '.mode == "strided" and .stride == 32 and .tokens == 6 * 32 and .ppl > 1' "$T/r.json"
+@test "ppl: strided mode scores every token once, as Hugging Face's sliding window" {
+	head -c 3000 "$T/wiki.txt" > "$T/short.txt"
+	n=$(tfm-ppl "${M[@]}" -f "$T/short.txt" -c 4096 --mode strided -F json | jq .text_tokens)
+	[ "$n" -gt 600 ]
+	# every target after the first, once, for any window and stride < window
+	for cs in "128 32" "128 127" "64 1" "300 150" "1000 999"; do
+		set -- $cs
+		tfm-ppl "${M[@]}" -f "$T/short.txt" -c $1 --mode strided --stride $2 -F json > "$T/r.json"
+		jq -e --argjson n "$n" '.mode == "strided" and .tokens == $n - 1' "$T/r.json" ||
+			fail "-c $1 --stride $2: $(jq -c '[.tokens, .windows]' "$T/r.json")"
+	done
+	# windows: 1 + ceil((n - c) / s)
+	tfm-ppl "${M[@]}" -f "$T/short.txt" -c 128 --mode strided --stride 32 -F json > "$T/r.json"
+	jq -e --argjson n "$n" '.windows == 1 + ((($n - 128) + 31) / 32 | floor)' "$T/r.json"
+	# A window as long as the text: one forward pass, whatever the stride;
+	# the direct calculation is chunked-free full-context scoring, the same
+	# for every stride.
+	a=$(tfm-ppl "${M[@]}" -f "$T/short.txt" -c "$n" --mode strided --stride 3 -F json | jq .nll)
+	b=$(tfm-ppl "${M[@]}" -f "$T/short.txt" -c "$n" --mode strided --stride "$n" -F json | jq .nll)
+	[ "$a" = "$b" ]
+	# Non-overlapping windows (stride = window) skip each window's first token.
+	tfm-ppl "${M[@]}" -f "$T/short.txt" -c 128 --mode strided --stride 128 -F json > "$T/r.json"
+	w=$(jq .windows "$T/r.json")
+	jq -e --argjson n "$n" --argjson w "$w" '.tokens == $n - $w' "$T/r.json"
+	run tfm-ppl "${M[@]}" -f "$T/short.txt" -c 128 --mode strided --stride 129
+	assert_failure 64
 }
 
 @test "ppl: three shards merged equal the whole run exactly" {
