@@ -614,10 +614,12 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		}
 		tfm_ppl_merge(total, &acc);
 		if (o->fmt == FMT_JSONL) {
-			struct tfm_ppl_result r;
+			/* this window's tokens and mean NLL; the perplexity so far */
+			struct tfm_ppl_result r, so_far;
 			tfm_ppl_result(&acc, &r);
+			tfm_ppl_result(total, &so_far);
 			printf("{\"window\":%lld,\"tokens\":%lld,\"nll\":%.17g,\"ppl\":%.17g}\n",
-			       (long long)w, (long long)r.tokens, r.nll, r.ppl);
+			       (long long)w, (long long)r.tokens, r.nll, so_far.ppl);
 		}
 		if (o->verbose > 0) {
 			struct tfm_ppl_result r;

@@ -62,6 +62,10 @@ setup() {
 	[ "$(wc -l < "$T/r.jsonl")" -eq 6 ]
 	head -n 5 "$T/r.jsonl" | jq -e -s 'length == 5 and all(.tokens == 63 and .ppl > 1)'
 	tail -n 1 "$T/r.jsonl" | jq -e '.tokens == 315'
+	# ppl is the running perplexity: the last window's equals the result's,
+	# and the first window's is exp of its own nll
+	[ "$(sed -n 5p "$T/r.jsonl" | jq .ppl)" = "$(tail -n 1 "$T/r.jsonl" | jq .ppl)" ]
+	head -n 1 "$T/r.jsonl" | jq -e '(.ppl - (.nll | exp) | fabs) < 1e-9 * .ppl'
 }
 
 @test "ppl: text on stdin gives the same result as -f" {
