@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 static const char usage[] =
@@ -571,6 +572,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	tfm_log(TFM_LOG_INFO, "%zu tokens, %lld windows of %lld (%s), %lld positions to score",
 		n_ids, (long long)n_win, (long long)ctx, m->mode, (long long)n_scored);
 	double t0 = now();
+	int progress = o->verbose == 0 && isatty(2);
 	for (int64_t w = w0; w < w1; w++) {
 		int64_t begin, wlen, first, last;
 		window(o->strided, w, ctx, stride, (int64_t)n_ids, &begin, &wlen, &first, &last);
@@ -621,14 +623,18 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 			printf("{\"window\":%lld,\"tokens\":%lld,\"nll\":%.17g,\"ppl\":%.17g}\n",
 			       (long long)w, (long long)r.tokens, r.nll, so_far.ppl);
 		}
-		if (o->verbose > 0) {
+		if (o->verbose > 0 || progress) {
 			struct tfm_ppl_result r;
 			tfm_ppl_result(total, &r);
 			double dt = now() - t0;
-			fprintf(stderr, "[%lld] %.4f (%.2f s/window)\n", (long long)(w + 1), r.ppl,
-				dt / (double)(w - w0 + 1));
+			/* -v: a line a window; a terminal: one line rewritten */
+			fprintf(stderr, "%s[%lld/%lld] ppl %.4f (%.2f s/window)%s", progress ? "\r" : "",
+				(long long)(w + 1), (long long)w1, r.ppl, dt / (double)(w - w0 + 1),
+				progress ? "\033[K" : "\n");
 		}
 	}
+	if (progress)
+		fputs("\r\033[K", stderr);
 	if (o->verbose > 0)
 		fprintf(stderr, "%s: %lld windows in %.2f s\n", prog, (long long)(w1 - w0), now() - t0);
 	if (kls && row > 0) {

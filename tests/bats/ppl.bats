@@ -68,6 +68,14 @@ setup() {
 	head -n 1 "$T/r.jsonl" | jq -e '(.ppl - (.nll | exp) | fabs) < 1e-9 * .ppl'
 }
 
+@test "ppl: a progress line on a terminal's stderr only" {
+	run sh -c "tfm-ppl ${M[*]} -f '$T/wiki.txt' -c 128 --chunks 3 2>&1 >/dev/null"
+	assert_output ''
+	command -v script >/dev/null || fail "script(1) is needed"
+	script -qc "tfm-ppl ${M[*]} -f '$T/wiki.txt' -c 128 --chunks 3 >/dev/null" /dev/null > "$T/tty.txt"
+	grep -q '\[3/3\] ppl' "$T/tty.txt"
+}
+
 @test "ppl: text on stdin gives the same result as -f" {
 	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 4 -F json > "$T/f.json"
 	tfm-ppl "${M[@]}" -c 128 --chunks 4 -F json < "$T/wiki.txt" > "$T/s.json"
