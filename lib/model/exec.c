@@ -68,6 +68,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		(size_t)(B * ff), (size_t)(B * ff),       /* g u */
 		(size_t)(B * rot2), (size_t)(B * rot2),   /* cs sn */
 		(size_t)(m->inv_freq_local ? B * rot2 : 0), (size_t)(m->inv_freq_local ? B * rot2 : 0),
+		(size_t)rot2,                             /* inv_dyn */
 		per_task * (size_t)n_tasks,               /* kernel scratch */
 		(size_t)(B * E), (size_t)(B * K), (size_t)(B * K), /* rl selw sel */
 		(size_t)(E ? B : 0), (size_t)(E ? B : 0),             /* list wl */
@@ -77,7 +78,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	};
 	float *sel, *list;
 	float **dst[] = {&c->kc, &c->vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
-			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->kx.scratch,
+			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->inv_dyn, &c->kx.scratch,
 			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye,
 			 &c->mqa, &c->mkva, &c->mckv, &c->mkvb};
 	size_t total = 0;
@@ -94,6 +95,9 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		*dst[i] = p;
 		p += al(sizes[i]);
 	}
+	if (m->inv_freq)
+		memcpy(c->inv_dyn, m->inv_freq, (size_t)(m->n_rot / 2) * sizeof(float));
+	c->dyn_max = m->rope_orig;
 	c->sel = (int32_t *)sel;   /* int32 and float have the same size */
 	c->list = (int32_t *)list;
 	memset(c->kc, 0, (al(kv) + al(vv)) * sizeof(float));
@@ -105,7 +109,11 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	}
 	c->kx.n_tasks = tfm_pool_size(c->kx.pool);
 	c->kx.scratch_per_task = per_task;
-	c->kx.par_min = 1 << 17; /* below ~100K multiply-adds waking threads costs more */
+	/* tfm_pool_run costs ~0.1 us a call while its workers spin (a few us
+	 * once they sleep), but on a loaded machine a worker that joined a run
+	 * can be descheduled mid-task: kernels under ~256K multiply-adds (a few
+	 * microseconds) run on the calling thread alone */
+	c->kx.par_min = 1 << 18;
 	*out = c;
 	return TFM_OK;
 }
@@ -391,7 +399,8 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 	if (m->any_rope)
 		for (int64_t t = 0; t < n; t++)
 			for (int64_t i = 0; i < m->n_rot / 2; i++) {
-				const float *f = c->rope_long ? m->inv_freq_long : m->inv_freq;
+				const float *f = c->rope_long ? m->inv_freq_long
+					: m->spec.rope_scaling == TFM_ROPE_SCALE_DYNAMIC ? c->inv_dyn : m->inv_freq;
 				double ang = (double)(pos0 + t) * m->pos_scale * f[i];
 				c->cs[t * (m->n_rot / 2) + i] = (float)(cos(ang) * m->rope_mscale);
 				c->sn[t * (m->n_rot / 2) + i] = (float)(sin(ang) * m->rope_mscale);
@@ -462,6 +471,30 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	}
 }
 
+/* Dynamic NTK as transformers runs it: when a call reaches a length L past
+ * the longest so far, theta becomes theta ((f L / orig) - (f - 1))^(d/(d-2))
+ * for this and later calls; a call back within the original context
+ * restores the original frequencies.  Keys already cached keep the rotation
+ * they were stored with (transformers never re-rotates them). */
+static void dynamic_ntk(struct tfm_ctx *c, int64_t len)
+{
+	const struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t h = m->n_rot / 2, orig = m->rope_orig;
+	if (len > c->dyn_max) {
+		double d = (double)m->n_rot, f = s->rope_factor;
+		double theta = (s->rope_theta > 0 ? s->rope_theta : 10000.0) *
+			       pow(f * (double)len / (double)orig - (f - 1), d / (d - 2));
+		for (int64_t i = 0; i < h; i++)
+			c->inv_dyn[i] = (float)(1.0 / pow(theta, 2.0 * (double)i / d));
+		c->dyn_max = len;
+	}
+	if (len < orig && c->dyn_max > orig) {
+		memcpy(c->inv_dyn, m->inv_freq, (size_t)h * sizeof(float));
+		c->dyn_max = orig;
+	}
+}
+
 int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits, int all)
 {
 	struct tfm_model *m = c->m;
@@ -478,6 +511,8 @@ int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits,
 		return tfm_seterr(TFM_E_INVAL, "context full (%lld learned positions)",
 				  (long long)(m->pos_embd.out - s->pos_offset));
 	c->rope_long = m->inv_freq_long && c->pos + n > m->rope_orig;
+	if (s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC)
+		dynamic_ntk(c, c->pos + n);
 	for (int64_t done = 0; done < n;) {
 		int64_t b = n - done < c->n_batch ? n - done : c->n_batch;
 		int last = done + b == n;

@@ -93,10 +93,10 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if (s->pos_attn == TFM_POS_ROPE) {
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR &&
 		    s->rope_scaling != TFM_ROPE_SCALE_LLAMA3 && s->rope_scaling != TFM_ROPE_SCALE_YARN &&
-		    s->rope_scaling != TFM_ROPE_SCALE_LONGROPE)
-			return UNSUP(s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC
-				     ? "rope.scaling=dynamic (frequencies that change with the length)"
-				     : "this rope.scaling (none, linear, llama3, yarn and longrope run)");
+		    s->rope_scaling != TFM_ROPE_SCALE_LONGROPE && s->rope_scaling != TFM_ROPE_SCALE_DYNAMIC)
+			return UNSUP("this rope.scaling");
+		if (s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC && s->rope_orig_ctx < 1 && s->n_ctx_train < 1)
+			return tfm_seterr(TFM_E_FORMAT, "%s: dynamic NTK needs the original context", arch);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE &&
 		    (s->n_rope_factors != (s->rope_dims ? s->rope_dims : hd) / 2 ||
 		     (s->rope_orig_ctx < 1 && s->n_ctx_train < 1)))
@@ -555,6 +555,8 @@ static int positions(struct tfm_model *m)
 			yarn(m, theta);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE && longrope(m, theta))
 			return TFM_E_NOMEM;
+		if (s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC)
+			m->rope_orig = s->rope_orig_ctx > 0 ? s->rope_orig_ctx : s->n_ctx_train;
 		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3) {
 			/* as transformers' _compute_llama3_parameters: long wavelengths
 			 * are divided by the factor, short ones kept, the band between

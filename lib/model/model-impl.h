@@ -61,7 +61,7 @@ struct tfm_model {
 	double rope_mscale;        /* multiplies cos and sin (YaRN, LongRoPE attention factor) */
 	float *inv_freq_long;      /* [n_rot / 2] LongRoPE past the original context, or NULL */
 	float *inv_freq_local;     /* [n_rot / 2] window layers' own theta (gemma3), or NULL */
-	int64_t rope_orig;         /* LongRoPE: original context */
+	int64_t rope_orig;         /* LongRoPE, dynamic NTK: original context */
 	float *alibi;              /* [n_head] slopes, or NULL */
 	float attn_scale;
 	int any_rope;
@@ -88,6 +88,8 @@ struct tfm_ctx {
 	int64_t n_ctx, n_slots, pos, n_batch;
 	int ring;                  /* positions wrap around the slots (all layers windowed) */
 	int rope_long;             /* this call uses the long LongRoPE factors */
+	float *inv_dyn;            /* [n_rot / 2] dynamic NTK: this context's frequencies */
+	int64_t dyn_max;           /* dynamic NTK: the length they were made for */
 	float *kc, *vc;            /* [n_layer][n_slots][kv_dim] */
 	/* scratch for one batch of up to n_batch tokens */
 	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */

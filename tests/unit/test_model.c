@@ -1161,7 +1161,7 @@ static float *read_f32(const char *path, size_t *n)
 static void t_fixtures(void)
 {
 	/* the knobs this executor refuses, each with its fixture */
-	static const char *const refused[] = {"llama-rope-dynamic"};
+	static const char *const refused[] = {"none"};
 	struct tfm_blob mb;
 	json_error_t je;
 	CHECK_OK(tfm_blob_open(&mb, "tests/fixtures/MANIFEST.json"));
@@ -1291,7 +1291,7 @@ static void t_open(void)
 		CHECK(tfm_model_spec(m3)->window == 4);
 		tfm_model_close(m3);
 	}
-	const char *set2[] = {"rope.scaling=dynamic", "rope.factor=2"};
+	const char *set2[] = {"rope.scaling=ntk", "rope.factor=2"};
 	struct tfm_model_opts o3 = {.set = set2, .n_set = 2};
 	CHECK_ST(tfm_model_open(&m3, gp, &o3), TFM_E_UNSUPPORTED);
 	CHECK_MSG(strstr(tfm_errmsg(), "not supported yet") != NULL, "%s", tfm_errmsg());
@@ -1404,7 +1404,7 @@ static void t_errors(void)
 	s.layer_kind[1] = TFM_LAYER_MAMBA;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
 	s = m.s;
-	s.rope_scaling = TFM_ROPE_SCALE_DYNAMIC, s.rope_factor = 2;
+	s.rope_scaling = TFM_ROPE_SCALE_NTK, s.rope_factor = 2;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
 	s = m.s;
 	s.n_expert = 8, s.n_expert_used = 2, s.n_ff_expert = 8, s.moe_n_group = 4;
