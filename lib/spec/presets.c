@@ -3,55 +3,13 @@
  * a field absent from config.json takes the class default, as in
  * transformers.  Presets only fill knobs; they never compute anything. */
 #include "spec-impl.h"
+#include "presets-impl.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Getters: a missing key or a JSON null gives the default. */
-static int64_t gi(const json_t *c, const char *k, int64_t d)
-{
-	json_t *v = json_object_get(c, k);
-	if (json_is_integer(v))
-		return json_integer_value(v);
-	if (json_is_real(v))
-		return (int64_t)json_real_value(v);
-	if (json_is_boolean(v))
-		return json_is_true(v);
-	return d;
-}
-static double gf(const json_t *c, const char *k, double d)
-{
-	json_t *v = json_object_get(c, k);
-	return json_is_number(v) ? json_number_value(v) : d;
-}
-static int gb(const json_t *c, const char *k, int d)
-{
-	json_t *v = json_object_get(c, k);
-	if (json_is_boolean(v))
-		return json_is_true(v);
-	if (json_is_integer(v))
-		return json_integer_value(v) != 0;
-	return d;
-}
-static const char *gs(const json_t *c, const char *k, const char *d)
-{
-	json_t *v = json_object_get(c, k);
-	return json_is_string(v) ? json_string_value(v) : d;
-}
-static int has(const json_t *c, const char *k)
-{
-	json_t *v = json_object_get(c, k);
-	return v && !json_is_null(v);
-}
-
-static void set_arch(struct tfm_spec *s, const char *arch, const char *gguf)
-{
-	snprintf(s->arch, sizeof(s->arch), "%s", arch);
-	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", gguf);
-}
-
 /* Activation names of transformers' ACT2FN. */
-static int act_of(const char *name, int *act)
+int tfm_preset_act(const char *name, int *act)
 {
 	static const struct { const char *n; int a; } t[] = {
 		{ "silu", TFM_ACT_SILU }, { "swish", TFM_ACT_SILU },
@@ -121,11 +79,6 @@ static int rope_scaling(struct tfm_spec *s, const json_t *c)
 	return TFM_OK;
 }
 
-static void all_layers(uint8_t *a, int64_t n, int v)
-{
-	for (int64_t i = 0; i < n && i < TFM_MAX_LAYERS; i++)
-		a[i] = (uint8_t)v;
-}
 
 /* Window on every layer (mistral-style). */
 static void window_all(struct tfm_spec *s, int64_t w)
@@ -138,7 +91,7 @@ static void window_all(struct tfm_spec *s, int64_t w)
 }
 
 /* The llama family core: sizes, GQA, head_dim, rope, RMSNorm, gated SiLU. */
-static int llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, double theta_dflt,
+int tfm_preset_llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, double theta_dflt,
 		      int64_t ctx_dflt)
 {
 	s->n_vocab = gi(c, "vocab_size", 32000);
@@ -159,7 +112,7 @@ static int llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, doub
 	s->bos_id = (int32_t)gi(c, "bos_token_id", -1);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", -1);
 	s->pad_id = (int32_t)gi(c, "pad_token_id", -1);
-	int st = act_of(gs(c, "hidden_act", "silu"), &s->act);
+	int st = tfm_preset_act(gs(c, "hidden_act", "silu"), &s->act);
 	if (st)
 		return st;
 	return rope_scaling(s, c);
@@ -199,13 +152,13 @@ static void qwen_moe(struct tfm_spec *s, const json_t *c, int64_t n_exp, int64_t
 static int p_llama(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "llama", "llama");
-	return llama_core(s, c, 1e-6, 10000, 2048);
+	return tfm_preset_llama_core(s, c, 1e-6, 10000, 2048);
 }
 
 static int p_mistral(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "mistral", "llama");
-	int st = llama_core(s, c, 1e-6, 10000, 4096 * 32);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 4096 * 32);
 	s->n_ff = gi(c, "intermediate_size", 14336);
 	s->n_head_kv = gi(c, "num_key_value_heads", 8);
 	s->head_dim = gi(c, "head_dim", s->n_embd / s->n_head);
@@ -217,7 +170,7 @@ static int p_mistral(struct tfm_spec *s, const json_t *c)
 static int p_mixtral(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "mixtral", "llama");
-	int st = llama_core(s, c, 1e-5, 1e6, 4096 * 32);
+	int st = tfm_preset_llama_core(s, c, 1e-5, 1e6, 4096 * 32);
 	s->n_ff = gi(c, "intermediate_size", 14336);
 	s->n_head_kv = gi(c, "num_key_value_heads", 8);
 	s->n_expert = gi(c, "num_local_experts", 8);
@@ -232,7 +185,7 @@ static int p_mixtral(struct tfm_spec *s, const json_t *c)
 static int p_qwen2(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "qwen2", "qwen2");
-	int st = llama_core(s, c, 1e-6, 10000, 32768);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 32768);
 	s->n_vocab = gi(c, "vocab_size", 151936);
 	s->n_ff = gi(c, "intermediate_size", 22016);
 	s->attn_bias_qkv = 1;
@@ -244,7 +197,7 @@ static int p_qwen2(struct tfm_spec *s, const json_t *c)
 static int p_qwen2_moe(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "qwen2_moe", "qwen2moe");
-	int st = llama_core(s, c, 1e-6, 10000, 8192);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 8192);
 	s->n_vocab = gi(c, "vocab_size", 151936);
 	s->n_embd = gi(c, "hidden_size", 2048);
 	s->n_ff = gi(c, "intermediate_size", 5632);
@@ -265,7 +218,7 @@ static int p_qwen2_moe(struct tfm_spec *s, const json_t *c)
 static int p_qwen3(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "qwen3", "qwen3");
-	int st = llama_core(s, c, 1e-6, 10000, 32768);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 32768);
 	s->n_vocab = gi(c, "vocab_size", 151936);
 	s->n_ff = gi(c, "intermediate_size", 22016);
 	s->head_dim = s->rope_dims = gi(c, "head_dim", 128);
@@ -285,7 +238,7 @@ static int p_qwen3_moe(struct tfm_spec *s, const json_t *c)
 static int p_gemma(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "gemma", "gemma");
-	int st = llama_core(s, c, 1e-6, 10000, 8192);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 8192);
 	if (st)
 		return st;
 	s->n_vocab = gi(c, "vocab_size", 256000);
@@ -301,7 +254,7 @@ static int p_gemma(struct tfm_spec *s, const json_t *c)
 	/* hidden_activation wins over hidden_act (gemma's tanh GELU) */
 	s->act = TFM_ACT_GELU_TANH;
 	if (has(c, "hidden_activation"))
-		st = act_of(gs(c, "hidden_activation", "gelu_pytorch_tanh"), &s->act);
+		st = tfm_preset_act(gs(c, "hidden_activation", "gelu_pytorch_tanh"), &s->act);
 	return st;
 }
 
@@ -347,7 +300,7 @@ static int p_gemma3(struct tfm_spec *s, const json_t *c)
 static int p_olmo2(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "olmo2", "olmo2");
-	int st = llama_core(s, c, 1e-5, 10000, 2048);
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 2048);
 	s->n_vocab = gi(c, "vocab_size", 50304);
 	s->norm_place = TFM_NORM_POST_IN;
 	s->qk_norm = TFM_QK_NORM_FULL;
@@ -357,7 +310,7 @@ static int p_olmo2(struct tfm_spec *s, const json_t *c)
 static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 {
 	set_arch(s, v3 ? "deepseek_v3" : "deepseek_v2", "deepseek2");
-	int st = llama_core(s, c, 1e-6, 10000, v3 ? 4096 : 2048);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, v3 ? 4096 : 2048);
 	s->n_vocab = gi(c, "vocab_size", v3 ? 129280 : 102400);
 	s->n_embd = gi(c, "hidden_size", v3 ? 7168 : 5120);
 	s->n_ff = gi(c, "intermediate_size", v3 ? 18432 : 12288);
@@ -399,7 +352,7 @@ static int p_phi3(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "phi3", "phi3");
 	s->n_ctx_train = gi(c, "max_position_embeddings", 4096);
-	int st = llama_core(s, c, 1e-5, 10000, 4096);
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 4096);
 	s->n_vocab = gi(c, "vocab_size", 32064);
 	s->n_embd = gi(c, "hidden_size", 3072);
 	s->n_ff = gi(c, "intermediate_size", 8192);
@@ -410,7 +363,7 @@ static int p_phi3(struct tfm_spec *s, const json_t *c)
 }
 
 /* GPT-2 style: LayerNorm with bias, biases everywhere, ungated FFN. */
-static void layernorm_biased(struct tfm_spec *s)
+void tfm_preset_layernorm_biased(struct tfm_spec *s)
 {
 	s->norm = TFM_NORM_LAYER;
 	s->norm_bias = 1;
@@ -421,7 +374,7 @@ static void layernorm_biased(struct tfm_spec *s)
 static int p_gpt2(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "gpt2", "gpt2");
-	layernorm_biased(s);
+	tfm_preset_layernorm_biased(s);
 	s->n_vocab = gi(c, "vocab_size", 50257);
 	s->n_embd = gi(c, "n_embd", 768);
 	s->n_layer = gi(c, "n_layer", 12);
@@ -435,13 +388,13 @@ static int p_gpt2(struct tfm_spec *s, const json_t *c)
 	s->tied_output = gb(c, "tie_word_embeddings", 1);
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 50256);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 50256);
-	return act_of(gs(c, "activation_function", "gelu_new"), &s->act);
+	return tfm_preset_act(gs(c, "activation_function", "gelu_new"), &s->act);
 }
 
 static int p_gpt_neox(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "gpt_neox", "gptneox");
-	layernorm_biased(s);
+	tfm_preset_layernorm_biased(s);
 	s->n_vocab = gi(c, "vocab_size", 50432);
 	s->n_embd = gi(c, "hidden_size", 6144);
 	s->n_layer = gi(c, "num_hidden_layers", 44);
@@ -458,7 +411,7 @@ static int p_gpt_neox(struct tfm_spec *s, const json_t *c)
 	s->tied_output = gb(c, "tie_word_embeddings", 0);
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
-	int st = act_of(gs(c, "hidden_act", "gelu"), &s->act);
+	int st = tfm_preset_act(gs(c, "hidden_act", "gelu"), &s->act);
 	return st ? st : rope_scaling(s, c);
 }
 
@@ -473,7 +426,7 @@ static void alibi(struct tfm_spec *s, double max_bias)
 static int p_bloom(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "bloom", "bloom");
-	layernorm_biased(s);
+	tfm_preset_layernorm_biased(s);
 	s->n_vocab = gi(c, "vocab_size", 250880);
 	s->n_embd = gi(c, "hidden_size", gi(c, "n_embed", 64));
 	s->n_layer = gi(c, "n_layer", 2);
@@ -494,7 +447,7 @@ static int p_bloom(struct tfm_spec *s, const json_t *c)
 static int p_falcon(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "falcon", "falcon");
-	layernorm_biased(s);
+	tfm_preset_layernorm_biased(s);
 	s->n_vocab = gi(c, "vocab_size", 65024);
 	s->n_embd = gi(c, "hidden_size", 4544);
 	s->n_layer = gi(c, "num_hidden_layers", 32);
@@ -522,14 +475,14 @@ static int p_falcon(struct tfm_spec *s, const json_t *c)
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 11);
 	if (gb(c, "alibi", 0))
 		alibi(s, 8);
-	int st = act_of(gs(c, "activation", "gelu"), &s->act);
+	int st = tfm_preset_act(gs(c, "activation", "gelu"), &s->act);
 	return st ? st : rope_scaling(s, c);
 }
 
 static int p_mpt(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "mpt", "mpt");
-	layernorm_biased(s);
+	tfm_preset_layernorm_biased(s);
 	s->n_vocab = gi(c, "vocab_size", 50368);
 	s->n_embd = gi(c, "d_model", 2048);
 	s->n_layer = gi(c, "n_layers", 24);
@@ -560,7 +513,7 @@ static int p_mpt(struct tfm_spec *s, const json_t *c)
 static int p_opt(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "opt", "opt");
-	layernorm_biased(s);
+	tfm_preset_layernorm_biased(s);
 	s->n_vocab = gi(c, "vocab_size", 50272);
 	s->n_embd = gi(c, "hidden_size", 768);
 	s->n_layer = gi(c, "num_hidden_layers", 12);
@@ -582,269 +535,14 @@ static int p_opt(struct tfm_spec *s, const json_t *c)
 	if (gi(c, "word_embed_proj_dim", s->n_embd) != s->n_embd)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "opt: word_embed_proj_dim != hidden_size "
 				  "(project_in/out) is not supported");
-	return act_of(gs(c, "activation_function", "relu"), &s->act);
-}
-
-static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t types)
-{
-	layernorm_biased(s);
-	s->family = TFM_FAMILY_ENCODER;
-	s->mask = TFM_MASK_BIDIR;
-	s->norm_place = TFM_NORM_POST;
-	s->final_norm = 0;
-	s->embd_norm = 1;
-	s->pos_embd = TFM_POS_EMBD_LEARNED;
-	s->pos_attn = TFM_POS_NONE;
-	s->tied_output = 1;
-	s->head = TFM_HEAD_EMBED;
-	s->pooling = TFM_POOL_CLS;
-	s->n_embd = gi(c, "hidden_size", 768);
-	s->n_layer = gi(c, "num_hidden_layers", 12);
-	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 12);
-	s->head_dim = s->n_embd / s->n_head;
-	s->n_ff = gi(c, "intermediate_size", 3072);
-	s->n_ctx_train = gi(c, "max_position_embeddings", 512);
-	s->n_token_types = gi(c, "type_vocab_size", types);
-	s->norm_eps = gf(c, "layer_norm_eps", eps);
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
-	if (strcmp(gs(c, "position_embedding_type", "absolute"), "absolute"))
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: position_embedding_type '%s' is not "
-				  "supported", s->arch, gs(c, "position_embedding_type", ""));
-	return act_of(gs(c, "hidden_act", "gelu"), &s->act);
-}
-
-static int p_bert(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "bert", "bert");
-	s->n_vocab = gi(c, "vocab_size", 30522);
-	s->pooler = 1;
-	return bert_core(s, c, 1e-12, 2);
-}
-
-static int p_roberta(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "roberta", "bert");
-	s->n_vocab = gi(c, "vocab_size", 50265);
-	s->pooler = 1;
-	int st = bert_core(s, c, 1e-12, 2);
-	/* positions are counted from padding_idx + 1 */
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
-	s->pos_offset = s->pad_id + 1;
-	s->n_ctx_train -= s->pos_offset;
-	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
-	return st;
-}
-
-static int p_distilbert(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "distilbert", "bert");
-	s->n_vocab = gi(c, "vocab_size", 30522);
-	int st = bert_core(s, c, 1e-12, 0);
-	s->n_embd = gi(c, "dim", 768);
-	s->n_layer = gi(c, "n_layers", 6);
-	s->n_head = s->n_head_kv = gi(c, "n_heads", 12);
-	s->head_dim = s->n_embd / s->n_head;
-	s->n_ff = gi(c, "hidden_dim", 3072);
-	s->n_token_types = 0;
-	if (gb(c, "sinusoidal_pos_embds", 0))
-		s->pos_embd = TFM_POS_EMBD_SINUSOIDAL;
-	if (!st)
-		st = act_of(gs(c, "activation", "gelu"), &s->act);
-	return st;
-}
-
-static int p_t5(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "t5", "t5");
-	s->family = TFM_FAMILY_ENCDEC;
-	s->n_vocab = gi(c, "vocab_size", 32128);
-	s->n_embd = gi(c, "d_model", 512);
-	s->n_layer = gi(c, "num_layers", 6);
-	s->n_layer_dec = gi(c, "num_decoder_layers", s->n_layer);
-	s->n_head = s->n_head_kv = gi(c, "num_heads", 8);
-	s->head_dim = gi(c, "d_kv", 64);
-	s->n_ff = gi(c, "d_ff", 2048);
-	s->n_ctx_train = gi(c, "n_positions", 512);
-	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-6);
-	s->pos_attn = TFM_POS_T5;
-	s->rope_dims = 0;
-	s->t5_buckets = gi(c, "relative_attention_num_buckets", 32);
-	s->t5_max_distance = gi(c, "relative_attention_max_distance", 128);
-	s->attn_scale = 1.0f;  /* T5 folds the scale into its weights */
-	s->cross_attn = 1;
-	s->tied_output = gb(c, "tie_word_embeddings", 1);
-	if (s->tied_output)
-		s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 1);
-	/* feed_forward_proj: "relu", "gated-gelu" (v1.1: tanh GELU), "gated-silu" */
-	const char *ff = gs(c, "feed_forward_proj", "relu");
-	s->gated = !strncmp(ff, "gated-", 6);
-	const char *a = s->gated ? ff + 6 : ff;
-	if (!strcmp(a, "gelu"))
-		a = "gelu_new";
-	return act_of(a, &s->act);
-}
-
-static int p_bart(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "bart", "bart");
-	layernorm_biased(s);
-	s->family = TFM_FAMILY_ENCDEC;
-	s->cross_attn = 1;
-	s->n_vocab = gi(c, "vocab_size", 50265);
-	s->n_embd = gi(c, "d_model", 1024);
-	s->n_layer = gi(c, "encoder_layers", 12);
-	s->n_layer_dec = gi(c, "decoder_layers", 12);
-	s->n_head = s->n_head_kv = gi(c, "encoder_attention_heads", 16);
-	s->head_dim = s->n_embd / s->n_head;
-	s->n_ff = gi(c, "encoder_ffn_dim", 4096);
-	s->n_ctx_train = gi(c, "max_position_embeddings", 1024);
-	s->pos_embd = TFM_POS_EMBD_LEARNED;
-	s->pos_offset = 2;
-	s->pos_attn = TFM_POS_NONE;
-	s->norm_place = TFM_NORM_POST;
-	s->final_norm = 0;
-	s->embd_norm = 1;
-	s->tied_output = gb(c, "tie_word_embeddings", 1);
-	if (gb(c, "scale_embedding", 0))
-		s->embd_scale = (float)sqrt((double)s->n_embd);
-	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
-	if (gi(c, "decoder_attention_heads", s->n_head) != s->n_head ||
-	    gi(c, "decoder_ffn_dim", s->n_ff) != s->n_ff)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "bart: different encoder and decoder "
-				  "widths are not supported");
-	return act_of(gs(c, "activation_function", "gelu"), &s->act);
-}
-
-/* Mamba mixer sizes; dt_rank "auto" is ceil(d_model / 16). */
-static void ssm_sizes(struct tfm_spec *s, const json_t *c, const char *pfx, int64_t d_state)
-{
-	char k[64];
-	snprintf(k, sizeof(k), "%sexpand", pfx);
-	s->ssm_d_inner = gi(c, k, 2) * s->n_embd;
-	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "d_state" : "state_size");
-	s->ssm_d_state = gi(c, k, d_state);
-	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "d_conv" : "conv_kernel");
-	s->ssm_d_conv = gi(c, k, 4);
-	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "dt_rank" : "time_step_rank");
-	s->ssm_dt_rank = gi(c, k, 0);
-	if (s->ssm_dt_rank <= 0)   /* "auto" */
-		s->ssm_dt_rank = (s->n_embd + 15) / 16;
-	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "conv_bias" : "use_conv_bias");
-	s->ssm_conv_bias = gb(c, k, 1);
-	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "proj_bias" : "use_bias");
-	s->ssm_bias = gb(c, k, 0);
-}
-
-static void no_attention(struct tfm_spec *s)
-{
-	s->pos_attn = TFM_POS_NONE;
-	s->rope_dims = 0;
-	s->gated = 0;
-}
-
-static int p_mamba(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "mamba", "mamba");
-	no_attention(s);
-	s->n_vocab = gi(c, "vocab_size", 50280);
-	s->n_embd = gi(c, "hidden_size", 768);
-	s->n_layer = gi(c, "num_hidden_layers", 32);
-	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
-	s->tied_output = gb(c, "tie_word_embeddings", 1);
-	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
-	ssm_sizes(s, c, "", 16);
-	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA);
-	all_layers(s->layer_rope, s->n_layer, 0);
-	return TFM_OK;
-}
-
-static int p_mamba2(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "mamba2", "mamba2");
-	no_attention(s);
-	s->n_vocab = gi(c, "vocab_size", 32768);
-	s->n_embd = gi(c, "hidden_size", 4096);
-	s->n_layer = gi(c, "num_hidden_layers", 64);
-	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
-	s->tied_output = gb(c, "tie_word_embeddings", 0);
-	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
-	ssm_sizes(s, c, "", 128);
-	s->ssm_n_head = gi(c, "num_heads", 128);
-	s->ssm_n_group = gi(c, "n_groups", 8);
-	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA2);
-	all_layers(s->layer_rope, s->n_layer, 0);
-	return TFM_OK;
-}
-
-static int p_jamba(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "jamba", "jamba");
-	int st = llama_core(s, c, 1e-6, 10000, 262144);
-	s->n_vocab = gi(c, "vocab_size", 65536);
-	s->n_ff = gi(c, "intermediate_size", 14336);
-	s->n_head_kv = gi(c, "num_key_value_heads", 8);
-	s->pos_attn = TFM_POS_NONE;   /* Jamba's attention layers use no positions */
-	s->rope_dims = 0;
-	s->tied_output = gb(c, "tie_word_embeddings", 0);
-	s->n_expert = gi(c, "num_experts", 16);
-	s->n_expert_used = gi(c, "num_experts_per_tok", 2);
-	s->n_ff_expert = s->n_ff;
-	s->moe_norm_topk = 0;
-	ssm_sizes(s, c, "mamba_", 16);
-	s->ssm_dt_norm = 1;
-	int64_t ap = gi(c, "attn_layer_period", 8), ao = gi(c, "attn_layer_offset", 4);
-	int64_t ep = gi(c, "expert_layer_period", 2), eo = gi(c, "expert_layer_offset", 1);
-	s->moe_every = ep;
-	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-		s->layer_kind[i] = ap > 0 && i % ap == ao ? TFM_LAYER_ATTN : TFM_LAYER_MAMBA;
-		s->layer_moe[i] = s->n_expert > 1 && ep > 0 && i % ep == eo;
-		s->layer_rope[i] = 0;
-	}
-	if (s->n_expert <= 1)
-		s->n_expert = s->n_expert_used = s->n_ff_expert = 0;
-	return st;
-}
-
-static int p_rwkv(struct tfm_spec *s, const json_t *c)
-{
-	set_arch(s, "rwkv", "rwkv");
-	no_attention(s);
-	s->norm = TFM_NORM_LAYER;
-	s->norm_bias = 1;
-	s->embd_norm = 1;   /* blocks.0.pre_ln */
-	s->n_vocab = gi(c, "vocab_size", 50277);
-	s->n_embd = gi(c, "hidden_size", 4096);
-	s->n_layer = gi(c, "num_hidden_layers", 32);
-	s->n_ctx_train = gi(c, "context_length", 1024);
-	s->n_ff = gi(c, "intermediate_size", 4 * s->n_embd);
-	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
-	s->tied_output = gb(c, "tie_word_embeddings", 0);
-	s->act = TFM_ACT_RELU2;
-	s->rwkv_version = 4;
-	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
-	if (gi(c, "attention_hidden_size", s->n_embd) != s->n_embd)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "rwkv: attention_hidden_size != hidden_size "
-				  "is not supported");
-	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_RWKV);
-	all_layers(s->layer_rope, s->n_layer, 0);
-	return TFM_OK;
+	return tfm_preset_act(gs(c, "activation_function", "relu"), &s->act);
 }
 
 /* SmolLM3: llama with NoPE on every no_rope_layer_interval-th layer. */
 static int p_smollm3(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "smollm3", "smollm3");
-	int st = llama_core(s, c, 1e-6, 2000000, 32768);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 2000000, 32768);
 	s->n_vocab = gi(c, "vocab_size", 128256);
 	s->n_embd = gi(c, "hidden_size", 2048);
 	s->n_ff = gi(c, "intermediate_size", 11008);
@@ -867,7 +565,7 @@ static int p_smollm3(struct tfm_spec *s, const json_t *c)
 static int p_stablelm(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "stablelm", "stablelm");
-	int st = llama_core(s, c, 1e-5, 10000, 4096);
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 4096);
 	s->n_vocab = gi(c, "vocab_size", 50304);
 	s->n_embd = gi(c, "hidden_size", 2560);
 	s->n_ff = gi(c, "intermediate_size", 6912);
@@ -890,7 +588,7 @@ static int p_stablelm(struct tfm_spec *s, const json_t *c)
 static int p_cohere(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "cohere", "command-r");
-	int st = llama_core(s, c, 1e-5, 10000, 8192);
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 8192);
 	s->n_vocab = gi(c, "vocab_size", 256000);
 	s->n_embd = gi(c, "hidden_size", 8192);
 	s->n_ff = gi(c, "intermediate_size", 22528);
@@ -951,9 +649,9 @@ static const struct preset {
 	{ "gemma3_text", p_gemma3 }, { "olmo2", p_olmo2 }, { "deepseek_v2", p_deepseek_v2 },
 	{ "deepseek_v3", p_deepseek_v3 }, { "phi3", p_phi3 }, { "gpt2", p_gpt2 },
 	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
-	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", p_bert }, { "roberta", p_roberta },
-	{ "distilbert", p_distilbert }, { "t5", p_t5 }, { "bart", p_bart },
-	{ "mamba", p_mamba }, { "mamba2", p_mamba2 }, { "jamba", p_jamba }, { "rwkv", p_rwkv },
+	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", tfm_preset_bert }, { "roberta", tfm_preset_roberta },
+	{ "distilbert", tfm_preset_distilbert }, { "t5", tfm_preset_t5 }, { "bart", tfm_preset_bart },
+	{ "mamba", tfm_preset_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "rwkv", tfm_preset_rwkv },
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 };
 

@@ -1,0 +1,79 @@
+/* presets-impl.h: what the preset files share: config.json getters (a
+ * missing key or a JSON null gives the default) and the helpers and presets
+ * that presets.c's table names.  Private to lib/spec. */
+#ifndef TFM_PRESETS_IMPL_H
+#define TFM_PRESETS_IMPL_H
+
+#include "spec-impl.h"
+
+#include <string.h>
+
+/* Getters: a missing key or a JSON null gives the default. */
+static inline int64_t gi(const json_t *c, const char *k, int64_t d)
+{
+	json_t *v = json_object_get(c, k);
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (int64_t)json_real_value(v);
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	return d;
+}
+static inline double gf(const json_t *c, const char *k, double d)
+{
+	json_t *v = json_object_get(c, k);
+	return json_is_number(v) ? json_number_value(v) : d;
+}
+static inline int gb(const json_t *c, const char *k, int d)
+{
+	json_t *v = json_object_get(c, k);
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	if (json_is_integer(v))
+		return json_integer_value(v) != 0;
+	return d;
+}
+static const char *gs(const json_t *c, const char *k, const char *d)
+{
+	json_t *v = json_object_get(c, k);
+	return json_is_string(v) ? json_string_value(v) : d;
+}
+static inline int has(const json_t *c, const char *k)
+{
+	json_t *v = json_object_get(c, k);
+	return v && !json_is_null(v);
+}
+
+static inline void set_arch(struct tfm_spec *s, const char *arch, const char *gguf)
+{
+	snprintf(s->arch, sizeof(s->arch), "%s", arch);
+	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", gguf);
+}
+
+static inline void all_layers(uint8_t *a, int64_t n, int v)
+{
+	for (int64_t i = 0; i < n && i < TFM_MAX_LAYERS; i++)
+		a[i] = (uint8_t)v;
+}
+
+/* Activation names of transformers' ACT2FN. */
+int tfm_preset_act(const char *name, int *act);
+/* GPT-2 style: LayerNorm with bias, biases everywhere, ungated FFN. */
+void tfm_preset_layernorm_biased(struct tfm_spec *s);
+/* The llama family core: sizes, GQA, head_dim, rope, RMSNorm, gated SiLU. */
+int tfm_preset_llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, double theta_dflt,
+		      int64_t ctx_dflt);
+
+/* presets-other.c: encoders, encoder-decoders, state-space and RWKV. */
+int tfm_preset_bert(struct tfm_spec *s, const json_t *c);
+int tfm_preset_roberta(struct tfm_spec *s, const json_t *c);
+int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c);
+int tfm_preset_t5(struct tfm_spec *s, const json_t *c);
+int tfm_preset_bart(struct tfm_spec *s, const json_t *c);
+int tfm_preset_mamba(struct tfm_spec *s, const json_t *c);
+int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c);
+int tfm_preset_jamba(struct tfm_spec *s, const json_t *c);
+int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c);
+
+#endif

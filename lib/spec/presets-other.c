@@ -1,0 +1,262 @@
+/* presets-other.c: config.json -> spec for the families the decoder
+ * presets do not cover: encoders (bert, roberta, distilbert), encoder-
+ * decoders (t5, bart), state-space models (mamba, mamba2, jamba) and RWKV.
+ * Same rules as presets.c: transformers' field names and defaults. */
+#include "presets-impl.h"
+
+#include <math.h>
+
+static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t types)
+{
+	tfm_preset_layernorm_biased(s);
+	s->family = TFM_FAMILY_ENCODER;
+	s->mask = TFM_MASK_BIDIR;
+	s->norm_place = TFM_NORM_POST;
+	s->final_norm = 0;
+	s->embd_norm = 1;
+	s->pos_embd = TFM_POS_EMBD_LEARNED;
+	s->pos_attn = TFM_POS_NONE;
+	s->tied_output = 1;
+	s->head = TFM_HEAD_EMBED;
+	s->pooling = TFM_POOL_CLS;
+	s->n_embd = gi(c, "hidden_size", 768);
+	s->n_layer = gi(c, "num_hidden_layers", 12);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 12);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "intermediate_size", 3072);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 512);
+	s->n_token_types = gi(c, "type_vocab_size", types);
+	s->norm_eps = gf(c, "layer_norm_eps", eps);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	if (strcmp(gs(c, "position_embedding_type", "absolute"), "absolute"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: position_embedding_type '%s' is not "
+				  "supported", s->arch, gs(c, "position_embedding_type", ""));
+	return tfm_preset_act(gs(c, "hidden_act", "gelu"), &s->act);
+}
+
+int tfm_preset_bert(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "bert", "bert");
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	s->pooler = 1;
+	return bert_core(s, c, 1e-12, 2);
+}
+
+int tfm_preset_roberta(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "roberta", "bert");
+	s->n_vocab = gi(c, "vocab_size", 50265);
+	s->pooler = 1;
+	int st = bert_core(s, c, 1e-12, 2);
+	/* positions are counted from padding_idx + 1 */
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	s->pos_offset = s->pad_id + 1;
+	s->n_ctx_train -= s->pos_offset;
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	return st;
+}
+
+int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "distilbert", "bert");
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	int st = bert_core(s, c, 1e-12, 0);
+	s->n_embd = gi(c, "dim", 768);
+	s->n_layer = gi(c, "n_layers", 6);
+	s->n_head = s->n_head_kv = gi(c, "n_heads", 12);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "hidden_dim", 3072);
+	s->n_token_types = 0;
+	if (gb(c, "sinusoidal_pos_embds", 0))
+		s->pos_embd = TFM_POS_EMBD_SINUSOIDAL;
+	if (!st)
+		st = tfm_preset_act(gs(c, "activation", "gelu"), &s->act);
+	return st;
+}
+
+int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "t5", "t5");
+	s->family = TFM_FAMILY_ENCDEC;
+	s->n_vocab = gi(c, "vocab_size", 32128);
+	s->n_embd = gi(c, "d_model", 512);
+	s->n_layer = gi(c, "num_layers", 6);
+	s->n_layer_dec = gi(c, "num_decoder_layers", s->n_layer);
+	s->n_head = s->n_head_kv = gi(c, "num_heads", 8);
+	s->head_dim = gi(c, "d_kv", 64);
+	s->n_ff = gi(c, "d_ff", 2048);
+	s->n_ctx_train = gi(c, "n_positions", 512);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-6);
+	s->pos_attn = TFM_POS_T5;
+	s->rope_dims = 0;
+	s->t5_buckets = gi(c, "relative_attention_num_buckets", 32);
+	s->t5_max_distance = gi(c, "relative_attention_max_distance", 128);
+	s->attn_scale = 1.0f;  /* T5 folds the scale into its weights */
+	s->cross_attn = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	if (s->tied_output)
+		s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 1);
+	/* feed_forward_proj: "relu", "gated-gelu" (v1.1: tanh GELU), "gated-silu" */
+	const char *ff = gs(c, "feed_forward_proj", "relu");
+	s->gated = !strncmp(ff, "gated-", 6);
+	const char *a = s->gated ? ff + 6 : ff;
+	if (!strcmp(a, "gelu"))
+		a = "gelu_new";
+	return tfm_preset_act(a, &s->act);
+}
+
+int tfm_preset_bart(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "bart", "bart");
+	tfm_preset_layernorm_biased(s);
+	s->family = TFM_FAMILY_ENCDEC;
+	s->cross_attn = 1;
+	s->n_vocab = gi(c, "vocab_size", 50265);
+	s->n_embd = gi(c, "d_model", 1024);
+	s->n_layer = gi(c, "encoder_layers", 12);
+	s->n_layer_dec = gi(c, "decoder_layers", 12);
+	s->n_head = s->n_head_kv = gi(c, "encoder_attention_heads", 16);
+	s->head_dim = s->n_embd / s->n_head;
+	s->n_ff = gi(c, "encoder_ffn_dim", 4096);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 1024);
+	s->pos_embd = TFM_POS_EMBD_LEARNED;
+	s->pos_offset = 2;
+	s->pos_attn = TFM_POS_NONE;
+	s->norm_place = TFM_NORM_POST;
+	s->final_norm = 0;
+	s->embd_norm = 1;
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	if (gb(c, "scale_embedding", 0))
+		s->embd_scale = (float)sqrt((double)s->n_embd);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	if (gi(c, "decoder_attention_heads", s->n_head) != s->n_head ||
+	    gi(c, "decoder_ffn_dim", s->n_ff) != s->n_ff)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "bart: different encoder and decoder "
+				  "widths are not supported");
+	return tfm_preset_act(gs(c, "activation_function", "gelu"), &s->act);
+}
+
+/* Mamba mixer sizes; dt_rank "auto" is ceil(d_model / 16). */
+static void ssm_sizes(struct tfm_spec *s, const json_t *c, const char *pfx, int64_t d_state)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "%sexpand", pfx);
+	s->ssm_d_inner = gi(c, k, 2) * s->n_embd;
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "d_state" : "state_size");
+	s->ssm_d_state = gi(c, k, d_state);
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "d_conv" : "conv_kernel");
+	s->ssm_d_conv = gi(c, k, 4);
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "dt_rank" : "time_step_rank");
+	s->ssm_dt_rank = gi(c, k, 0);
+	if (s->ssm_dt_rank <= 0)   /* "auto" */
+		s->ssm_dt_rank = (s->n_embd + 15) / 16;
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "conv_bias" : "use_conv_bias");
+	s->ssm_conv_bias = gb(c, k, 1);
+	snprintf(k, sizeof(k), "%s%s", pfx, *pfx ? "proj_bias" : "use_bias");
+	s->ssm_bias = gb(c, k, 0);
+}
+
+static void no_attention(struct tfm_spec *s)
+{
+	s->pos_attn = TFM_POS_NONE;
+	s->rope_dims = 0;
+	s->gated = 0;
+}
+
+int tfm_preset_mamba(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mamba", "mamba");
+	no_attention(s);
+	s->n_vocab = gi(c, "vocab_size", 50280);
+	s->n_embd = gi(c, "hidden_size", 768);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->tied_output = gb(c, "tie_word_embeddings", 1);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	ssm_sizes(s, c, "", 16);
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	return TFM_OK;
+}
+
+int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "mamba2", "mamba2");
+	no_attention(s);
+	s->n_vocab = gi(c, "vocab_size", 32768);
+	s->n_embd = gi(c, "hidden_size", 4096);
+	s->n_layer = gi(c, "num_hidden_layers", 64);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	ssm_sizes(s, c, "", 128);
+	s->ssm_n_head = gi(c, "num_heads", 128);
+	s->ssm_n_group = gi(c, "n_groups", 8);
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA2);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	return TFM_OK;
+}
+
+int tfm_preset_jamba(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "jamba", "jamba");
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 262144);
+	s->n_vocab = gi(c, "vocab_size", 65536);
+	s->n_ff = gi(c, "intermediate_size", 14336);
+	s->n_head_kv = gi(c, "num_key_value_heads", 8);
+	s->pos_attn = TFM_POS_NONE;   /* Jamba's attention layers use no positions */
+	s->rope_dims = 0;
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->n_expert = gi(c, "num_experts", 16);
+	s->n_expert_used = gi(c, "num_experts_per_tok", 2);
+	s->n_ff_expert = s->n_ff;
+	s->moe_norm_topk = 0;
+	ssm_sizes(s, c, "mamba_", 16);
+	s->ssm_dt_norm = 1;
+	int64_t ap = gi(c, "attn_layer_period", 8), ao = gi(c, "attn_layer_offset", 4);
+	int64_t ep = gi(c, "expert_layer_period", 2), eo = gi(c, "expert_layer_offset", 1);
+	s->moe_every = ep;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		s->layer_kind[i] = ap > 0 && i % ap == ao ? TFM_LAYER_ATTN : TFM_LAYER_MAMBA;
+		s->layer_moe[i] = s->n_expert > 1 && ep > 0 && i % ep == eo;
+		s->layer_rope[i] = 0;
+	}
+	if (s->n_expert <= 1)
+		s->n_expert = s->n_expert_used = s->n_ff_expert = 0;
+	return st;
+}
+
+int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "rwkv", "rwkv");
+	no_attention(s);
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 1;
+	s->embd_norm = 1;   /* blocks.0.pre_ln */
+	s->n_vocab = gi(c, "vocab_size", 50277);
+	s->n_embd = gi(c, "hidden_size", 4096);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->n_ctx_train = gi(c, "context_length", 1024);
+	s->n_ff = gi(c, "intermediate_size", 4 * s->n_embd);
+	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->act = TFM_ACT_RELU2;
+	s->rwkv_version = 4;
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
+	if (gi(c, "attention_hidden_size", s->n_embd) != s->n_embd)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "rwkv: attention_hidden_size != hidden_size "
+				  "is not supported");
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_RWKV);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	return TFM_OK;
+}
