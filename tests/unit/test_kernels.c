@@ -244,7 +244,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
 					 * quantized to 8 bits (llama.cpp's way): the reference
 					 * then takes x through the same 8-bit round trip */
-					int qx = ti >= 5 && nt <= 16; /* up to 16 tokens */
+					int qx = ti >= 3 && nt <= 16; /* up to 16 tokens */
 					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */
 					int q81 = qx && (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);

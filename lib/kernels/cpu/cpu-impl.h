@@ -37,8 +37,14 @@ typedef void (*tfm_cpu_gemv_t_fn)(float *y, const float *a, int64_t lda, const f
 	void tfm_cpu_gemv_t_##isa(float *y, const float *a, int64_t lda, const float *x, int64_t k, int64_t n);
 GEMV_DECL(avx2)
 GEMV_DECL(avx512)
-void tfm_cpu_gemv_q8_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
-void tfm_cpu_gemv_q4_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
+/* y[r] = W[r] . x for rows r < rows, W quantized (rows rb bytes apart), x
+ * one row of n quantized to tfm_vec_dot_type of W's type (qgemv-avx512.c) */
+typedef void (*tfm_cpu_qgemv_fn)(float *y, const void *w, size_t rb, const void *xq, int64_t n,
+				 int64_t rows);
+void tfm_cpu_qgemv_q8_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q4_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);

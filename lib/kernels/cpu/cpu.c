@@ -58,9 +58,10 @@ static struct {
 	tfm_cpu_dot_fn f32, f16, bf16;
 	tfm_cpu_max_fn max;
 	tfm_cpu_expsum_fn expsum;
-	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16, gemv_q8_0, gemv_q4_0; /* q: may be NULL */
+	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16;
 	tfm_cpu_gemv_t_fn gemv_t;
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
+	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
 } g_isa;
 
 #define GEMV_SCALAR(NAME, DOT)                                                          \
@@ -126,9 +127,8 @@ static void isa_fill(const char *isa)
 		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx512;
 		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx512;
 		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
-		g_isa.gemv_q8_0 = tfm_cpu_gemv_q8_0_avx512;
-		g_isa.gemv_q4_0 = tfm_cpu_gemv_q4_0_avx512;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
+		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
 	} else if (!strcmp(isa, "avx2")) {
 		g_isa.isa = "avx2";
 		g_isa.f32 = tfm_cpu_dot_f32_avx2;
@@ -237,6 +237,9 @@ struct mm_job {
 	tfm_cpu_dot_fn dot_f32;
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
+	tfm_cpu_qgemv_fn qgemv;   /* several rows of vdot at once, or NULL */
+	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
+	size_t xq_bytes;
 	atomic_llong next;
 };
 
@@ -246,14 +249,17 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
 	if (j->vdot) {
-		/* x (every token of a small batch) quantized once per task, then
-		 * each weight row against each token while it is in cache */
-		size_t qb = tfm_quant_row_bytes(j->vdot_type, w->in);
-		for (int64_t t = 0; t < j->n; t++)
-			tfm_quantize_row(j->vdot_type, j->x + t * w->in, (uint8_t *)scr + t * qb, w->in);
+		/* x was quantized once (cpu_matmul); each weight row against
+		 * each token while it is in cache */
+		if (j->qgemv) {
+			for (int64_t t = 0; t < j->n; t++)
+				j->qgemv(j->y + t * w->out + o0, wd, w->row_bytes,
+					 j->xq + t * j->xq_bytes, w->in, o1 - o0);
+			return;
+		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
 			for (int64_t t = 0; t < j->n; t++)
-				j->y[t * w->out + o] = j->vdot(w->in, wd, (uint8_t *)scr + t * qb);
+				j->y[t * w->out + o] = j->vdot(w->in, wd, j->xq + t * j->xq_bytes);
 		return;
 	}
 	if (j->n == 1) {
@@ -297,6 +303,21 @@ static void mm_task(void *ctx, int task, int n_tasks)
 	}
 }
 
+/* The multi-row integer kernel for a weight type on this CPU, or NULL (then
+ * lib/quant's one-row dot products). */
+static tfm_cpu_qgemv_fn qgemv_for(int type)
+{
+	if (!g_isa.qgemv_ok)
+		return NULL;
+	switch (type) {
+	case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8_0_avx512;
+	case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx512;
+	case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_avx512;
+	case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_avx512;
+	}
+	return NULL;
+}
+
 static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
 		       int64_t n)
 {
@@ -306,15 +327,23 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	case TFM_TYPE_F32: j.gemv = g_isa.gemv_f32; break;
 	case TFM_TYPE_F16: j.gemv = g_isa.gemv_f16; break;
 	case TFM_TYPE_BF16: j.gemv = g_isa.gemv_bf16; break;
-	case TFM_TYPE_Q8_0: j.gemv = g_isa.gemv_q8_0; break;
-	case TFM_TYPE_Q4_0: j.gemv = g_isa.gemv_q4_0; break;
 	}
 	/* lib/quant's integer dots for decode and small batches (as llama.cpp
 	 * does below its BLAS threshold); larger batches dequantize tiles for
 	 * sgemm */
-	if (!j.gemv && n <= VDOT_MAX_BATCH && w->type != TFM_TYPE_Q8_0 &&
-	    w->type != TFM_TYPE_Q4_0 && (j.vdot = tfm_vec_dot(w->type)))
+	if (!j.gemv && n <= VDOT_MAX_BATCH && (j.vdot = tfm_vec_dot(w->type))) {
 		j.vdot_type = tfm_vec_dot_type(w->type);
+		j.qgemv = qgemv_for(w->type);
+	}
+	if (j.vdot) {
+		/* once per matmul, not per tile: into the scratch of the last
+		 * task, which the integer path never uses otherwise */
+		uint8_t *xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task);
+		j.xq_bytes = tfm_quant_row_bytes(j.vdot_type, w->in);
+		for (int64_t t = 0; t < n; t++)
+			tfm_quantize_row(j.vdot_type, x + t * w->in, xq + t * j.xq_bytes, w->in);
+		j.xq = xq;
+	}
 	double work = (double)n * w->in * w->out;
 	int inline_ = k->n_tasks <= 1 || work < k->par_min;
 	if (n == 1) {
