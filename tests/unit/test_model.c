@@ -1381,6 +1381,94 @@ static void t_kquants(void)
 	}
 }
 
+/* all logits of T tokens by prefill and by decode with a KV cache of kv_type */
+static int run_kv(struct tm *tm, int kv_type, const int32_t *tok, int64_t T, int threads,
+		  float *pre, float *dec, int64_t *kv_bytes)
+{
+	struct tfm_model_opts o = {.n_threads = threads, .kv_type = kv_type};
+	struct tfm_model *m;
+	struct tfm_ctx *c;
+	int st = tfm_model_new(&m, &tm->s, tm->t, tm->nt, &o);
+	if (st)
+		return st;
+	if ((st = tfm_ctx_new(&c, m, 80))) {
+		tfm_model_close(m);
+		return st;
+	}
+	if (threads > 1)
+		tfm_ctx_set_par_min(c, 0);
+	*kv_bytes = tfm_ctx_kv_bytes(c);
+	int64_t V = tm->s.n_vocab;
+	st = tfm_eval(c, tok, T, pre, 1);
+	tfm_ctx_reset(c);
+	for (int64_t t = 0; !st && t < T; t++)
+		st = tfm_eval(c, tok + t, 1, dec + t * V, 0);
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	return st;
+}
+
+/* KV caches of f16 and q8_0: the same model's logits stay close to the f32
+ * cache's (f16: within 1e-2 of the largest logit; q8_0: 5e-2), prefill
+ * equals decode (1e-4, the f32 bound), threads change no bit, and the cache
+ * takes exactly tfm_spec_kv_bytes at 2 and 34/32 bytes per element over 70
+ * tokens (2 key tiles of 64 in the attention kernel). */
+static void t_kv_types(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.n_embd = 64, m.s.head_dim = 32, m.s.n_head = 4, m.s.n_head_kv = 2, m.s.n_vocab = 50;
+	build(&m);
+	enum { T = 70, V = 50 };
+	int32_t tok[T];
+	for (int t = 0; t < T; t++)
+		tok[t] = (t * 17 + 3) % V;
+	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0};
+	static const double eb[] = {4, 2, 34.0 / 32}, tol[] = {0, 1e-2, 5e-2};
+	/* prefill and decode keys differ in the last bits (sgemm against
+	 * gemv); f16 / q8_0 rounding can turn that into a step of theirs */
+	static const double tpd[] = {1e-4, 1e-3, 1e-2};
+	float *pre = malloc(3 * T * V * 4), *dec = malloc(T * V * 4), *pre2 = malloc(T * V * 4);
+	float *dec2 = malloc(T * V * 4);
+	double sc = 0;
+	for (int i = 0; i < 3; i++) {
+		int64_t kvb = 0, kvb2 = 0;
+		float *p = pre + i * T * V;
+		CHECK_OK(run_kv(&m, types[i], tok, T, 1, p, dec, &kvb));
+		CHECK_OK(run_kv(&m, types[i], tok, T, 2, pre2, dec2, &kvb2));
+		CHECK(!memcmp(p, pre2, T * V * 4) && !memcmp(dec, dec2, T * V * 4));
+		double dpd = maxdiff(p, dec, T * V), df = maxdiff(p, pre, T * V);
+		if (i == 0)
+			for (int k = 0; k < T * V; k++)
+				sc = fmax(sc, fabs(pre[k]));
+		double want = tfm_spec_kv_bytes(&m.s, eb[i], 80);
+		fprintf(stderr, "  kv %-5s prefill-decode %.2g, vs f32 cache %.2g (|logit| <= %.2g), "
+			"%lld bytes (spec %.0f)\n", tfm_type_name(types[i]), dpd, df, sc,
+			(long long)kvb, want);
+		CHECK_MSG(dpd < (i ? tpd[i] * sc : tpd[0]), "kv %s: prefill vs decode %g",
+			  tfm_type_name(types[i]), dpd);
+		if (i)
+			CHECK_MSG(df < tol[i] * sc && df > 0, "kv %s: vs f32 %g", tfm_type_name(types[i]), df);
+		CHECK(kvb == (int64_t)want && kvb2 == kvb);
+	}
+	/* q8_0 needs head sizes of whole blocks; other types are refused */
+	struct tfm_model *md;
+	struct tfm_ctx *c;
+	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q8_0};
+	struct tm m2 = {0};
+	base_spec(&m2.s);
+	m2.s.n_embd = 64, m2.s.head_dim = 16;
+	build(&m2);
+	CHECK_OK(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o));
+	CHECK_ST(tfm_ctx_new(&c, md, 8), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "whole blocks") != NULL);
+	tfm_model_close(md);
+	o.kv_type = TFM_TYPE_Q4_0;
+	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
+	free(pre), free(dec), free(pre2), free(dec2);
+	tm_free(&m), tm_free(&m2);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -1458,6 +1546,7 @@ static const struct t_case t_cases[] = {
 	{"moe", t_moe},
 	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
+	{"kv_types", t_kv_types},
 	{"kquants", t_kquants},
 	{"stories260k", t_stories260k},
 	{"random", t_random},

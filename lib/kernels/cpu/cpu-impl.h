@@ -46,6 +46,9 @@ void tfm_cpu_qgemv_q4_0_avx512(float *y, const void *w, size_t rb, const void *x
 void tfm_cpu_qgemv_q5_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 
+/* y[i] = x[i] (f16) as f32 */
+void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n);
+
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);
 

@@ -60,6 +60,7 @@ static struct {
 	tfm_cpu_expsum_fn expsum;
 	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16;
 	tfm_cpu_gemv_t_fn gemv_t;
+	void (*f16row)(float *y, const uint16_t *x, int64_t n); /* NULL: scalar */
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
 	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
 } g_isa;
@@ -127,6 +128,7 @@ static void isa_fill(const char *isa)
 		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx512;
 		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx512;
 		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
+		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
 		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
 	} else if (!strcmp(isa, "avx2")) {
@@ -140,6 +142,7 @@ static void isa_fill(const char *isa)
 		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx2;
 		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx2;
 		g_isa.gemv_t = tfm_cpu_gemv_t_avx2;
+		g_isa.f16row = tfm_cpu_f16_row_avx2;
 	} else {
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
@@ -275,8 +278,7 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	}
 	const float *a = (const float *)wd;
 	if (w->type != TFM_TYPE_F32) {
-		int mine = w->type == TFM_TYPE_F16 || w->type == TFM_TYPE_BF16 ||
-			   w->type == TFM_TYPE_Q8_0 || w->type == TFM_TYPE_Q4_0;
+		int mine = w->type == TFM_TYPE_F16 || w->type == TFM_TYPE_BF16;
 		for (int64_t o = o0; o < o1; o++) {
 			const uint8_t *src = wd + (size_t)(o - o0) * w->row_bytes;
 			if (mine)
@@ -367,58 +369,120 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		tfm_pool_run(k->pool, mm_task, &j, k->n_tasks);
 }
 
-/* ---- attention ---- */
+/* ---- attention ----
+ *
+ * Tiled, online-softmax ("flash") attention: keys are taken in tiles of
+ * ATT_KT positions, and each query keeps a running maximum m, a running sum
+ * l and an unnormalised output o, rescaled by exp(m_old - m_new) when a tile
+ * raises the maximum; no score row longer than a tile and no T x T matrix
+ * exists.  A work item is (a block of up to ATT_QB query tokens, one KV
+ * head): the K and V rows of a tile are gathered once into f32 (converting
+ * f16 / q8_0 caches) and used by every query head of the GQA group and
+ * every token of the block.  Tiles sit at fixed positions (multiples of
+ * ATT_KT, clipped to what a query sees), so a query's value does not depend
+ * on the block it was computed in: prefill equals decode, bit for bit, and
+ * the thread count changes nothing. */
+
+#define ATT_KT 64 /* keys per tile */
+#define ATT_QB 8  /* query tokens per work item */
 
 struct attn_job {
 	struct tfm_kexec *k;
 	float *out;
-	const float *q, *kc, *vc;
+	const float *q;
+	const uint8_t *kc, *vc;   /* [n_head_kv][n_slots] rows of kv_type */
+	size_t krow, vrow;        /* bytes of a K row, a V row */
 	const struct tfm_attn_args *a;
-	int64_t n_items;          /* n_tok * n_head */
+	int64_t n_blk, n_items;   /* n_items = n_blk * n_head_kv */
 	atomic_llong next;
 };
 
-/* One (token, head): the cache is [n_head_kv][head_dim][n_slots], so scores
- * are one transposed gemv along the keys and each output element is one dot
- * product along them.  The visible keys are slots [s0, s0 + nk) modulo
- * n_slots: at most two contiguous segments. */
-static void attn_item(struct attn_job *j, float *sc, int64_t it)
+/* rows [r0, r0 + n) of the keys of one head (ring slots) as f32 [n][dim] */
+static void gather(float *dst, const uint8_t *base, size_t rowb, int type, int64_t r0, int64_t n,
+		   int64_t ns, int64_t dim)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const uint8_t *src = base + (size_t)((r0 + i) % ns) * rowb;
+		float *d = dst + i * dim;
+		if (type == TFM_TYPE_F32)
+			memcpy(d, src, (size_t)dim * sizeof(float));
+		else if (type == TFM_TYPE_F16 && g_isa.f16row)
+			g_isa.f16row(d, (const uint16_t *)src, dim);
+		else if (type == TFM_TYPE_Q8_0)
+			tfm_dequantize_row(TFM_TYPE_Q8_0, src, d, dim);
+		else
+			tfm_k_row_to_f32(type, src, d, dim);
+	}
+}
+
+static inline int64_t first_key(const struct tfm_attn_args *a, int64_t p)
+{
+	return a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+}
+
+static void attn_item(struct attn_job *j, float *scr, int64_t it)
 {
 	const struct tfm_attn_args *a = j->a;
-	int64_t t = it / a->n_head, h = it % a->n_head;
-	int64_t hd = a->head_dim, qd = a->n_head * hd, ns = a->n_slots;
-	int64_t kh = h / (a->n_head / a->n_head_kv);
-	int64_t p = a->pos0 + t;
-	int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
-	int64_t nk = p - lo + 1, s0 = lo % ns;
-	int64_t n1 = s0 + nk <= ns ? nk : ns - s0, n2 = nk - n1;
-	const float *qv = j->q + t * qd + h * hd;
-	int64_t vd = a->v_dim ? a->v_dim : hd;
-	const float *kt = j->kc + kh * hd * ns, *vt = j->vc + kh * vd * ns;
-	float *qs = sc + ((ns + 15) & ~(int64_t)15), *ot = qs + ((hd + 15) & ~(int64_t)15);
-	for (int64_t d = 0; d < hd; d++)
-		qs[d] = qv[d] * a->scale;
-	g_isa.gemv_t(sc, kt + s0, ns, qs, hd, n1);
-	if (n2)
-		g_isa.gemv_t(sc + n1, kt, ns, qs, hd, n2);
-	if (a->softcap > 0)
-		for (int64_t i = 0; i < nk; i++)
-			sc[i] = a->softcap * tanhf(sc[i] / a->softcap);
-	if (a->alibi)
-		for (int64_t i = 0; i < nk; i++)
-			sc[i] += a->alibi[h] * (float)(lo + i - p);
-	float mx = g_isa.max(sc, nk);
-	float sum = g_isa.expsum(sc, mx, nk);
-	float inv = 1.0f / sum;
-	float *o = j->out + (t * a->n_head + h) * vd;
-	g_isa.gemv_f32(o, vt + s0, (size_t)ns * sizeof(float), sc, n1, vd);
-	if (n2) {
-		g_isa.gemv_f32(ot, vt, (size_t)ns * sizeof(float), sc + n1, n2, vd);
-		for (int64_t d = 0; d < vd; d++)
-			o[d] += ot[d];
+	int64_t kh = it % a->n_head_kv, blk = it / a->n_head_kv;
+	int64_t t0 = blk * ATT_QB, t1 = t0 + ATT_QB < a->n_tok ? t0 + ATT_QB : a->n_tok;
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
+	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
+	/* scratch: K tile [KT][hd], V tile [KT][vd], scores [KT], the scaled
+	 * queries [nq][hd], ot [vd], m and l [nq] */
+	float *kt = scr, *vt = kt + ATT_KT * hd, *sc = vt + ATT_KT * vd;
+	float *qs = sc + ATT_KT, *ot = qs + nq * hd, *mx = ot + vd, *ls = mx + nq;
+	for (int64_t t = t0; t < t1; t++)
+		for (int64_t g = 0; g < grp; g++) {
+			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
+			const float *qv = j->q + (t * a->n_head + h) * hd;
+			for (int64_t d = 0; d < hd; d++)
+				qs[i * hd + d] = qv[d] * a->scale;
+			mx[i] = -INFINITY, ls[i] = 0;
+			memset(j->out + (t * a->n_head + h) * vd, 0, (size_t)vd * sizeof(float));
+		}
+	int64_t plo = first_key(a, a->pos0 + t0), phi = a->pos0 + t1 - 1; /* keys of the block */
+	const uint8_t *kb = j->kc + (size_t)kh * (size_t)ns * j->krow;
+	const uint8_t *vb = j->vc + (size_t)kh * (size_t)ns * j->vrow;
+	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
+		int64_t g0 = a0 > plo ? a0 : plo, g1 = a0 + ATT_KT - 1 < phi ? a0 + ATT_KT - 1 : phi;
+		gather(kt, kb, j->krow, a->kv_type, g0, g1 - g0 + 1, ns, hd);
+		gather(vt, vb, j->vrow, a->kv_type, g0, g1 - g0 + 1, ns, vd);
+		for (int64_t t = t0; t < t1; t++) {
+			int64_t p = a->pos0 + t, lo = first_key(a, p);
+			int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
+			if (k0 > k1)
+				continue;
+			int64_t nk = k1 - k0 + 1;
+			for (int64_t g = 0; g < grp; g++) {
+				int64_t i = (t - t0) * grp + g, h = kh * grp + g;
+				g_isa.gemv_f32(sc, kt + (k0 - g0) * hd, (size_t)hd * sizeof(float),
+					       qs + i * hd, hd, nk);
+				if (a->softcap > 0)
+					for (int64_t c = 0; c < nk; c++)
+						sc[c] = a->softcap * tanhf(sc[c] / a->softcap);
+				if (a->alibi)
+					for (int64_t c = 0; c < nk; c++)
+						sc[c] += a->alibi[h] * (float)(k0 + c - p);
+				float m1 = g_isa.max(sc, nk);
+				float mn = m1 > mx[i] ? m1 : mx[i];
+				float corr = expf(mx[i] - mn); /* 0 on the first tile */
+				float sum = g_isa.expsum(sc, mn, nk);
+				ls[i] = ls[i] * corr + sum;
+				mx[i] = mn;
+				g_isa.gemv_t(ot, vt + (k0 - g0) * vd, vd, sc, nk, vd);
+				float *o = j->out + (t * a->n_head + h) * vd;
+				for (int64_t d = 0; d < vd; d++)
+					o[d] = o[d] * corr + ot[d];
+			}
+		}
 	}
-	for (int64_t d = 0; d < vd; d++)
-		o[d] *= inv;
+	for (int64_t t = t0; t < t1; t++)
+		for (int64_t g = 0; g < grp; g++) {
+			int64_t i = (t - t0) * grp + g;
+			float inv = 1.0f / ls[i], *o = j->out + (t * a->n_head + kh * grp + g) * vd;
+			for (int64_t d = 0; d < vd; d++)
+				o[d] *= inv;
+		}
 }
 
 static void attn_task(void *ctx, int task, int n_tasks)
@@ -433,38 +497,44 @@ static void attn_task(void *ctx, int task, int n_tasks)
 	}
 }
 
-static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const float *kc,
-		     const float *vc, const struct tfm_attn_args *a)
+static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
+		     const void *vc, const struct tfm_attn_args *a)
 {
 	pthread_once(&g_once, cpu_init);
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
 	struct attn_job j = {.k = k, .out = out, .q = q, .kc = kc, .vc = vc, .a = a};
-	j.n_items = a->n_tok * a->n_head;
+	j.krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd);
+	j.vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	j.n_blk = (a->n_tok + ATT_QB - 1) / ATT_QB;
+	j.n_items = j.n_blk * a->n_head_kv;
 	atomic_init(&j.next, 0);
 	int64_t keys = a->pos0 + a->n_tok;
 	if (a->window > 0 && keys > a->window)
 		keys = a->window;
-	double work = 2.0 * (double)j.n_items * keys * a->head_dim;
-	if (k->n_tasks <= 1 || work < k->par_min)
+	double work = 2.0 * (double)a->n_tok * a->n_head * keys * hd;
+	if (k->n_tasks <= 1 || work < k->par_min || j.n_items == 1)
 		attn_task(&j, 0, 1);
 	else
 		tfm_pool_run(k->pool, attn_task, &j, k->n_tasks);
 }
 
-static void cpu_kv_store(float *kc, float *vc, const float *k, const float *v, int64_t slot,
+static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a)
 {
-	int64_t kvd = a->n_head_kv * a->head_dim, ns = a->n_slots;
-	int64_t vvd = a->n_head_kv * (a->v_dim ? a->v_dim : a->head_dim);
-	for (int64_t i = 0; i < kvd; i++)
-		kc[i * ns + slot] = k[i];
-	for (int64_t i = 0; i < vvd; i++)
-		vc[i * ns + slot] = v[i];
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
+	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	for (int64_t h = 0; h < a->n_head_kv; h++) {
+		tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow, k + h * hd, hd);
+		tfm_k_kv_put(a->kv_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow, v + h * vd, vd);
+	}
 }
 
 static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 {
+	/* attention: head and value sizes, and grp * head_dim, are <= max_in
+	 * (they are rows of the attention output projection's input) */
 	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
-	size_t b = (size_t)n_slots + 2 * (size_t)max_in + 48; /* attention: sc, qs, ot (dims <= max_in) */
+	size_t b = (size_t)(2 * ATT_KT + ATT_QB + 1) * (size_t)max_in + ATT_KT + 2 * (size_t)ATT_QB * (size_t)max_in + 64;
 	return a > b ? a : b;
 }
 

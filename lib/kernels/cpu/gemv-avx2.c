@@ -91,3 +91,13 @@ void tfm_cpu_gemv_t_avx2(float *y, const float *a, int64_t lda, const float *x, 
 		y[j] = s;
 	}
 }
+
+/* y[i] = x[i] (f16 bits) as f32, exact (F16C); KV cache tiles */
+void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+	for (; i < n; i++)
+		y[i] = _cvtsh_ss(x[i]);
+}
