@@ -1513,7 +1513,7 @@ static void t_errors(void)
 	s = m.s;
 	s.family = TFM_FAMILY_ENCODER;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
-	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q4_0}; /* KV caches: f32, f16, q8_0 */;
+	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q4_0}; /* KV caches: f32, f16, q8_0 */
 	CHECK_ST(tfm_model_new(&md, &m.s, m.t, m.nt, &o), TFM_E_UNSUPPORTED);
 	o.kv_type = 0, o.device = "cuda";
 #ifndef TFM_CUDA
