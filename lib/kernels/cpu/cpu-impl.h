@@ -41,7 +41,6 @@ GEMV_DECL(avx512)
  * one row of n quantized to tfm_vec_dot_type of W's type (qgemv-avx512.c) */
 typedef void (*tfm_cpu_qgemv_fn)(float *y, const void *w, size_t rb, const void *xq, int64_t n,
 				 int64_t rows);
-void tfm_cpu_qgemv_q8_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);

@@ -1,11 +1,12 @@
-/* cpu.c: the CPU backend's matmul and attention.  Decode (one token) is a
- * matrix-vector product with AVX2/AVX-512 dot products; prefill (a batch of
- * tokens) calls OpenBLAS sgemm on tiles of weight rows (f16/bf16/q8_0/q4_0
- * tiles are converted to f32 in per-task scratch, so no f32 copy of the
- * weights is ever kept).  Decode of q8_0 / q4_0 weights keeps f32
- * activations (our AVX-512 kernels); the other ggml types (q4_1, q5_0, q5_1,
- * K-quants) use lib/quant's integer dot products against activations
- * quantized to q8_0 / q8_1 / q8_K, as llama.cpp computes them.
+/* cpu.c: the CPU backend's matmul and attention.  Decode (one token) of
+ * f32/f16/bf16 weights is a matrix-vector product with AVX2/AVX-512 dot
+ * products; decode and batches up to 16 tokens of quantized weights use
+ * integer dots against the activations quantized once per matmul to q8_0 /
+ * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
+ * qgemv-avx512.c for q4_0, q5_0, q4_1, lib/quant's one-row dots for the
+ * others.  Prefill (more tokens) calls OpenBLAS sgemm on tiles of weight rows
+ * converted to f32 in per-task scratch (lib/quant's fast dequantizers), so
+ * no f32 copy of the weights is ever kept.  Attention: see below.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -306,13 +307,14 @@ static void mm_task(void *ctx, int task, int n_tasks)
 }
 
 /* The multi-row integer kernel for a weight type on this CPU, or NULL (then
- * lib/quant's one-row dot products). */
+ * lib/quant's one-row dot products).  Not q8_0: its rows stream from memory
+ * at 24 GB/s one at a time but ~20 four at a time (measured, one thread,
+ * 576 x 49152), and decode of q8_0 weights is bound by that stream. */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
 	if (!g_isa.qgemv_ok)
 		return NULL;
 	switch (type) {
-	case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8_0_avx512;
 	case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx512;
 	case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_avx512;
 	case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_avx512;
