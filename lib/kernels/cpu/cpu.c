@@ -24,7 +24,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define GEMM_TILE 64   /* weight rows per sgemm call (fixed: see above) */
+#define GEMM_TILE 128  /* at most this many weight rows per sgemm call */
 #define VDOT_MAX_BATCH 16 /* quantized x [16][in] fits the per-task scratch (64 in floats) */
 
 static float dot_f32_scalar(const void *wv, const float *x, int64_t n)
@@ -360,7 +360,15 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.n_chunks = w->out / j.rows > 0 ? w->out / j.rows : 1;
 		j.last = w->out;
 	} else {
-		j.rows = GEMM_TILE;
+		/* an even number of tiles of at most GEMM_TILE rows, multiples
+		 * of 16: two threads share them evenly (576 rows: 6 of 96), and
+		 * the tiling depends on the matrix alone, not the thread count.
+		 * Each sgemm call packs all of x, so fewer, larger tiles pack it
+		 * less often. */
+		int64_t nt2 = 2 * ((w->out + 2 * GEMM_TILE - 1) / (2 * GEMM_TILE));
+		j.rows = (w->out / nt2 + 15) & ~(int64_t)15;
+		if (j.rows > GEMM_TILE)
+			j.rows = GEMM_TILE;
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
 	}
