@@ -227,6 +227,8 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 			}
 	}
 	/* matmul: every weight type, decode and prefill, inline and threaded */
+	int igemm = be == tfm_backend_cpu() && !strcmp(tfm_cpu_isa(), "avx512") &&
+		    !strcmp(tfm_quant_isa(), "avx512");
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
 				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
 				    TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
@@ -244,7 +246,11 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
 					 * quantized to 8 bits (llama.cpp's way): the reference
 					 * then takes x through the same 8-bit round trip */
-					int qx = ti >= 3 && nt <= 16; /* up to 16 tokens */
+					/* larger batches of q8_0, q4_0, q5_0 with AVX-512 VNNI:
+					 * the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
+					int ig = igemm && (types[ti] == TFM_TYPE_Q8_0 || types[ti] == TFM_TYPE_Q4_0 ||
+							   types[ti] == TFM_TYPE_Q5_0);
+					int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
 					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */
 					int q81 = qx && (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);

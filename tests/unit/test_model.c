@@ -1350,8 +1350,9 @@ static void t_open(void)
 	}
 }
 
-/* q8_0, q4_0 and K-quant weights: a prefill of more than 16 tokens (dequantized tiles, f32
- * sgemm) equals the naive pass; decode (and batches up to 16) use
+/* q8_0, q4_0 and K-quant weights: a prefill of more than 16 tokens
+ * (dequantized tiles, f32 sgemm; q8_0 and q4_0 with VNNI: the 8-bit GEMM,
+ * checked as decode) equals the naive pass; decode (and batches up to 16) use
  * llama.cpp's integer dots against 8-bit activations, so they are close,
  * not equal; threads still change no bit. */
 static void t_kquants(void)
@@ -1374,7 +1375,16 @@ static void t_kquants(void)
 			sc = fmax(sc, fabs(want[k]));
 		fprintf(stderr, "  %-28s prefill-naive %.2g, decode-naive %.2g (|logit| <= %.2g)\n",
 			tfm_type_name(types[i]), dp, dd, sc);
-		CHECK_MSG(dp < 1e-4, "%s prefill %g", tfm_type_name(types[i]), dp);
+		/* q8_0 and q4_0 prefill with AVX-512 VNNI: the 8-bit GEMM (as
+		 * llama.cpp), then as close to the naive pass as decode, and to
+		 * decode much closer still */
+		int ig = (types[i] == TFM_TYPE_Q8_0 || types[i] == TFM_TYPE_Q4_0) &&
+			 !strcmp(tfm_cpu_isa(), "avx512") && !strcmp(tfm_quant_isa(), "avx512");
+		if (ig)
+			CHECK_MSG(dp < 0.05 * sc && maxdiff(pre, dec, 800) < 1e-4, "%s prefill %g",
+				  tfm_type_name(types[i]), dp);
+		else
+			CHECK_MSG(dp < 1e-4, "%s prefill %g", tfm_type_name(types[i]), dp);
 		CHECK_MSG(dd < 0.05 * sc, "%s decode %g", tfm_type_name(types[i]), dd);
 		CHECK(!memcmp(pre, pre2, sizeof pre) && !memcmp(dec, dec2, sizeof dec));
 		tm_free(&m);

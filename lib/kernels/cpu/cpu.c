@@ -4,9 +4,11 @@
  * integer dots against the activations quantized once per matmul to q8_0 /
  * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
  * qgemv-avx512.c for q4_0, q5_0, q4_1, lib/quant's one-row dots for the
- * others.  Prefill (more tokens) calls OpenBLAS sgemm on tiles of weight rows
- * converted to f32 in per-task scratch (lib/quant's fast dequantizers), so
- * no f32 copy of the weights is ever kept.  Attention: see below.
+ * others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 with VNNI is the
+ * 8-bit GEMM of igemm-avx512.c (x quantized to q8_0 once, as llama.cpp);
+ * otherwise OpenBLAS sgemm on tiles of weight rows converted to f32 in
+ * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
+ * weights is ever kept.  Attention: see below.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -242,6 +244,7 @@ struct mm_job {
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
 	tfm_cpu_qgemv_fn qgemv;   /* several rows of vdot at once, or NULL */
+	int igemm;                /* prefill by the 8-bit GEMM (xq: x packed for it) */
 	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
 	size_t xq_bytes;
 	atomic_llong next;
@@ -252,6 +255,11 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	const struct tfm_mat *w = j->w;
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
+	if (j->igemm) {
+		tfm_cpu_igemm_prep_w((uint8_t *)scr, w->type, wd, w->row_bytes, o1 - o0, w->in);
+		tfm_cpu_igemm(j->y + o0, w->out, j->xq, j->n, (const uint8_t *)scr, o1 - o0, w->in);
+		return;
+	}
 	if (j->vdot) {
 		/* x was quantized once (cpu_matmul); each weight row against
 		 * each token while it is in cache */
@@ -369,8 +377,24 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.rows = (w->out / nt2 + 15) & ~(int64_t)15;
 		if (j.rows > GEMM_TILE)
 			j.rows = GEMM_TILE;
+		if (j.rows < 16)
+			j.rows = 16;
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
+	}
+	if (n > VDOT_MAX_BATCH && g_isa.qgemv_ok && w->in % 32 == 0 &&
+	    (w->type == TFM_TYPE_Q4_0 || w->type == TFM_TYPE_Q5_0 || w->type == TFM_TYPE_Q8_0)) {
+		/* x packed once into the end of the last task's scratch, after
+		 * the room its weight tiles take (sgemm when it does not fit) */
+		size_t wb = (tfm_cpu_igemm_w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
+		size_t xb = tfm_cpu_igemm_x_bytes(n, w->in);
+		size_t qb = tfm_quant_row_bytes(TFM_TYPE_Q8_0, w->in);
+		if (wb + xb + qb <= k->scratch_per_task * sizeof(float)) {
+			uint8_t *xp = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
+			tfm_cpu_igemm_pack_x(xp, x, n, w->in, xp + xb);
+			j.xq = xp;
+			j.igemm = 1;
+		}
 	}
 	atomic_init(&j.next, 0);
 	if (inline_ || j.n_chunks == 1)

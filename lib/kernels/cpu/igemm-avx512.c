@@ -1,0 +1,169 @@
+/* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 weights as an 8-bit
+ * integer GEMM (AVX-512 VNNI), as llama.cpp computes it: the activations
+ * are quantized to q8_0 (tfm_quantize_row), the weights of a tile are
+ * unpacked to signed bytes with their block scales, and each 32-element
+ * block of (16 tokens x 1 row) is one exact int32 sum, scaled by d_w * d_x
+ * and added in f32, blocks in order.  Every output is computed by the same
+ * operations whatever tile or thread computes it.
+ *
+ * vpdpbusd multiplies unsigned by signed bytes: the activations are stored
+ * offset by 128 (x + 128, unsigned) and 128 * sum(w) per block is taken off.
+ *
+ * Packed activations, per group of 16 tokens (a short last group is padded
+ * with zeros, which add nothing): bytes [nb][8][16][4] (block, group of four
+ * elements, token, element) then f32 scales [nb][16].
+ * Unpacked weights: int8 [rows][in], f32 scales [rows][nb], int32
+ * 128 * block sums [rows][nb]. */
+#include "kernels/cpu/cpu-impl.h"
+#include "quant/quant.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
+
+size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in)
+{
+	int64_t g = (n + 15) / 16, nb = in / TFM_QK;
+	return (size_t)g * (size_t)(16 * in + 16 * nb * 4);
+}
+
+size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in)
+{
+	int64_t nb = in / TFM_QK;
+	return (size_t)rows * (size_t)(in + nb * 8);
+}
+
+/* xp: tfm_cpu_igemm_x_bytes(n, in) bytes; q8: one q8_0 row of in */
+void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, void *q8)
+{
+	int64_t nb = in / TFM_QK, ng = (n + 15) / 16;
+	size_t gs = (size_t)(16 * in + 16 * nb * 4);
+	memset(xp, 0x80, (size_t)ng * gs); /* padding tokens: x = 0 */
+	for (int64_t G = 0; G < ng; G++)
+		memset(xp + G * gs + 16 * in, 0, (size_t)(16 * nb * 4));
+	const struct tfm_block_q8_0 *qb = q8;
+	for (int64_t t = 0; t < n; t++) {
+		tfm_quantize_row(TFM_TYPE_Q8_0, x + t * in, q8, in);
+		uint8_t *g = xp + (t / 16) * gs;
+		float *dx = (float *)(g + 16 * in);
+		int64_t tt = t % 16;
+		for (int64_t b = 0; b < nb; b++) {
+			uint8_t *dst = g + b * 512 + tt * 4;
+			for (int e = 0; e < 8; e++) {
+				uint32_t v;
+				memcpy(&v, qb[b].qs + 4 * e, 4);
+				v ^= 0x80808080u;
+				memcpy(dst + e * 64, &v, 4);
+			}
+			dx[b * 16 + tt] = fh(qb[b].d);
+		}
+	}
+}
+
+/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
+static inline __m256i nib32(const uint8_t *q)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)q);
+	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
+}
+
+/* rows of type (q4_0, q5_0, q8_0) -> wp (tfm_cpu_igemm_w_bytes) */
+void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
+			  int64_t in)
+{
+	int64_t nb = in / TFM_QK;
+	int8_t *ws = (int8_t *)wp;
+	float *dw = (float *)(wp + rows * in);
+	int32_t *cw = (int32_t *)(dw + rows * nb);
+	for (int64_t r = 0; r < rows; r++) {
+		const uint8_t *row = (const uint8_t *)w + (size_t)r * rb;
+		for (int64_t b = 0; b < nb; b++) {
+			__m256i u; /* unsigned weights, value = u - off */
+			int off;
+			uint16_t d;
+			if (type == TFM_TYPE_Q4_0) {
+				const struct tfm_block_q4_0 *q = (const struct tfm_block_q4_0 *)row + b;
+				u = nib32(q->qs), off = 8, d = q->d;
+			} else if (type == TFM_TYPE_Q5_0) {
+				const struct tfm_block_q5_0 *q = (const struct tfm_block_q5_0 *)row + b;
+				uint32_t qh;
+				memcpy(&qh, q->qh, 4);
+				u = _mm256_or_si256(nib32(q->qs), _mm256_maskz_mov_epi8(qh, _mm256_set1_epi8(0x10)));
+				off = 16, d = q->d;
+			} else {
+				const struct tfm_block_q8_0 *q = (const struct tfm_block_q8_0 *)row + b;
+				u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)q->qs),
+						     _mm256_set1_epi8((char)0x80));
+				off = 128, d = q->d;
+			}
+			__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
+			int64_t su = _mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
+				     _mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3);
+			_mm256_storeu_si256((__m256i *)(ws + r * in + b * 32),
+					    _mm256_sub_epi8(u, _mm256_set1_epi8((char)off)));
+			dw[r * nb + b] = fh(d);
+			cw[r * nb + b] = 128 * (int32_t)(su - 32 * off);
+		}
+	}
+}
+
+/* y[t * ldy + r] = sum over blocks of d_w d_x (int dot) for t < n, r < rows */
+void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+		   int64_t rows, int64_t in)
+{
+	int64_t nb = in / TFM_QK, ng = (n + 15) / 16;
+	size_t gs = (size_t)(16 * in + 16 * nb * 4);
+	const int8_t *ws = (const int8_t *)wp;
+	const float *dw = (const float *)(wp + rows * in);
+	const int32_t *cw = (const int32_t *)(dw + rows * nb);
+	for (int64_t G = 0; G < ng; G++) {
+		const uint8_t *xg = xp + G * gs;
+		const float *dxg = (const float *)(xg + 16 * in);
+		int64_t nt = n - G * 16 < 16 ? n - G * 16 : 16;
+		for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+			int64_t rr[4];
+			__m512 acc[4];
+			for (int q = 0; q < 4; q++) {
+				rr[q] = r0 + q < rows ? r0 + q : r0;
+				acc[q] = _mm512_setzero_ps();
+			}
+			for (int64_t b = 0; b < nb; b++) {
+				const uint8_t *xb = xg + b * 512;
+				__m512i p0[4], p1[4];
+				for (int q = 0; q < 4; q++) {
+					p0[q] = _mm512_setzero_si512();
+					p1[q] = _mm512_setzero_si512();
+				}
+#pragma GCC unroll 4
+				for (int e = 0; e < 8; e += 2) {
+					__m512i xa = _mm512_loadu_si512(xb + e * 64);
+					__m512i xc = _mm512_loadu_si512(xb + e * 64 + 64);
+#pragma GCC unroll 4
+					for (int q = 0; q < 4; q++) {
+						const int8_t *wr = ws + rr[q] * in + b * 32 + e * 4;
+						int32_t w0, w1;
+						memcpy(&w0, wr, 4);
+						memcpy(&w1, wr + 4, 4);
+						p0[q] = _mm512_dpbusd_epi32(p0[q], xa, _mm512_set1_epi32(w0));
+						p1[q] = _mm512_dpbusd_epi32(p1[q], xc, _mm512_set1_epi32(w1));
+					}
+				}
+				__m512 dx = _mm512_loadu_ps(dxg + b * 16);
+#pragma GCC unroll 4
+				for (int q = 0; q < 4; q++) {
+					__m512i p = _mm512_sub_epi32(_mm512_add_epi32(p0[q], p1[q]),
+								     _mm512_set1_epi32(cw[rr[q] * nb + b]));
+					__m512 s = _mm512_mul_ps(dx, _mm512_set1_ps(dw[rr[q] * nb + b]));
+					acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc[q]);
+				}
+			}
+			for (int q = 0; q < 4 && r0 + q < rows; q++) {
+				float tmp[16];
+				_mm512_storeu_ps(tmp, acc[q]);
+				for (int64_t t = 0; t < nt; t++)
+					y[(G * 16 + t) * ldy + r0 + q] = tmp[t];
+			}
+		}
+	}
+}
