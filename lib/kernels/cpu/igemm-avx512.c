@@ -1,4 +1,4 @@
-/* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 weights as an 8-bit
+/* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 weights as an 8-bit
  * integer GEMM (AVX-512 VNNI), as llama.cpp computes it: the activations
  * are quantized to q8_0 (tfm_quantize_row), the weights of a tile are
  * unpacked to signed bytes with their block scales, and each 32-element
@@ -8,12 +8,13 @@
  *
  * vpdpbusd multiplies unsigned by signed bytes: the activations are stored
  * offset by 128 (x + 128, unsigned) and 128 * sum(w) per block is taken off.
+ * q4_1's minimum m adds m * d_x * sum(x) per block.
  *
  * Packed activations, per group of 16 tokens (a short last group is padded
  * with zeros, which add nothing): bytes [nb][8][16][4] (block, group of four
- * elements, token, element) then f32 scales [nb][16].
- * Unpacked weights: int8 [rows][in], f32 scales [rows][nb], int32
- * 128 * block sums [rows][nb]. */
+ * elements, token, element), f32 scales d_x [nb][16], then f32 d_x * sum(x)
+ * [nb][16].  Unpacked weights: int8 [rows][in], f32 scales [rows][nb], int32
+ * 128 * block sums [rows][nb], f32 minimums [rows][nb] (0 but for q4_1). */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
 
@@ -25,31 +26,35 @@ static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
 size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in)
 {
 	int64_t g = (n + 15) / 16, nb = in / TFM_QK;
-	return (size_t)g * (size_t)(16 * in + 16 * nb * 4);
+	return (size_t)g * (size_t)(16 * in + 16 * nb * 8);
 }
 
 size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in)
 {
 	int64_t nb = in / TFM_QK;
-	return (size_t)rows * (size_t)(in + nb * 8);
+	return (size_t)rows * (size_t)(in + nb * 12);
 }
 
 /* xp: tfm_cpu_igemm_x_bytes(n, in) bytes; q8: one q8_0 row of in */
 void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, void *q8)
 {
 	int64_t nb = in / TFM_QK, ng = (n + 15) / 16;
-	size_t gs = (size_t)(16 * in + 16 * nb * 4);
+	size_t gs = (size_t)(16 * in + 16 * nb * 8);
 	memset(xp, 0x80, (size_t)ng * gs); /* padding tokens: x = 0 */
 	for (int64_t G = 0; G < ng; G++)
-		memset(xp + G * gs + 16 * in, 0, (size_t)(16 * nb * 4));
+		memset(xp + G * gs + 16 * in, 0, (size_t)(16 * nb * 8));
 	const struct tfm_block_q8_0 *qb = q8;
 	for (int64_t t = 0; t < n; t++) {
 		tfm_quantize_row(TFM_TYPE_Q8_0, x + t * in, q8, in);
 		uint8_t *g = xp + (t / 16) * gs;
-		float *dx = (float *)(g + 16 * in);
+		float *dx = (float *)(g + 16 * in), *sx = dx + 16 * nb;
 		int64_t tt = t % 16;
 		for (int64_t b = 0; b < nb; b++) {
 			uint8_t *dst = g + b * 512 + tt * 4;
+			int sum = 0;
+			for (int e = 0; e < TFM_QK; e++)
+				sum += qb[b].qs[e];
+			sx[b * 16 + tt] = fh(qb[b].d) * (float)sum;
 			for (int e = 0; e < 8; e++) {
 				uint32_t v;
 				memcpy(&v, qb[b].qs + 4 * e, 4);
@@ -68,7 +73,7 @@ static inline __m256i nib32(const uint8_t *q)
 	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
 }
 
-/* rows of type (q4_0, q5_0, q8_0) -> wp (tfm_cpu_igemm_w_bytes) */
+/* rows of type (q4_0, q5_0, q8_0, q4_1) -> wp (tfm_cpu_igemm_w_bytes) */
 void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			  int64_t in)
 {
@@ -76,13 +81,17 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 	int8_t *ws = (int8_t *)wp;
 	float *dw = (float *)(wp + rows * in);
 	int32_t *cw = (int32_t *)(dw + rows * nb);
+	float *mw = (float *)(cw + rows * nb);
 	for (int64_t r = 0; r < rows; r++) {
 		const uint8_t *row = (const uint8_t *)w + (size_t)r * rb;
 		for (int64_t b = 0; b < nb; b++) {
 			__m256i u; /* unsigned weights, value = u - off */
 			int off;
-			uint16_t d;
-			if (type == TFM_TYPE_Q4_0) {
+			uint16_t d, m = 0;
+			if (type == TFM_TYPE_Q4_1) {
+				const struct tfm_block_q4_1 *q = (const struct tfm_block_q4_1 *)row + b;
+				u = nib32(q->qs), off = 0, d = q->d, m = q->m;
+			} else if (type == TFM_TYPE_Q4_0) {
 				const struct tfm_block_q4_0 *q = (const struct tfm_block_q4_0 *)row + b;
 				u = nib32(q->qs), off = 8, d = q->d;
 			} else if (type == TFM_TYPE_Q5_0) {
@@ -104,22 +113,24 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 					    _mm256_sub_epi8(u, _mm256_set1_epi8((char)off)));
 			dw[r * nb + b] = fh(d);
 			cw[r * nb + b] = 128 * (int32_t)(su - 32 * off);
+			mw[r * nb + b] = fh(m);
 		}
 	}
 }
 
 /* y[t * ldy + r] = sum over blocks of d_w d_x (int dot) for t < n, r < rows */
 void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
-		   int64_t rows, int64_t in)
+		   int64_t rows, int64_t in, int minimum)
 {
 	int64_t nb = in / TFM_QK, ng = (n + 15) / 16;
-	size_t gs = (size_t)(16 * in + 16 * nb * 4);
+	size_t gs = (size_t)(16 * in + 16 * nb * 8);
 	const int8_t *ws = (const int8_t *)wp;
 	const float *dw = (const float *)(wp + rows * in);
 	const int32_t *cw = (const int32_t *)(dw + rows * nb);
+	const float *mw = (const float *)(cw + rows * nb);
 	for (int64_t G = 0; G < ng; G++) {
 		const uint8_t *xg = xp + G * gs;
-		const float *dxg = (const float *)(xg + 16 * in);
+		const float *dxg = (const float *)(xg + 16 * in), *sxg = dxg + 16 * nb;
 		int64_t nt = n - G * 16 < 16 ? n - G * 16 : 16;
 		for (int64_t r0 = 0; r0 < rows; r0 += 4) {
 			int64_t rr[4];
@@ -149,13 +160,17 @@ void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const ui
 						p1[q] = _mm512_dpbusd_epi32(p1[q], xc, _mm512_set1_epi32(w1));
 					}
 				}
-				__m512 dx = _mm512_loadu_ps(dxg + b * 16);
+				__m512 dx = _mm512_loadu_ps(dxg + b * 16), sx;
+				if (minimum)
+					sx = _mm512_loadu_ps(sxg + b * 16);
 #pragma GCC unroll 4
 				for (int q = 0; q < 4; q++) {
 					__m512i p = _mm512_sub_epi32(_mm512_add_epi32(p0[q], p1[q]),
 								     _mm512_set1_epi32(cw[rr[q] * nb + b]));
 					__m512 s = _mm512_mul_ps(dx, _mm512_set1_ps(dw[rr[q] * nb + b]));
 					acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc[q]);
+					if (minimum)
+						acc[q] = _mm512_fmadd_ps(sx, _mm512_set1_ps(mw[rr[q] * nb + b]), acc[q]);
 				}
 			}
 			for (int q = 0; q < 4 && r0 + q < rows; q++) {
