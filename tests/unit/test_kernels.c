@@ -246,10 +246,11 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
 					 * quantized to 8 bits (llama.cpp's way): the reference
 					 * then takes x through the same 8-bit round trip */
-					/* larger batches of q8_0, q4_0, q5_0, q4_1 with AVX-512 VNNI:
+					/* larger batches of q8_0, q4_0, q5_0, q4_1, q4_K, q5_K with VNNI:
 					 * the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
 					int ig = igemm && (types[ti] == TFM_TYPE_Q8_0 || types[ti] == TFM_TYPE_Q4_0 ||
-							   types[ti] == TFM_TYPE_Q5_0 || types[ti] == TFM_TYPE_Q4_1);
+							   types[ti] == TFM_TYPE_Q5_0 || types[ti] == TFM_TYPE_Q4_1 ||
+							   types[ti] == TFM_TYPE_Q4_K || types[ti] == TFM_TYPE_Q5_K);
 					int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
 					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */
@@ -260,7 +261,8 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					m.row_bytes = make_w(types[ti], w, in, out, wq);
 					struct tfm_kexec k0 = kx(0);
 					if (qx) {
-						int vt = tfm_vec_dot_type(types[ti]);
+						/* the 8-bit GEMM quantizes x to q8_0 for every type */
+						int vt = ig && nt > 16 ? TFM_TYPE_Q8_0 : tfm_vec_dot_type(types[ti]);
 						uint8_t xq8[2048];
 						for (int64_t t = 0; t < nt; t++) {
 							/* the quantizer the backend uses (its fast

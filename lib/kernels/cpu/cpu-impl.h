@@ -45,7 +45,8 @@ void tfm_cpu_qgemv_q4_0_avx512(float *y, const void *w, size_t rb, const void *x
 void tfm_cpu_qgemv_q5_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 
-/* igemm-avx512.c: prefill of q4_0 / q5_0 / q8_0 / q4_1 weights as an 8-bit GEMM:
+/* igemm-avx512.c: prefill of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K weights
+ * as an 8-bit GEMM:
  * pack x [n][in] (q8: scratch for one q8_0 row), unpack a tile of weight
  * rows, then y[t * ldy + r] for t < n, r < rows.  in: a multiple of 32. */
 size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in);
@@ -54,7 +55,7 @@ void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, vo
 void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			  int64_t in);
 void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
-		   int64_t rows, int64_t in, int minimum); /* minimum: q4_1 */
+		   int64_t rows, int64_t in, int minimum); /* minimum: q4_1, q4_K, q5_K */
 
 /* y[i] = x[i] (f16) as f32 */
 void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n);

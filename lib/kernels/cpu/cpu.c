@@ -4,7 +4,8 @@
  * integer dots against the activations quantized once per matmul to q8_0 /
  * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
  * qgemv-avx512.c for q4_0, q5_0, q4_1, lib/quant's one-row dots for the
- * others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 / q4_1 with VNNI is the
+ * others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
+ * with VNNI is the
  * 8-bit GEMM of igemm-avx512.c (x quantized to q8_0 once, as llama.cpp);
  * otherwise OpenBLAS sgemm on tiles of weight rows converted to f32 in
  * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
@@ -258,7 +259,8 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	if (j->igemm) {
 		tfm_cpu_igemm_prep_w((uint8_t *)scr, w->type, wd, w->row_bytes, o1 - o0, w->in);
 		tfm_cpu_igemm(j->y + o0, w->out, j->xq, j->n, (const uint8_t *)scr, o1 - o0, w->in,
-			      w->type == TFM_TYPE_Q4_1);
+			      w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K ||
+			      w->type == TFM_TYPE_Q5_K);
 		return;
 	}
 	if (j->vdot) {
@@ -385,7 +387,7 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	}
 	if (n > VDOT_MAX_BATCH && g_isa.qgemv_ok && w->in % 32 == 0 &&
 	    (w->type == TFM_TYPE_Q4_0 || w->type == TFM_TYPE_Q5_0 || w->type == TFM_TYPE_Q8_0 ||
-	     w->type == TFM_TYPE_Q4_1)) {
+	     w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K || w->type == TFM_TYPE_Q5_K)) {
 		/* x packed once into the end of the last task's scratch, after
 		 * the room its weight tiles take (sgemm when it does not fit) */
 		size_t wb = (tfm_cpu_igemm_w_bytes(j.rows, w->in) + 63) & ~(size_t)63;

@@ -1,4 +1,5 @@
-/* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 weights as an 8-bit
+/* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
+ * weights as an 8-bit
  * integer GEMM (AVX-512 VNNI), as llama.cpp computes it: the activations
  * are quantized to q8_0 (tfm_quantize_row), the weights of a tile are
  * unpacked to signed bytes with their block scales, and each 32-element
@@ -8,15 +9,19 @@
  *
  * vpdpbusd multiplies unsigned by signed bytes: the activations are stored
  * offset by 128 (x + 128, unsigned) and 128 * sum(w) per block is taken off.
- * q4_1's minimum m adds m * d_x * sum(x) per block.
+ * q4_1's minimum m adds m * d_x * sum(x) per block (q4_K and q5_K: per
+ * sub-block of 32, with their own scales; the activations are q8_0, finer
+ * than llama.cpp's q8_K).
  *
  * Packed activations, per group of 16 tokens (a short last group is padded
  * with zeros, which add nothing): bytes [nb][8][16][4] (block, group of four
  * elements, token, element), f32 scales d_x [nb][16], then f32 d_x * sum(x)
  * [nb][16].  Unpacked weights: int8 [rows][in], f32 scales [rows][nb], int32
- * 128 * block sums [rows][nb], f32 minimums [rows][nb] (0 but for q4_1). */
+ * 128 * block sums [rows][nb], f32 minimums [rows][nb] (0 for q4_0, q5_0,
+ * q8_0). */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
+#include "quant/quant-impl.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -73,7 +78,62 @@ static inline __m256i nib32(const uint8_t *q)
 	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
 }
 
-/* rows of type (q4_0, q5_0, q8_0, q4_1) -> wp (tfm_cpu_igemm_w_bytes) */
+/* one unpacked block: value = d * (u - off) + m */
+static inline void put_block(int8_t *ws, float *dw, int32_t *cw, float *mw, __m256i u, int off,
+			     float d, float m)
+{
+	__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
+	int64_t su = _mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
+		     _mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3);
+	_mm256_storeu_si256((__m256i *)ws, _mm256_sub_epi8(u, _mm256_set1_epi8((char)off)));
+	*dw = d;
+	*cw = 128 * (int32_t)(su - 32 * off);
+	*mw = m;
+}
+
+/* bit k of each of 32 bytes, as 0x10 */
+static inline __m256i bit4(__m256i qh, int k)
+{
+	__m256i b = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(k)), _mm256_set1_epi8(1));
+	return _mm256_slli_epi16(b, 4);
+}
+
+/* q4_K / q5_K: each sub-block j of 32 is a q4_1-like block of scale
+ * d * sc_j and minimum -dmin * m_j (ggml's 6-bit packing of sc, m). */
+static void prep_k(int8_t *ws, float *dw, int32_t *cw, float *mw, int type, const uint8_t *row,
+		   int64_t in)
+{
+	for (int64_t i = 0; i < in / TFM_QK_K; i++) {
+		const uint8_t *ql, *scales, *qh = NULL;
+		float d, dmin;
+		if (type == TFM_TYPE_Q4_K) {
+			const struct tfm_block_q4_K *x = (const struct tfm_block_q4_K *)row + i;
+			ql = x->qs, scales = x->scales, d = fh(x->d), dmin = fh(x->dmin);
+		} else {
+			const struct tfm_block_q5_K *x = (const struct tfm_block_q5_K *)row + i;
+			ql = x->qs, scales = x->scales, qh = x->qh, d = fh(x->d), dmin = fh(x->dmin);
+		}
+		__m256i h = qh ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
+		for (int j = 0; j < 4; j++, ql += 32) {
+			__m256i v = _mm256_loadu_si256((const __m256i *)ql);
+			__m256i u0 = _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+			__m256i u1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+			if (qh) {
+				u0 = _mm256_or_si256(u0, bit4(h, 2 * j));
+				u1 = _mm256_or_si256(u1, bit4(h, 2 * j + 1));
+			}
+			for (int k = 0; k < 2; k++) {
+				uint8_t sc, m;
+				int64_t b = i * 8 + 2 * j + k;
+				tfm_k4_scale_min(2 * j + k, scales, &sc, &m);
+				put_block(ws + b * 32, dw + b, cw + b, mw + b, k ? u1 : u0, 0, d * sc,
+					  -dmin * m);
+			}
+		}
+	}
+}
+
+/* rows of type (q4_0, q5_0, q8_0, q4_1, q4_K, q5_K) -> wp (tfm_cpu_igemm_w_bytes) */
 void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			  int64_t in)
 {
@@ -84,8 +144,12 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 	float *mw = (float *)(cw + rows * nb);
 	for (int64_t r = 0; r < rows; r++) {
 		const uint8_t *row = (const uint8_t *)w + (size_t)r * rb;
+		if (type == TFM_TYPE_Q4_K || type == TFM_TYPE_Q5_K) {
+			prep_k(ws + r * in, dw + r * nb, cw + r * nb, mw + r * nb, type, row, in);
+			continue;
+		}
 		for (int64_t b = 0; b < nb; b++) {
-			__m256i u; /* unsigned weights, value = u - off */
+			__m256i u; /* unsigned weights, value = d * (u - off) + m */
 			int off;
 			uint16_t d, m = 0;
 			if (type == TFM_TYPE_Q4_1) {
@@ -106,14 +170,8 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 						     _mm256_set1_epi8((char)0x80));
 				off = 128, d = q->d;
 			}
-			__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
-			int64_t su = _mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
-				     _mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3);
-			_mm256_storeu_si256((__m256i *)(ws + r * in + b * 32),
-					    _mm256_sub_epi8(u, _mm256_set1_epi8((char)off)));
-			dw[r * nb + b] = fh(d);
-			cw[r * nb + b] = 128 * (int32_t)(su - 32 * off);
-			mw[r * nb + b] = fh(m);
+			put_block(ws + r * in + b * 32, dw + r * nb + b, cw + r * nb + b, mw + r * nb + b,
+				  u, off, fh(d), fh(m));
 		}
 	}
 }
