@@ -57,6 +57,14 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 		   int64_t rows, int64_t in, int minimum); /* minimum: q4_1, q4_K, q5_K */
 
+/* attention tiles for up to 4 queries (gemv-avx512.c; cpu.c has the
+ * generic versions): scores against a transposed key tile, and the
+ * probability-weighted sum of a value tile added to the rescaled outputs */
+void tfm_cpu_attn_qk_avx512(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			    int64_t ldk, int64_t hd, int64_t nk);
+void tfm_cpu_attn_pv_avx512(float *const *o, const float *corr, const float *p, int64_t ldp,
+			    int64_t nq, const float *v, int64_t nk, int64_t vd);
+
 /* y[i] = x[i] (f16) as f32 */
 void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n);
 

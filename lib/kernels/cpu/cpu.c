@@ -65,6 +65,10 @@ static struct {
 	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16;
 	tfm_cpu_gemv_t_fn gemv_t;
 	void (*f16row)(float *y, const uint16_t *x, int64_t n); /* NULL: scalar */
+	void (*attn_qk)(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			int64_t ldk, int64_t hd, int64_t nk);
+	void (*attn_pv)(float *const *o, const float *corr, const float *p, int64_t ldp,
+			int64_t nq, const float *v, int64_t nk, int64_t vd);
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
 	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
 } g_isa;
@@ -118,9 +122,36 @@ static int have_avx512(void)
 /* every AVX2 + FMA processor has F16C */
 static int have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
+/* attention tiles, generic (see cpu-impl.h) */
+static void attn_qk_generic(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			    int64_t ldk, int64_t hd, int64_t nk)
+{
+	for (int64_t i = 0; i < nq; i++)
+		for (int64_t j = 0; j < nk; j++) {
+			float a = 0;
+			for (int64_t d = 0; d < hd; d++)
+				a += q[i * hd + d] * kt[d * ldk + j];
+			s[i * lds + j] = a;
+		}
+}
+
+static void attn_pv_generic(float *const *o, const float *corr, const float *p, int64_t ldp,
+			    int64_t nq, const float *v, int64_t nk, int64_t vd)
+{
+	for (int64_t i = 0; i < nq; i++)
+		for (int64_t d = 0; d < vd; d++) {
+			float a = 0;
+			for (int64_t j = 0; j < nk; j++)
+				a += p[i * ldp + j] * v[j * vd + d];
+			o[i][d] = o[i][d] * corr[i] + a;
+		}
+}
+
 static void isa_fill(const char *isa)
 {
 	memset(&g_isa, 0, sizeof g_isa); /* NULL entries fall back to generic code */
+	g_isa.attn_qk = attn_qk_generic;
+	g_isa.attn_pv = attn_pv_generic;
 	if (!strcmp(isa, "avx512")) {
 		g_isa.isa = "avx512";
 		g_isa.f32 = tfm_cpu_dot_f32_avx512;
@@ -135,6 +166,8 @@ static void isa_fill(const char *isa)
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
 		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
+		g_isa.attn_qk = tfm_cpu_attn_qk_avx512;
+		g_isa.attn_pv = tfm_cpu_attn_pv_avx512;
 	} else if (!strcmp(isa, "avx2")) {
 		g_isa.isa = "avx2";
 		g_isa.f32 = tfm_cpu_dot_f32_avx2;
@@ -435,21 +468,40 @@ struct attn_job {
 	atomic_llong next;
 };
 
-/* rows [r0, r0 + n) of the keys of one head (ring slots) as f32 [n][dim] */
+/* one cache row as f32 */
+static inline void row_f32(float *d, const uint8_t *src, int type, int64_t dim)
+{
+	if (type == TFM_TYPE_F32)
+		memcpy(d, src, (size_t)dim * sizeof(float));
+	else if (type == TFM_TYPE_F16 && g_isa.f16row)
+		g_isa.f16row(d, (const uint16_t *)src, dim);
+	else if (type == TFM_TYPE_Q8_0)
+		tfm_dequantize_row(TFM_TYPE_Q8_0, src, d, dim);
+	else
+		tfm_k_row_to_f32(type, src, d, dim);
+}
+
+/* rows [r0, r0 + n) of the values of one head (ring slots) as f32 [n][dim] */
 static void gather(float *dst, const uint8_t *base, size_t rowb, int type, int64_t r0, int64_t n,
 		   int64_t ns, int64_t dim)
 {
+	for (int64_t i = 0; i < n; i++)
+		row_f32(dst + i * dim, base + (size_t)((r0 + i) % ns) * rowb, type, dim);
+}
+
+/* the same for keys, transposed: dst[d * ATT_KT + i] (tmp: dim floats), so
+ * that the scores of a query run along the keys in vector lanes (head sizes
+ * are short: a dot product per key would spend more on its horizontal sum) */
+static void gather_t(float *dst, float *tmp, const uint8_t *base, size_t rowb, int type,
+		     int64_t r0, int64_t n, int64_t ns, int64_t dim)
+{
 	for (int64_t i = 0; i < n; i++) {
 		const uint8_t *src = base + (size_t)((r0 + i) % ns) * rowb;
-		float *d = dst + i * dim;
-		if (type == TFM_TYPE_F32)
-			memcpy(d, src, (size_t)dim * sizeof(float));
-		else if (type == TFM_TYPE_F16 && g_isa.f16row)
-			g_isa.f16row(d, (const uint16_t *)src, dim);
-		else if (type == TFM_TYPE_Q8_0)
-			tfm_dequantize_row(TFM_TYPE_Q8_0, src, d, dim);
-		else
-			tfm_k_row_to_f32(type, src, d, dim);
+		const float *r = (const float *)src;
+		if (type != TFM_TYPE_F32)
+			row_f32(tmp, src, type, dim), r = tmp;
+		for (int64_t d = 0; d < dim; d++)
+			dst[d * ATT_KT + i] = r[d];
 	}
 }
 
@@ -465,10 +517,10 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 	int64_t t0 = blk * ATT_QB, t1 = t0 + ATT_QB < a->n_tok ? t0 + ATT_QB : a->n_tok;
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
 	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
-	/* scratch: K tile [KT][hd], V tile [KT][vd], scores [KT], the scaled
-	 * queries [nq][hd], ot [vd], m and l [nq] */
+	/* scratch: K tile [hd][KT] (transposed), V tile [KT][vd], scores of 4
+	 * queries [4][KT], the scaled queries [nq][hd], m and l [nq], a row [hd] */
 	float *kt = scr, *vt = kt + ATT_KT * hd, *sc = vt + ATT_KT * vd;
-	float *qs = sc + ATT_KT, *ot = qs + nq * hd, *mx = ot + vd, *ls = mx + nq;
+	float *qs = sc + 4 * ATT_KT, *mx = qs + nq * hd, *ls = mx + nq, *tmp = ls + nq;
 	for (int64_t t = t0; t < t1; t++)
 		for (int64_t g = 0; g < grp; g++) {
 			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
@@ -483,35 +535,44 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 	const uint8_t *vb = j->vc + (size_t)kh * (size_t)ns * j->vrow;
 	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
 		int64_t g0 = a0 > plo ? a0 : plo, g1 = a0 + ATT_KT - 1 < phi ? a0 + ATT_KT - 1 : phi;
-		gather(kt, kb, j->krow, a->kv_type, g0, g1 - g0 + 1, ns, hd);
-		gather(vt, vb, j->vrow, a->kv_type, g0, g1 - g0 + 1, ns, vd);
-		for (int64_t t = t0; t < t1; t++) {
-			int64_t p = a->pos0 + t, lo = first_key(a, p);
-			int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
-			if (k0 > k1)
-				continue;
-			int64_t nk = k1 - k0 + 1;
-			for (int64_t g = 0; g < grp; g++) {
-				int64_t i = (t - t0) * grp + g, h = kh * grp + g;
-				g_isa.gemv_f32(sc, kt + (k0 - g0) * hd, (size_t)hd * sizeof(float),
-					       qs + i * hd, hd, nk);
+		int64_t ng = g1 - g0 + 1;
+		gather_t(kt, tmp, kb, j->krow, a->kv_type, g0, ng, ns, hd);
+		gather(vt, vb, j->vrow, a->kv_type, g0, ng, ns, vd);
+		/* four queries at a time: scores of every gathered key, then
+		 * each query's own keys [k0, k1] through the online softmax;
+		 * the other keys get probability 0, which adds exact zeros */
+		for (int64_t i0 = 0; i0 < nq; i0 += 4) {
+			int64_t n4 = nq - i0 < 4 ? nq - i0 : 4;
+			float corr[4], *op[4];
+			g_isa.attn_qk(sc, ATT_KT, qs + i0 * hd, n4, kt, ATT_KT, hd, ng);
+			for (int64_t q = 0; q < n4; q++) {
+				int64_t i = i0 + q, t = t0 + i / grp, h = kh * grp + i % grp;
+				int64_t p = a->pos0 + t, lo = first_key(a, p);
+				int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
+				float *row = sc + q * ATT_KT;
+				op[q] = j->out + (t * a->n_head + h) * vd;
+				if (k0 > k1) { /* no key here: o * 1 + 0 */
+					memset(row, 0, (size_t)ng * sizeof(float));
+					corr[q] = 1;
+					continue;
+				}
+				float *r = row + (k0 - g0);
+				int64_t nk = k1 - k0 + 1;
 				if (a->softcap > 0)
 					for (int64_t c = 0; c < nk; c++)
-						sc[c] = a->softcap * tanhf(sc[c] / a->softcap);
+						r[c] = a->softcap * tanhf(r[c] / a->softcap);
 				if (a->alibi)
 					for (int64_t c = 0; c < nk; c++)
-						sc[c] += a->alibi[h] * (float)(k0 + c - p);
-				float m1 = g_isa.max(sc, nk);
+						r[c] += a->alibi[h] * (float)(k0 + c - p);
+				float m1 = g_isa.max(r, nk);
 				float mn = m1 > mx[i] ? m1 : mx[i];
-				float corr = expf(mx[i] - mn); /* 0 on the first tile */
-				float sum = g_isa.expsum(sc, mn, nk);
-				ls[i] = ls[i] * corr + sum;
+				corr[q] = expf(mx[i] - mn); /* 0 on the first tile */
+				ls[i] = ls[i] * corr[q] + g_isa.expsum(r, mn, nk);
 				mx[i] = mn;
-				g_isa.gemv_t(ot, vt + (k0 - g0) * vd, vd, sc, nk, vd);
-				float *o = j->out + (t * a->n_head + h) * vd;
-				for (int64_t d = 0; d < vd; d++)
-					o[d] = o[d] * corr + ot[d];
+				memset(row, 0, (size_t)(k0 - g0) * sizeof(float));
+				memset(r + nk, 0, (size_t)(ng - (k0 - g0) - nk) * sizeof(float));
 			}
+			g_isa.attn_pv(op, corr, sc, ATT_KT, n4, vt, ng, vd);
 		}
 	}
 	for (int64_t t = t0; t < t1; t++)
@@ -572,7 +633,7 @@ static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 	/* attention: head and value sizes, and grp * head_dim, are <= max_in
 	 * (they are rows of the attention output projection's input) */
 	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
-	size_t b = (size_t)(2 * ATT_KT + ATT_QB + 1) * (size_t)max_in + ATT_KT + 2 * (size_t)ATT_QB * (size_t)max_in + 64;
+	size_t b = (size_t)(2 * ATT_KT + 3 * ATT_QB + 6) * (size_t)max_in + 4 * ATT_KT + 64;
 	return a > b ? a : b;
 }
 
