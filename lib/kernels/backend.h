@@ -34,8 +34,9 @@ struct tfm_kexec {
  * out: [n_tok][n_head*v_dim].  The cache of one layer is kc: n_slots *
  * n_head_kv rows of head_dim elements of kv_type (tfm_k_kv_bytes bytes) and
  * vc: the same with v_dim, laid out as the backend likes (ref:
- * [n_slots][n_head_kv] rows; cpu: [n_head_kv][n_slots] rows, so a tile of
- * keys of one head is contiguous); position p lives in slot p % n_slots and
+ * [n_slots][n_head_kv] rows; cpu: values [n_head_kv][n_slots] rows, keys
+ * [n_head_kv][head_dim][n_slots] for f32 / f16 and rows for q8_0, so a tile
+ * of one head's keys is contiguous); position p lives in slot p % n_slots and
  * is written with kv_store.  Query t sits at position pos0 + t and sees keys j
  * with j <= p and, when window > 0, p - j < window.  The caller has already
  * stored the keys and values of the n_tok queries. */

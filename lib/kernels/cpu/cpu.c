@@ -491,10 +491,32 @@ static void gather(float *dst, const uint8_t *base, size_t rowb, int type, int64
 
 /* the same for keys, transposed: dst[d * ATT_KT + i] (tmp: dim floats), so
  * that the scores of a query run along the keys in vector lanes (head sizes
- * are short: a dot product per key would spend more on its horizontal sum) */
+ * are short: a dot product per key would spend more on its horizontal sum).
+ * f32 and f16 keys are cached transposed, [dim][n_slots] per head, so this
+ * is a copy of (at most two) runs per dimension; q8_0 keys are rows (its
+ * blocks run along dim). */
 static void gather_t(float *dst, float *tmp, const uint8_t *base, size_t rowb, int type,
 		     int64_t r0, int64_t n, int64_t ns, int64_t dim)
 {
+	if (type == TFM_TYPE_F32 || type == TFM_TYPE_F16) {
+		int64_t s0 = r0 % ns, n1 = n < ns - s0 ? n : ns - s0;
+		size_t es = type == TFM_TYPE_F32 ? 4 : 2;
+		for (int64_t d = 0; d < dim; d++) {
+			const uint8_t *col = base + (size_t)(d * ns) * es;
+			float *o = dst + d * ATT_KT;
+			if (type == TFM_TYPE_F32) {
+				memcpy(o, col + s0 * es, (size_t)n1 * 4);
+				memcpy(o + n1, col, (size_t)(n - n1) * 4);
+			} else if (g_isa.f16row) {
+				g_isa.f16row(o, (const uint16_t *)col + s0, n1);
+				g_isa.f16row(o + n1, (const uint16_t *)col, n - n1);
+			} else {
+				tfm_k_row_to_f32(type, col + s0 * es, o, n1);
+				tfm_k_row_to_f32(type, col, o + n1, n - n1);
+			}
+		}
+		return;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		const uint8_t *src = base + (size_t)((r0 + i) % ns) * rowb;
 		const float *r = (const float *)src;
@@ -617,13 +639,23 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void
 		tfm_pool_run(k->pool, attn_task, &j, k->n_tasks);
 }
 
+/* K: [n_head_kv][head_dim][n_slots] for f32 / f16 (see gather_t), rows
+ * [n_head_kv][n_slots] for q8_0; V: rows [n_head_kv][n_slots] */
 static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a)
 {
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
 	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
 	for (int64_t h = 0; h < a->n_head_kv; h++) {
-		tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow, k + h * hd, hd);
+		if (a->kv_type == TFM_TYPE_F32 || a->kv_type == TFM_TYPE_F16) {
+			size_t es = a->kv_type == TFM_TYPE_F32 ? 4 : 2;
+			uint8_t *col = (uint8_t *)kc + (size_t)(h * hd * ns + slot) * es;
+			for (int64_t d = 0; d < hd; d++)
+				tfm_k_kv_put(a->kv_type, col + (size_t)(d * ns) * es, k + h * hd + d, 1);
+		} else {
+			tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow,
+				     k + h * hd, hd);
+		}
 		tfm_k_kv_put(a->kv_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow, v + h * vd, vd);
 	}
 }
