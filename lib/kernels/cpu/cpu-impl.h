@@ -51,7 +51,8 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *x
  * rows, then y[t * ldy + r] for t < n, r < rows.  in: a multiple of 32. */
 size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in);
 size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in);
-void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, void *q8);
+void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group,
+			  void *q8); /* tokens 16 group .. */
 void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			  int64_t in);
 void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,

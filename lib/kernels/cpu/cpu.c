@@ -338,6 +338,17 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		    (int)w->out);
 }
 
+/* x packed for the 8-bit GEMM, groups of 16 tokens split over the tasks
+ * (q8 row scratch at the start of each task's slice, which the GEMM's
+ * weight tiles reuse afterwards) */
+static void pack_task(void *ctx, int task, int n_tasks)
+{
+	struct mm_job *j = ctx;
+	void *q8 = j->k->scratch + (size_t)task * j->k->scratch_per_task;
+	for (int64_t G = task; G < (j->n + 15) / 16; G += n_tasks)
+		tfm_cpu_igemm_pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8);
+}
+
 static void mm_task(void *ctx, int task, int n_tasks)
 {
 	struct mm_job *j = ctx;
@@ -425,12 +436,13 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		 * the room its weight tiles take (sgemm when it does not fit) */
 		size_t wb = (tfm_cpu_igemm_w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
 		size_t xb = tfm_cpu_igemm_x_bytes(n, w->in);
-		size_t qb = tfm_quant_row_bytes(TFM_TYPE_Q8_0, w->in);
-		if (wb + xb + qb <= k->scratch_per_task * sizeof(float)) {
-			uint8_t *xp = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
-			tfm_cpu_igemm_pack_x(xp, x, n, w->in, xp + xb);
-			j.xq = xp;
+		if (wb + xb <= k->scratch_per_task * sizeof(float)) {
+			j.xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
 			j.igemm = 1;
+			if (inline_)
+				pack_task(&j, 0, 1);
+			else
+				tfm_pool_run(k->pool, pack_task, &j, k->n_tasks);
 		}
 	}
 	atomic_init(&j.next, 0);

@@ -40,33 +40,38 @@ size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in)
 	return (size_t)rows * (size_t)(in + nb * 12);
 }
 
-/* xp: tfm_cpu_igemm_x_bytes(n, in) bytes; q8: one q8_0 row of in */
-void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, void *q8)
+/* Group G (tokens 16 G ..) of x into xp (tfm_cpu_igemm_x_bytes(n, in)
+ * bytes for all groups); q8: scratch for one q8_0 row of in.  Groups are
+ * independent: threads may pack different groups at once. */
+void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t G,
+			  void *q8)
 {
-	int64_t nb = in / TFM_QK, ng = (n + 15) / 16;
+	int64_t nb = in / TFM_QK;
 	size_t gs = (size_t)(16 * in + 16 * nb * 8);
-	memset(xp, 0x80, (size_t)ng * gs); /* padding tokens: x = 0 */
-	for (int64_t G = 0; G < ng; G++)
-		memset(xp + G * gs + 16 * in, 0, (size_t)(16 * nb * 8));
+	uint8_t *g = xp + G * gs;
+	float *dx = (float *)(g + 16 * in), *sx = dx + 16 * nb;
+	int64_t nt = n - G * 16 < 16 ? n - G * 16 : 16;
+	if (nt < 16) { /* padding tokens: x = 0 (stored + 128), scales 0 */
+		memset(g, 0x80, (size_t)(16 * in));
+		memset(dx, 0, (size_t)(16 * nb * 8));
+	}
 	const struct tfm_block_q8_0 *qb = q8;
-	for (int64_t t = 0; t < n; t++) {
-		tfm_quantize_row(TFM_TYPE_Q8_0, x + t * in, q8, in);
-		uint8_t *g = xp + (t / 16) * gs;
-		float *dx = (float *)(g + 16 * in), *sx = dx + 16 * nb;
-		int64_t tt = t % 16;
+	for (int64_t tt = 0; tt < nt; tt++) {
+		tfm_quantize_row(TFM_TYPE_Q8_0, x + (G * 16 + tt) * in, q8, in);
 		for (int64_t b = 0; b < nb; b++) {
 			uint8_t *dst = g + b * 512 + tt * 4;
-			int sum = 0;
-			for (int e = 0; e < TFM_QK; e++)
-				sum += qb[b].qs[e];
+			__m256i q = _mm256_loadu_si256((const __m256i *)qb[b].qs);
+			/* sum of the 32 signed bytes: of the unsigned (q + 128), less 32 * 128 */
+			__m256i u = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+			__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
+			int sum = (int)(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
+					_mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3)) - 32 * 128;
 			sx[b * 16 + tt] = fh(qb[b].d) * (float)sum;
-			for (int e = 0; e < 8; e++) {
-				uint32_t v;
-				memcpy(&v, qb[b].qs + 4 * e, 4);
-				v ^= 0x80808080u;
-				memcpy(dst + e * 64, &v, 4);
-			}
 			dx[b * 16 + tt] = fh(qb[b].d);
+			uint32_t w[8];
+			_mm256_storeu_si256((__m256i *)w, u);
+			for (int e = 0; e < 8; e++)
+				memcpy(dst + e * 64, &w[e], 4);
 		}
 	}
 }
