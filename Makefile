@@ -117,7 +117,8 @@ bats: all
 manlint:
 	@./tests/run-all --man
 
-demo: deps
+demo:
+	@./scripts/install-deps --demo
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo
 

@@ -6,7 +6,11 @@
  * takes; so workers spin for a short while (SPIN_NS) after each run before
  * they sleep, and the caller spins for completion.  Back-to-back runs (the
  * kernels of one forward pass) then start and finish in well under a
- * microsecond of overhead, while an idle pool still sleeps. */
+ * microsecond of overhead, while an idle pool still sleeps.
+ * A worker must join a run before it takes tasks, and the caller closes the
+ * run once every task is claimed: it then waits only for workers that are
+ * inside the run, never for one the scheduler has not woken yet (on a
+ * loaded machine the caller simply does all the tasks itself). */
 #include "tfm.h"
 
 #include <pthread.h>
@@ -30,8 +34,12 @@ struct tfm_pool {
 	void *ctx;
 	int n_tasks;
 	atomic_int next;          /* next task index */
-	atomic_int busy;          /* workers still inside the current run */
+	/* the current run: low 32 bits of its gen << 32 | CLOSED | workers in it */
+	atomic_uint_fast64_t state;
 };
+
+#define CLOSED ((uint64_t)1 << 31)
+#define IN_MASK (CLOSED - 1)
 
 static inline void cpu_relax(void)
 {
@@ -90,13 +98,29 @@ static uint64_t wait_run(struct tfm_pool *p, uint64_t seen)
 	return atomic_load(&p->quit) ? 0 : g;
 }
 
+/* Join run g unless the caller closed it (or a later run began). */
+static int join(struct tfm_pool *p, uint64_t g)
+{
+	uint64_t v = atomic_load_explicit(&p->state, memory_order_acquire);
+	for (;;) {
+		if ((v >> 32) != (g & 0xffffffffu) || (v & CLOSED))
+			return 0;
+		if (atomic_compare_exchange_weak_explicit(&p->state, &v, v + 1,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			return 1;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct tfm_pool *p = arg;
 	uint64_t seen = 0;
 	while ((seen = wait_run(p, seen)) != 0) {
+		if (!join(p, seen))
+			continue;
 		work(p);
-		atomic_fetch_sub_explicit(&p->busy, 1, memory_order_release);
+		atomic_fetch_sub_explicit(&p->state, 1, memory_order_release);
 	}
 	return NULL;
 }
@@ -156,17 +180,21 @@ void tfm_pool_run(struct tfm_pool *p, void (*fn)(void *, int, int), void *ctx, i
 	p->ctx = ctx;
 	p->n_tasks = n_tasks;
 	atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->busy, p->n - 1, memory_order_relaxed);
 	/* gen 0 means "quit" to wait_run: skip it on wrap-around */
 	uint64_t g = atomic_load(&p->gen) + 1;
-	atomic_store_explicit(&p->gen, g ? g : 1, memory_order_release);
+	if (!g)
+		g = 1;
+	atomic_store_explicit(&p->state, (g & 0xffffffffu) << 32, memory_order_release);
+	atomic_store_explicit(&p->gen, g, memory_order_release);
 	pthread_mutex_lock(&p->mu);
 	if (p->sleepers)
 		pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
 	work(p);
-	for (unsigned k = 0; atomic_load_explicit(&p->busy, memory_order_acquire); k++)
-		if (k < 100000)
+	/* every task is claimed: close the run, wait for the workers inside */
+	atomic_fetch_or_explicit(&p->state, CLOSED, memory_order_acq_rel);
+	for (unsigned k = 0; atomic_load_explicit(&p->state, memory_order_acquire) & IN_MASK; k++)
+		if (k < 4096)
 			cpu_relax();
 		else
 			sched_yield();

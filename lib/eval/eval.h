@@ -24,6 +24,23 @@ struct tfm_ppl_acc {
 	int64_t n_agree;  /* positions where both argmaxes agree */
 	tfm_i128 kl;      /* sum of round(KL * 2^32), nats */
 	tfm_i128 kl2;     /* sum of squares of those (2^-64) */
+	int64_t kl_max;   /* largest round(KL * 2^32) */
+	tfm_i128 dp;      /* sum of round(dp * 2^32), dp = p_model(target) - p_base(target) */
+	tfm_i128 dp2;     /* sum of squares of those (2^-64) */
+	tfm_i128 nll_base;/* sum of round(base nll * 2^32) at the same positions */
+};
+
+/* What --save-logits keeps of a base model's distribution at one position:
+ * the target's log-probability, the TFM_LOGPROBS_K most probable tokens
+ * with theirs (descending; ties by lower id), and the log of the probability
+ * mass of all other tokens.  formats/logprobs.md describes the file. */
+#define TFM_LOGPROBS_K 32
+struct tfm_logprobs {
+	float logp_target;
+	float logp_rest;             /* log of the mass outside the top K (-inf: none) */
+	int32_t k;                   /* entries used: min(K, n_vocab) */
+	int32_t id[TFM_LOGPROBS_K];
+	float logp[TFM_LOGPROBS_K];
 };
 
 struct tfm_ppl_result {
@@ -35,7 +52,10 @@ struct tfm_ppl_result {
 	double top1;                /* fraction of argmax hits */
 	int64_t kl_positions;       /* 0: no KL measured */
 	double kld, kld_stderr;     /* mean KL(base || model) in nats, standard error */
+	double kld_max;             /* largest KL at one position */
 	double top1_agree;          /* fraction where base and model argmax agree */
+	double dp_mean, dp_rms;     /* p_model(target) - p_base(target): mean, RMS */
+	double ln_ppl_ratio;        /* ln(PPL(model) / PPL(base)) over the same positions */
 };
 
 void tfm_ppl_init(struct tfm_ppl_acc *a);
@@ -47,10 +67,18 @@ void tfm_ppl_add_values(struct tfm_ppl_acc *a, double nll, double entropy, int t
 			int64_t n_bytes);
 /* Log-softmax of logits[n_vocab] into logp[n_vocab] (double inside). */
 void tfm_log_softmax(const float *logits, int64_t n_vocab, float *logp);
-/* One position's KL(base || model) = sum p_base (log p_base - log p_model),
- * from the base's log-probabilities and the model's logits. */
-void tfm_kl_add(struct tfm_ppl_acc *a, const float *base_logp, const float *logits,
-		int64_t n_vocab);
+/* The base record of one position from the base model's logits. */
+void tfm_logprobs_make(const float *logits, int64_t n_vocab, int32_t target,
+		       struct tfm_logprobs *r);
+/* One position's KL(base || model) from the base's record and the model's
+ * logits, over the base's top K tokens and one bucket for the rest:
+ *   sum_{i in top K} p_b(i) log(p_b(i)/p_m(i)) + r_b log(r_b/r_m)
+ * where r is the mass outside the top K.  This is the KL of the two
+ * distributions coarsened to K+1 outcomes: exact when the vocabulary has at
+ * most K tokens, otherwise a lower bound that is tight when the rest is
+ * small.  Returns that KL (nats) and adds it with Delta-p of the target. */
+double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *base, const float *logits,
+		  int64_t n_vocab, int32_t target);
 void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src);
 /* Means from the sums.  The standard error is llama-perplexity's:
  * sqrt((mean(x^2) - mean(x)^2) / (n - 1)); 0 when n < 2. */

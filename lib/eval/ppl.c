@@ -61,33 +61,91 @@ void tfm_log_softmax(const float *logits, int64_t n_vocab, float *logp)
 		logp[i] = (float)((double)logits[i] - mx - lz);
 }
 
-void tfm_kl_add(struct tfm_ppl_acc *a, const float *base_logp, const float *logits,
-		int64_t n_vocab)
+/* Is (la, ia) ranked before (lb, ib): higher log-probability, then lower id. */
+static int before(double la, int32_t ia, double lb, int32_t ib)
 {
-	int64_t bm = 0, mm = 0;
-	for (int64_t i = 1; i < n_vocab; i++) {
-		if (base_logp[i] > base_logp[bm])
-			bm = i;
+	return la > lb || (la == lb && ia < ib);
+}
+
+void tfm_logprobs_make(const float *logits, int64_t n_vocab, int32_t target,
+		       struct tfm_logprobs *r)
+{
+	memset(r, 0, sizeof(*r));
+	float mx = logits[0];
+	for (int64_t i = 1; i < n_vocab; i++)
+		mx = logits[i] > mx ? logits[i] : mx;
+	double z = 0;
+	for (int64_t i = 0; i < n_vocab; i++)
+		z += exp((double)logits[i] - mx);
+	double lz = log(z) + mx;
+	/* top K by insertion into a sorted list of at most K */
+	int k = 0;
+	for (int64_t i = 0; i < n_vocab; i++) {
+		/* ranked by the stored (float) value, so ties stay ties */
+		float l = (float)((double)logits[i] - lz);
+		if (k == TFM_LOGPROBS_K && !before(l, (int32_t)i, r->logp[k - 1], r->id[k - 1]))
+			continue;
+		int j = k < TFM_LOGPROBS_K ? k++ : k - 1;
+		while (j > 0 && before(l, (int32_t)i, r->logp[j - 1], r->id[j - 1])) {
+			r->logp[j] = r->logp[j - 1];
+			r->id[j] = r->id[j - 1];
+			j--;
+		}
+		r->logp[j] = l;
+		r->id[j] = (int32_t)i;
+	}
+	r->k = k;
+	/* the rest's mass summed directly (1 - sum(top) loses it to rounding) */
+	double rest = 0;
+	for (int64_t i = 0; i < n_vocab; i++) {
+		int in = 0;
+		for (int j = 0; j < k && !in; j++)
+			in = r->id[j] == i;
+		if (!in)
+			rest += exp((double)logits[i] - lz);
+	}
+	r->logp_rest = rest > 0 ? (float)log(rest) : -INFINITY;
+	r->logp_target = (float)((double)logits[target] - lz);
+}
+
+double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *b, const float *logits,
+		  int64_t n_vocab, int32_t target)
+{
+	int64_t mm = 0;
+	for (int64_t i = 1; i < n_vocab; i++)
 		if (logits[i] > logits[mm])
 			mm = i;
-	}
 	double mx = logits[mm], z = 0;
 	for (int64_t i = 0; i < n_vocab; i++)
 		z += exp((double)logits[i] - mx);
-	double lz = log(z), kl = 0;
-	for (int64_t i = 0; i < n_vocab; i++) {
-		double lb = base_logp[i];
-		if (lb < -700)
-			continue; /* p_base is 0 to double precision */
-		kl += exp(lb) * (lb - ((double)logits[i] - mx - lz));
+	double lz = log(z) + mx, kl = 0, top_m = 0;
+	for (int j = 0; j < b->k; j++) {
+		if (b->id[j] < 0 || b->id[j] >= n_vocab)
+			continue; /* checked when the file is read */
+		double lm = (double)logits[b->id[j]] - lz, lb = b->logp[j];
+		top_m += exp(lm);
+		if (lb > -700) /* p_base is 0 to double precision below */
+			kl += exp(lb) * (lb - lm);
+	}
+	if (isfinite(b->logp_rest) && b->logp_rest > -700) {
+		double rm = 1 - top_m;
+		rm = rm > 1e-300 ? rm : 1e-300;
+		kl += exp((double)b->logp_rest) * ((double)b->logp_rest - log(rm));
 	}
 	if (kl < 0)
 		kl = 0; /* rounding when the two are equal */
 	int64_t q = llround(kl * SCALE);
+	double lt = (double)logits[target] - lz;
+	int64_t d = llround((exp(lt) - exp((double)b->logp_target)) * SCALE);
 	a->n_kl++;
-	a->n_agree += bm == mm;
+	a->n_agree += b->k > 0 && b->id[0] == mm;
 	a->kl += q;
 	a->kl2 += (tfm_i128)q * q;
+	a->kl_max = q > a->kl_max ? q : a->kl_max;
+	a->dp += d;
+	a->dp2 += (tfm_i128)d * d;
+	a->nll_base += llround(-(double)b->logp_target * SCALE);
+	return kl;
 }
 
 void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
@@ -96,6 +154,10 @@ void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 	dst->n_agree += src->n_agree;
 	dst->kl += src->kl;
 	dst->kl2 += src->kl2;
+	dst->kl_max = src->kl_max > dst->kl_max ? src->kl_max : dst->kl_max;
+	dst->dp += src->dp;
+	dst->dp2 += src->dp2;
+	dst->nll_base += src->nll_base;
 	dst->n += src->n;
 	dst->n_top1 += src->n_top1;
 	dst->n_bytes += src->n_bytes;
@@ -122,6 +184,13 @@ void tfm_ppl_result(const struct tfm_ppl_acc *a, struct tfm_ppl_result *r)
 		r->kld = km;
 		r->kld_stderr = a->n_kl > 1 && kv > 0 ? sqrt(kv / (nk - 1)) : 0;
 		r->top1_agree = (double)a->n_agree / nk;
+		r->kld_max = (double)a->kl_max / SCALE;
+		r->dp_mean = i128_d(a->dp) / SCALE / nk;
+		r->dp_rms = sqrt(i128_d(a->dp2) / (SCALE * SCALE) / nk);
+		/* the model's NLL over the same positions is the scored NLL: KL is
+		 * measured at every scored position */
+		if (a->n == a->n_kl)
+			r->ln_ppl_ratio = (i128_d(a->nll) - i128_d(a->nll_base)) / SCALE / nk;
 	}
 	if (a->n == 0)
 		return;
@@ -187,6 +256,10 @@ json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a)
 		json_object_set_new(j, "n_agree", json_integer(a->n_agree));
 		json_object_set_new(j, "kl_q32", i128_json(a->kl));
 		json_object_set_new(j, "kl2_q64", i128_json(a->kl2));
+		json_object_set_new(j, "kl_max_q32", json_integer(a->kl_max));
+		json_object_set_new(j, "dp_q32", i128_json(a->dp));
+		json_object_set_new(j, "dp2_q64", i128_json(a->dp2));
+		json_object_set_new(j, "nll_base_q32", i128_json(a->nll_base));
 	}
 	return j;
 }
@@ -215,7 +288,13 @@ int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 		return tfm_seterr(TFM_E_FORMAT, "partial result: bad n_kl, n_agree");
 	a->n_kl = json_integer_value(nk);
 	a->n_agree = json_integer_value(na);
-	if ((st = i128_parse(j, "kl_q32", &a->kl)) || (st = i128_parse(j, "kl2_q64", &a->kl2)))
+	if ((st = i128_parse(j, "kl_q32", &a->kl)) || (st = i128_parse(j, "kl2_q64", &a->kl2)) ||
+	    (st = i128_parse(j, "dp_q32", &a->dp)) || (st = i128_parse(j, "dp2_q64", &a->dp2)) ||
+	    (st = i128_parse(j, "nll_base_q32", &a->nll_base)))
 		return st;
+	json_t *km = json_object_get(j, "kl_max_q32");
+	if (!json_is_integer(km) || json_integer_value(km) < 0)
+		return tfm_seterr(TFM_E_FORMAT, "partial result: bad kl_max_q32");
+	a->kl_max = json_integer_value(km);
 	return TFM_OK;
 }

@@ -121,9 +121,10 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	c->kx.n_tasks = tfm_pool_size(c->kx.pool);
 	c->kx.scratch_per_task = per_task;
 	/* tfm_pool_run costs ~0.1 us a call while its workers spin (a few us
-	 * once they sleep): kernels under ~32K multiply-adds run on the calling
-	 * thread alone */
-	c->kx.par_min = 1 << 15;
+	 * once they sleep), but on a loaded machine a worker that joined a run
+	 * can be descheduled mid-task: kernels under ~256K multiply-adds (a few
+	 * microseconds) run on the calling thread alone */
+	c->kx.par_min = 1 << 18;
 	*out = c;
 	return TFM_OK;
 }

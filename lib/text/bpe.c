@@ -69,64 +69,6 @@ struct sym {
 	size_t off, n;
 };
 
-struct bigram {
-	int left, right;
-	int32_t rank;
-	size_t size;
-};
-
-struct heap {
-	struct bigram *v;
-	size_t n, cap;
-};
-
-static int better(const struct bigram *a, const struct bigram *b)
-{
-	return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static int heap_push(struct heap *h, struct bigram b)
-{
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 64;
-		struct bigram *v = tfm_realloc(h->v, cap * sizeof *v);
-		if (!v)
-			return TFM_E_NOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
-	size_t i = h->n++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!better(&b, &h->v[p]))
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = b;
-	return TFM_OK;
-}
-
-static struct bigram heap_pop(struct heap *h)
-{
-	struct bigram top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && better(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!better(&h->v[c], &last))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = last;
-	return top;
-}
-
 struct enc {
 	const struct tfm_tokenizer *t;
 	struct tfm_ids *out;
@@ -134,7 +76,7 @@ struct enc {
 	size_t cap;
 	struct sym *sy;
 	size_t sycap;
-	struct heap h;
+	struct tfm_bigram_heap h;
 	char *key;
 	size_t keycap;
 };
@@ -168,8 +110,8 @@ static int add_bigram(struct enc *e, int left, int right)
 	int32_t rank = tfm_strmap_get(&e->t->merges, e->key, ln + rn + 1);
 	if (rank < 0)
 		return TFM_OK;
-	struct bigram b = { left, right, rank, ln + rn };
-	return heap_push(&e->h, b);
+	struct tfm_bigram b = { left, right, (double)rank, ln + rn };
+	return tfm_bigram_push(&e->h, b);
 }
 
 static int encode_word(void *ctx, const char *w, size_t wn)
@@ -207,7 +149,7 @@ static int encode_word(void *ctx, const char *w, size_t wn)
 		if ((st = add_bigram(e, i - 1, i)))
 			return st;
 	while (e->h.n) {
-		struct bigram b = heap_pop(&e->h);
+		struct tfm_bigram b = tfm_bigram_pop(&e->h);
 		struct sym *l = &e->sy[b.left], *r = &e->sy[b.right];
 		/* Sizes only grow, so an unchanged total means an unchanged pair. */
 		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)

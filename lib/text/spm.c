@@ -14,67 +14,8 @@ struct sym {
 	size_t off, n;      /* bytes of the text; n == 0 once merged away */
 };
 
-struct bigram {
-	int left, right;
-	float score;
-	size_t size;
-};
-
-struct heap {
-	struct bigram *v;
-	size_t n, cap;
-};
-
-/* a before b in the queue: higher score, then smaller left index. */
-static int better(const struct bigram *a, const struct bigram *b)
-{
-	return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-static int heap_push(struct heap *h, struct bigram b)
-{
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 64;
-		struct bigram *v = tfm_realloc(h->v, cap * sizeof *v);
-		if (!v)
-			return TFM_E_NOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
-	size_t i = h->n++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!better(&b, &h->v[p]))
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = b;
-	return TFM_OK;
-}
-
-static struct bigram heap_pop(struct heap *h)
-{
-	struct bigram top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && better(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!better(&h->v[c], &last))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = last;
-	return top;
-}
-
 static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct sym *sy,
-		      struct heap *h, int left, int right)
+		      struct tfm_bigram_heap *h, int left, int right)
 {
 	if (left < 0 || right < 0)
 		return TFM_OK;
@@ -82,8 +23,9 @@ static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct sym *
 	int32_t id = tfm_strmap_get(&t->map, s + sy[left].off, n);
 	if (id < 0)
 		return TFM_OK;
-	struct bigram b = { left, right, t->score ? t->score[id] : 0.0f, n };
-	return heap_push(h, b);
+	/* higher score first: the queue takes the smallest key */
+	struct tfm_bigram b = { left, right, -(double)(t->score ? t->score[id] : 0.0f), n };
+	return tfm_bigram_push(h, b);
 }
 
 int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int prefix,
@@ -93,7 +35,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	size_t cap = (len + 1) * 3;
 	char *s = tfm_malloc(cap);
 	struct sym *sy = NULL;
-	struct heap h = { 0 };
+	struct tfm_bigram_heap h = { 0 };
 	int st = TFM_E_NOMEM;
 	if (!s)
 		return st;
@@ -131,7 +73,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 		if ((st = try_bigram(t, s, sy, &h, i - 1, i)))
 			goto done;
 	while (h.n) {
-		struct bigram b = heap_pop(&h);
+		struct tfm_bigram b = tfm_bigram_pop(&h);
 		struct sym *l = &sy[b.left], *r = &sy[b.right];
 		/* Stale: one side merged since this pair was queued. */
 		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)

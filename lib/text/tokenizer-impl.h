@@ -29,6 +29,18 @@ void tfm_strmap_free(struct tfm_strmap *m);
 void tfm_strmap_put(struct tfm_strmap *m, const char *k, size_t len, int32_t v);
 int32_t tfm_strmap_get(const struct tfm_strmap *m, const char *k, size_t len); /* -1 if absent */
 
+/* A candidate merge of the adjacent symbols left and right (size bytes
+ * together).  The queue gives the smallest key first, ties leftmost: BPE
+ * uses the merge rank, SentencePiece the negated score. */
+struct tfm_bigram {
+	int left, right;
+	double key;
+	size_t size;
+};
+struct tfm_bigram_heap { struct tfm_bigram *v; size_t n, cap; };
+int tfm_bigram_push(struct tfm_bigram_heap *h, struct tfm_bigram b);
+struct tfm_bigram tfm_bigram_pop(struct tfm_bigram_heap *h); /* h->n > 0 */
+
 /* Growable id vector. */
 struct tfm_ids { int32_t *v; size_t n, cap; };
 int tfm_ids_push(struct tfm_ids *a, int32_t id);

@@ -107,34 +107,40 @@ CFG=$ROOT/tests/data/configs
 }
 
 # A tiny Hugging Face directory: llama config and zero f32 weights in a
-# hand-written safetensors file (8-byte header length, JSON header, data).
+# safetensors file written here (8-byte little-endian header length, JSON
+# header, data).
 make_hf_dir() { # DIR [SKIP_TENSOR]
 	mkdir -p "$1"
 	echo '{"model_type":"llama","hidden_size":8,"intermediate_size":16,"num_hidden_layers":1,
 	"num_attention_heads":2,"num_key_value_heads":2,"vocab_size":16}' > "$1/config.json"
-	python3 - "$1/model.safetensors" "${2:-}" <<'PY'
-import json, struct, sys
-shapes = {"model.embed_tokens.weight": [16, 8], "lm_head.weight": [16, 8],
-          "model.norm.weight": [8]}
-p = "model.layers.0."
-for n in ("q", "k", "v", "o"):
-    shapes[p + "self_attn.%s_proj.weight" % n] = [8, 8]
-for n, s in (("gate", [16, 8]), ("up", [16, 8]), ("down", [8, 16])):
-    shapes[p + "mlp.%s_proj.weight" % n] = s
-shapes[p + "input_layernorm.weight"] = [8]
-shapes[p + "post_attention_layernorm.weight"] = [8]
-shapes.pop(sys.argv[2], None)
-hdr, off = {}, 0
-for name, s in shapes.items():
-    n = 4
-    for d in s:
-        n *= d
-    hdr[name] = {"dtype": "F32", "shape": s, "data_offsets": [off, off + n]}
-    off += n
-h = json.dumps(hdr).encode()
-h += b" " * (-len(h) % 8)
-open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(off))
-PY
+	# name:shape pairs; SKIP_TENSOR leaves one out
+	local spec="model.embed_tokens.weight:16,8 lm_head.weight:16,8 model.norm.weight:8"
+	local p=model.layers.0. n
+	for n in q k v o; do spec="$spec ${p}self_attn.${n}_proj.weight:8,8"; done
+	spec="$spec ${p}mlp.gate_proj.weight:16,8 ${p}mlp.up_proj.weight:16,8"
+	spec="$spec ${p}mlp.down_proj.weight:8,16"
+	spec="$spec ${p}input_layernorm.weight:8 ${p}post_attention_layernorm.weight:8"
+	local hdr='{}' off=0 name shape bytes d
+	for t in $spec; do
+		name=${t%%:*} shape=${t#*:}
+		[ "$name" = "${2:-}" ] && continue
+		bytes=4
+		for d in ${shape//,/ }; do bytes=$((bytes * d)); done
+		hdr=$(jq -c --arg n "$name" --argjson s "[$shape]" --argjson a $off \
+			--argjson b $((off + bytes)) '.[$n] = {dtype: "F32", shape: $s, data_offsets: [$a, $b]}' \
+			<<< "$hdr")
+		off=$((off + bytes))
+	done
+	# pad the header to a multiple of 8 with spaces, as safetensors writers do
+	while [ $(( ${#hdr} % 8 )) -ne 0 ]; do hdr="$hdr "; done
+	local len=${#hdr} i
+	{
+		for i in 0 1 2 3 4 5 6 7; do
+			printf "\\$(printf %03o $(( (len >> (8 * i)) & 255 )))"
+		done
+		printf '%s' "$hdr"
+		head -c $off /dev/zero
+	} > "$1/model.safetensors"
 }
 
 @test "inspect: HF directory with safetensors: tensor sum matches the spec" {

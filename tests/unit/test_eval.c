@@ -118,6 +118,15 @@ static void t_merge(void)
 	json_decref(j);
 }
 
+/* KL from a base record built of the base's logits. */
+static double kl_of(struct tfm_ppl_acc *a, const float *base_lg, const float *model_lg,
+		    int64_t n, int32_t target)
+{
+	struct tfm_logprobs rec;
+	tfm_logprobs_make(base_lg, n, target, &rec);
+	return tfm_kl_add(a, &rec, model_lg, n, target);
+}
+
 static void t_kl(void)
 {
 	struct tfm_ppl_acc a;
@@ -128,42 +137,91 @@ static void t_kl(void)
 	double z = exp(1.0) + exp(2.0) + exp(3.0);
 	CHECK_CLOSE(lp[0], 1 - log(z), 1e-6, 0);
 	CHECK_CLOSE(lp[2], 3 - log(z), 1e-6, 0);
-	tfm_kl_add(&a, lp, lg, 3); /* same distribution: 0, argmax agrees */
+	/* the record: sorted descending, target's log-prob, nothing left over */
+	struct tfm_logprobs rec;
+	tfm_logprobs_make(lg, 3, 0, &rec);
+	CHECK(rec.k == 3 && rec.id[0] == 2 && rec.id[1] == 1 && rec.id[2] == 0);
+	CHECK_CLOSE(rec.logp[0], 3 - log(z), 1e-6, 0);
+	CHECK_CLOSE(rec.logp_target, 1 - log(z), 1e-6, 0);
+	CHECK(isinf(rec.logp_rest) && rec.logp_rest < 0);
+	kl_of(&a, lg, lg, 3, 0); /* same distribution: 0, argmax agrees */
 	tfm_ppl_result(&a, &r);
 	CHECK(r.kl_positions == 1);
 	CHECK_CLOSE(r.kld, 0, 1e-7, 0);
+	CHECK_CLOSE(r.dp_mean, 0, 1e-7, 0);
 	CHECK(r.top1_agree == 1);
 	/* base (1/2, 1/2), model (1/4, 3/4): 0.5 ln 2 + 0.5 ln(2/3) = 0.5 ln(4/3);
-	 * base argmax 0 (tie: lowest), model 1. */
-	float base[2] = { logf(0.5f), logf(0.5f) }, model[2] = { 0, logf(3.0f) };
+	 * base argmax 0 (tie: lowest), model 1.  Target 0: dp = 1/4 - 1/2. */
+	float base[2] = { 0, 0 }, model[2] = { 0, logf(3.0f) };
 	tfm_ppl_init(&a);
-	tfm_kl_add(&a, base, model, 2);
+	kl_of(&a, base, model, 2, 0);
 	tfm_ppl_result(&a, &r);
 	CHECK_CLOSE(r.kld, 0.5 * log(4.0 / 3.0), 1e-7, 0);
 	CHECK(r.top1_agree == 0);
-	/* Reverse direction differs: 0.25 ln(1/2) + 0.75 ln(3/2). */
-	float bp[2] = { logf(0.25f), logf(0.75f) }, ml[2] = { 0, 0 };
-	tfm_kl_add(&a, bp, ml, 2);
+	CHECK_CLOSE(r.dp_mean, -0.25, 1e-7, 0);
+	/* Reverse direction differs: 0.25 ln(1/2) + 0.75 ln(3/2).  Target 1:
+	 * dp = 1/2 - 3/4. */
+	float bp[2] = { 0, logf(3.0f) }, ml[2] = { 0, 0 };
+	kl_of(&a, bp, ml, 2, 1);
 	tfm_ppl_result(&a, &r);
 	double k2 = 0.25 * log(0.5) + 0.75 * log(1.5), k1 = 0.5 * log(4.0 / 3.0);
 	CHECK_CLOSE(r.kld, (k1 + k2) / 2, 1e-7, 0);
+	CHECK_CLOSE(r.kld_max, fmax(k1, k2), 1e-7, 0);
 	/* two values: se = sqrt(((k1^2+k2^2)/2 - mean^2) / 1) = |k1 - k2| / 2 */
 	CHECK_CLOSE(r.kld_stderr, fabs(k1 - k2) / 2, 1e-7, 0);
 	CHECK(r.top1_agree == 0); /* model argmax 0 (tie), base 1 */
+	CHECK_CLOSE(r.dp_mean, (-0.25 - 0.25) / 2, 1e-7, 0);
+	CHECK_CLOSE(r.dp_rms, 0.25, 1e-7, 0);
 	/* The KL sums survive JSON and merge. */
 	json_t *j = tfm_ppl_acc_to_json(&a);
 	struct tfm_ppl_acc b, m;
 	CHECK_OK(tfm_ppl_acc_from_json(&b, j));
-	CHECK(b.n_kl == 2 && b.n_agree == 0 && b.kl == a.kl && b.kl2 == a.kl2);
+	CHECK(b.n_kl == 2 && b.n_agree == 0 && b.kl == a.kl && b.kl2 == a.kl2 &&
+	      b.kl_max == a.kl_max && b.dp == a.dp && b.dp2 == a.dp2 && b.nll_base == a.nll_base);
 	tfm_ppl_init(&m);
 	tfm_ppl_merge(&m, &b);
 	tfm_ppl_merge(&m, &b);
-	CHECK(m.n_kl == 4 && m.kl == 2 * a.kl);
+	CHECK(m.n_kl == 4 && m.kl == 2 * a.kl && m.kl_max == a.kl_max);
 	json_decref(j);
 }
 
+/* A vocabulary larger than K: the KL is that of the distributions coarsened
+ * to the base's top K and one bucket for the rest (hand formula). */
+static void t_kl_topk(void)
+{
+	enum { V = 100 };
+	float bl[V], ml[V];
+	for (int i = 0; i < V; i++) {
+		bl[i] = (float)(0.05 * i);          /* base prefers high ids */
+		ml[i] = (float)(0.04 * i + (i % 3 == 0 ? 0.3 : 0));
+	}
+	double zb = 0, zm = 0;
+	for (int i = 0; i < V; i++)
+		zb += exp(bl[i]), zm += exp(ml[i]);
+	/* top 32 of the base: ids 99..68 */
+	double kl = 0, rb = 0, rm = 0, exact = 0;
+	for (int i = 0; i < V; i++) {
+		double pb = exp(bl[i]) / zb, pm = exp(ml[i]) / zm;
+		exact += pb * log(pb / pm);
+		if (i >= V - TFM_LOGPROBS_K)
+			kl += pb * log(pb / pm);
+		else
+			rb += pb, rm += pm;
+	}
+	kl += rb * log(rb / rm);
+	struct tfm_ppl_acc a;
+	tfm_ppl_init(&a);
+	struct tfm_logprobs rec;
+	tfm_logprobs_make(bl, V, 5, &rec);
+	CHECK(rec.k == TFM_LOGPROBS_K && rec.id[0] == 99 && rec.id[31] == 68);
+	CHECK_CLOSE(exp(rec.logp_rest), rb, 1e-6, 0);
+	double got = tfm_kl_add(&a, &rec, ml, V, 5);
+	CHECK_CLOSE(got, kl, 1e-6, 1e-5);
+	CHECK(got <= exact + 1e-9); /* coarsening never increases KL */
+}
+
 static const struct t_case t_cases[] = {
-	{ "kl", t_kl },
+	{ "kl", t_kl }, { "kl_topk", t_kl_topk },
 	{ "uniform", t_uniform }, { "two_way", t_two_way }, { "stderr", t_stderr },
 	{ "merge", t_merge },
 };

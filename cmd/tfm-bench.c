@@ -1,0 +1,793 @@
+/* tfm-bench: prompt processing and generation speed of a model (from a file,
+ * or with random weights from a config.json or spec GGUF) as a fraction of
+ * the machine's limits; the attention kernel alone against the scalar
+ * reference, with KV-cache bytes per variant; and the limits themselves.
+ * Options and glue only: the measurements are in lib/bench. */
+#include "common.h"
+#include "bench/bench.h"
+#include "kernels/backend.h"
+#include "model/bench.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: tfm-bench [-hqVv] [-F FORMAT] [-k TYPE] [-n N] [-p N] [-r N] [-t N]\n"
+	"                 [--dtype TYPE] [--limits FILE] [--set KEY=VALUE]\n"
+	"                 -m MODEL | --config FILE\n"
+	"       tfm-bench --attn [-qv] [-c LIST] [-F FORMAT] [-k TYPE] [-r N] [-t N]\n"
+	"                 [--block N] [--head-dim D] [--heads H] [--kv-heads K]\n"
+	"                 [--window W]\n"
+	"       tfm-bench --measure-limits [-qv] [-F FORMAT] [-t N]\n";
+
+enum { FMT_MD, FMT_CSV, FMT_JSON, FMT_JSONL, FMT_SVG };
+static const char *const fmt_names[] = {"md", "csv", "json", "jsonl", "svg"};
+
+struct opts {
+	int fmt, verbose, quiet;
+	const char *model, *config, *limits;
+	int64_t n_prompt, n_gen, reps, threads;
+	int dtype, kv_type;
+	const char *sets[64];
+	int n_sets;
+	/* --attn */
+	int64_t ctx[32];
+	int n_ctx;
+	int64_t heads, kv_heads, head_dim, window, block;
+};
+
+static void note(const struct opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const struct opts *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (o->quiet)
+		return;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static double elem_bytes(int type)
+{
+	const struct tfm_type_info *ti = tfm_type_info(type);
+	return ti ? (double)ti->size / (double)ti->blck : 4.0;
+}
+
+/* 1.5 KiB, 3.2 MiB, ... */
+static const char *human_bytes(char *buf, size_t n, double b)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (b >= 1024 && u < 4)
+		b /= 1024, u++;
+	snprintf(buf, n, u ? "%.2f %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+/* 260.03 K, 7.24 B (llama-bench's params column) */
+static const char *human_count(char *buf, size_t n, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, n, "%.2f B", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, n, "%.2f M", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, n, "%.2f K", v / 1e3);
+	else
+		snprintf(buf, n, "%.0f", v);
+	return buf;
+}
+
+static int print_json(json_t *j, int compact)
+{
+	char *s = json_dumps(j, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_PRESERVE_ORDER |
+				   JSON_REAL_PRECISION(10));
+	if (!s)
+		return tfm_seterr(TFM_E_NOMEM, "json output");
+	puts(s);
+	free(s);
+	return TFM_OK;
+}
+
+/* ---- limits ---- */
+
+static int get_limits(const struct opts *o, struct tfm_bench_limits *l, const char **source)
+{
+	int st;
+	if (o->limits) {
+		if ((st = tfm_bench_limits_read(l, o->limits)))
+			return st;
+		*source = "file";
+		if (o->verbose)
+			note(o, "limits from %s: %.2f GB/s, %.2f GFLOP/s", o->limits, l->bandwidth / 1e9,
+			     l->sgemm / 1e9);
+		return TFM_OK;
+	}
+	if (o->verbose)
+		note(o, "measuring the machine's limits (%lld threads)", (long long)o->threads);
+	if ((st = tfm_bench_measure_limits(l, (int)o->threads)))
+		return st;
+	*source = "measured";
+	note(o, "measured limits: read bandwidth %.2f GB/s, sgemm %.2f GFLOP/s (%d threads)",
+	     l->bandwidth / 1e9, l->sgemm / 1e9, l->n_threads);
+	return TFM_OK;
+}
+
+static json_t *limits_json(const struct tfm_bench_limits *l, const char *source)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "bandwidth_bytes_per_s", json_real(l->bandwidth));
+	json_object_set_new(j, "sgemm_flops_per_s", json_real(l->sgemm));
+	json_object_set_new(j, "threads", json_integer(l->n_threads));
+	if (l->bw_bytes)
+		json_object_set_new(j, "bandwidth_buffer_bytes", json_integer((json_int_t)l->bw_bytes));
+	if (l->sgemm_n)
+		json_object_set_new(j, "sgemm_n", json_integer(l->sgemm_n));
+	if (source)
+		json_object_set_new(j, "source", json_string(source));
+	return j;
+}
+
+static int measure_limits(const struct opts *o)
+{
+	struct tfm_bench_limits l;
+	int st = tfm_bench_measure_limits(&l, (int)o->threads);
+	if (st)
+		return st;
+	if (o->fmt == FMT_JSON || o->fmt == FMT_JSONL) {
+		json_t *j = limits_json(&l, NULL);
+		st = print_json(j, o->fmt == FMT_JSONL);
+		json_decref(j);
+		return st;
+	}
+	if (o->fmt == FMT_CSV) {
+		printf("bandwidth_bytes_per_s,sgemm_flops_per_s,threads\n%.6g,%.6g,%d\n", l.bandwidth,
+		       l.sgemm, l.n_threads);
+		return TFM_OK;
+	}
+	char b[32];
+	printf("| limit | value | measured with |\n| --- | ---: | --- |\n");
+	printf("| read bandwidth | %.2f GB/s | %d threads, %s buffer |\n", l.bandwidth / 1e9,
+	       l.n_threads, human_bytes(b, sizeof b, (double)l.bw_bytes));
+	printf("| sgemm peak | %.2f GFLOP/s | %d threads, %lld x %lld single-threaded sgemm each |\n",
+	       l.sgemm / 1e9, l.n_threads, (long long)l.sgemm_n, (long long)l.sgemm_n);
+	return TFM_OK;
+}
+
+/* ---- a model ---- */
+
+static int config_spec(const struct opts *o, struct tfm_spec *s)
+{
+	struct tfm_blob b;
+	struct tfm_gguf *g = NULL;
+	json_t *cfg = NULL;
+	json_error_t err;
+	int st;
+	if ((st = tfm_blob_open(&b, o->config)))
+		return st;
+	if (tfm_gguf_is_gguf(b.data, b.size)) {
+		if (!(st = tfm_gguf_parse(&g, b.data, b.size, b.name)))
+			st = tfm_spec_from_gguf(s, g);
+	} else if (!(cfg = json_loadb((const char *)b.data, b.size, 0, &err))) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", b.name, err.line, err.text);
+	} else if (!json_is_object(cfg)) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: not a JSON object", b.name);
+	} else {
+		st = tfm_spec_from_config(s, cfg);
+	}
+	for (int i = 0; !st && i < o->n_sets; i++)
+		st = tfm_spec_set(s, o->sets[i]);
+	if (!st)
+		st = tfm_spec_validate(s);
+	if (st == TFM_E_INVAL) /* a config the spec cannot take is bad input, not usage */
+		st = TFM_E_FORMAT;
+	if (st)
+		tfm_adderr(st, "%s", b.name);
+	json_decref(cfg);
+	tfm_gguf_free(g);
+	tfm_blob_close(&b);
+	return st;
+}
+
+struct result {
+	const char *name;        /* pp512, tg128 */
+	int64_t n_prompt, n_gen;
+	double *samples, mean, sd;
+	double fraction;         /* of the limit */
+	const char *limit;       /* "sgemm" or "bandwidth" */
+	double work;             /* FLOPs or bytes per token */
+};
+
+struct info {
+	const char *path, *source, *arch, *device, *type, *limits_source;
+	struct tfm_model_bytes mb;
+	struct tfm_bench_limits lim;
+	double flops_per_token;  /* at the prompt's mean context */
+	int64_t threads;
+};
+
+static void record(json_t *j, const struct info *in, const struct opts *o)
+{
+	json_object_set_new(j, "model", json_string(in->path));
+	json_object_set_new(j, "source", json_string(in->source));
+	json_object_set_new(j, "arch", json_string(in->arch));
+	json_object_set_new(j, "type", json_string(in->type));
+	json_object_set_new(j, "size_bytes", json_real(in->mb.total));
+	json_object_set_new(j, "params", json_integer(in->mb.params));
+	json_object_set_new(j, "bytes_per_token", json_real(in->mb.per_token));
+	json_object_set_new(j, "flops_per_token", json_real(in->flops_per_token));
+	json_object_set_new(j, "device", json_string(in->device));
+	json_object_set_new(j, "threads", json_integer(in->threads));
+	json_object_set_new(j, "kv_type", json_string(tfm_type_name(o->kv_type)));
+}
+
+static void test_json(json_t *t, const struct result *r, int reps)
+{
+	json_t *smp = json_array();
+	for (int i = 0; i < reps; i++)
+		json_array_append_new(smp, json_real(r->samples[i]));
+	json_object_set_new(t, "test", json_string(r->name));
+	json_object_set_new(t, "n_prompt", json_integer(r->n_prompt));
+	json_object_set_new(t, "n_gen", json_integer(r->n_gen));
+	json_object_set_new(t, "reps", json_integer(reps));
+	json_object_set_new(t, "avg_ts", json_real(r->mean));
+	json_object_set_new(t, "stddev_ts", json_real(r->sd));
+	json_object_set_new(t, "samples_ts", smp);
+	json_object_set_new(t, "limit", json_string(r->limit));
+	json_object_set_new(t, "limit_fraction", json_real(r->fraction));
+}
+
+static int print_model(const struct info *in, const struct result *r, int nr,
+		       const struct opts *o)
+{
+	int reps = (int)o->reps, st = TFM_OK;
+	char b1[32], b2[32];
+	if (o->fmt == FMT_JSON) {
+		json_t *j = json_object(), *tests = json_array();
+		record(j, in, o);
+		json_object_set_new(j, "limits", limits_json(&in->lim, in->limits_source));
+		for (int i = 0; i < nr; i++) {
+			json_t *t = json_object();
+			test_json(t, &r[i], reps);
+			json_array_append_new(tests, t);
+		}
+		json_object_set_new(j, "tests", tests);
+		st = print_json(j, 0);
+		json_decref(j);
+	} else if (o->fmt == FMT_JSONL) {
+		for (int i = 0; i < nr && !st; i++) {
+			json_t *j = json_object();
+			record(j, in, o);
+			json_object_set_new(j, "bandwidth_bytes_per_s", json_real(in->lim.bandwidth));
+			json_object_set_new(j, "sgemm_flops_per_s", json_real(in->lim.sgemm));
+			json_object_set_new(j, "limits_source", json_string(in->limits_source));
+			test_json(j, &r[i], reps);
+			st = print_json(j, 1);
+			json_decref(j);
+		}
+	} else if (o->fmt == FMT_CSV) {
+		printf("model,arch,type,size_bytes,params,device,threads,kv_type,test,n_prompt,n_gen,"
+		       "reps,avg_ts,stddev_ts,limit,limit_fraction\n");
+		for (int i = 0; i < nr; i++)
+			printf("\"%s\",%s,%s,%.0f,%" PRId64 ",%s,%lld,%s,%s,%lld,%lld,%d,%.6g,%.6g,%s,%.6g\n",
+			       in->path, in->arch, in->type, in->mb.total, in->mb.params, in->device,
+			       (long long)in->threads, tfm_type_name(o->kv_type), r[i].name,
+			       (long long)r[i].n_prompt, (long long)r[i].n_gen, reps, r[i].mean, r[i].sd,
+			       r[i].limit, r[i].fraction);
+	} else {
+		printf("| model | size | params | backend | threads | test | t/s | %% of limit |\n"
+		       "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
+		for (int i = 0; i < nr; i++)
+			printf("| %s %s | %s | %s | %s | %lld | %s | %.2f ± %.2f | %.1f %% %s |\n",
+			       in->arch, in->type, human_bytes(b1, sizeof b1, in->mb.total),
+			       human_count(b2, sizeof b2, (double)in->mb.params), in->device,
+			       (long long)in->threads, r[i].name, r[i].mean, r[i].sd,
+			       100 * r[i].fraction, r[i].limit);
+	}
+	return st;
+}
+
+static int bench_model(const struct opts *o)
+{
+	struct tfm_model_opts mo = {.n_threads = (int)o->threads, .set = o->sets,
+				    .n_set = o->n_sets, .kv_type = o->kv_type};
+	struct tfm_model *m = NULL;
+	struct tfm_spec spec;
+	struct info in = {0};
+	struct result r[2];
+	int nr = 0, st;
+	memset(r, 0, sizeof r);
+	if (o->config) {
+		if ((st = config_spec(o, &spec)))
+			return st;
+		mo.set = NULL, mo.n_set = 0; /* applied to the spec already */
+		if ((st = tfm_model_random(&m, &spec, o->dtype, 1234, &mo)))
+			goto out;
+		in.path = o->config, in.source = "random";
+	} else {
+		if ((st = tfm_model_open(&m, o->model, &mo)))
+			goto out;
+		in.path = o->model, in.source = "file";
+	}
+	const struct tfm_spec *s = tfm_model_spec(m);
+	if ((st = tfm_model_bytes(m, &in.mb)))
+		goto out;
+	in.arch = s->arch[0] ? s->arch : "model";
+	in.device = tfm_model_device(m);
+	in.type = tfm_type_name(in.mb.type);
+	in.threads = o->threads;
+	struct tfm_counts c;
+	if ((st = tfm_spec_count(s, elem_bytes(o->kv_type), o->n_prompt / 2, &c)))
+		goto out;
+	in.flops_per_token = c.flops_per_token > 0 ? c.flops_per_token : 2.0 * (double)in.mb.params;
+	/* a prefill computes logits for its last token only: the LM head once
+	 * per prompt, not once per token */
+	if (o->n_prompt > 0 && s->head == TFM_HEAD_LM)
+		in.flops_per_token -= 2.0 * (double)s->n_vocab * (double)s->n_embd *
+				      (double)(o->n_prompt - 1) / (double)o->n_prompt;
+	if ((st = get_limits(o, &in.lim, &in.limits_source)))
+		goto out;
+	int64_t tests[2][2] = {{o->n_prompt, 0}, {0, o->n_gen}};
+	for (int i = 0; i < 2; i++) {
+		if (tests[i][0] <= 0 && tests[i][1] <= 0)
+			continue;
+		struct result *x = &r[nr];
+		x->n_prompt = tests[i][0], x->n_gen = tests[i][1];
+		x->name = x->n_prompt ? "pp" : "tg";
+		if (!(x->samples = tfm_calloc((size_t)o->reps, sizeof(double)))) {
+			st = TFM_E_NOMEM;
+			goto out;
+		}
+		nr++;
+		struct tfm_bench_run run = {.n_prompt = x->n_prompt, .n_gen = x->n_gen,
+					    .reps = (int)o->reps, .samples = x->samples};
+		if (o->verbose)
+			note(o, "%s%lld: %lld runs after a warm-up", x->name,
+			     (long long)(x->n_prompt + x->n_gen), (long long)o->reps);
+		if ((st = tfm_bench_model(m, &run)))
+			goto out;
+		tfm_bench_stats(x->samples, (int)o->reps, &x->mean, &x->sd);
+		if (x->n_prompt) {
+			x->limit = "sgemm", x->work = in.flops_per_token;
+			x->fraction = x->mean * in.flops_per_token / in.lim.sgemm;
+		} else {
+			x->limit = "bandwidth", x->work = in.mb.per_token;
+			x->fraction = x->mean * in.mb.per_token / in.lim.bandwidth;
+		}
+	}
+	char names[2][32];
+	for (int i = 0; i < nr; i++) {
+		snprintf(names[i], sizeof names[i], "%s%lld", r[i].name,
+			 (long long)(r[i].n_prompt + r[i].n_gen));
+		r[i].name = names[i];
+	}
+	st = print_model(&in, r, nr, o);
+out:
+	for (int i = 0; i < 2; i++)
+		free(r[i].samples);
+	tfm_model_close(m);
+	return st;
+}
+
+/* ---- the attention kernel ---- */
+
+enum { V_MHA, V_GQA, V_MQA, V_MLA, V_WIN, N_VAR };
+static const char *const var_names[N_VAR] = {"MHA", "GQA", "MQA", "MLA", "window"};
+
+struct attn_point {
+	double dec, dec_ref, pre, pre_ref;   /* seconds per call; <0: not measured */
+	double kv_pred;                      /* tfm_spec_kv_bytes at ctx */
+	double kv_alloc, ctx_heap, ctx_rss;  /* of a real context; <0: not measured */
+};
+
+/* The spec of variant v: one layer of the given attention shape. */
+static void variant_spec(const struct opts *o, int v, struct tfm_spec *s)
+{
+	tfm_spec_init(s);
+	snprintf(s->arch, sizeof s->arch, "llama");
+	snprintf(s->gguf_arch, sizeof s->gguf_arch, "llama");
+	s->n_layer = 1;
+	s->n_vocab = 32;
+	s->n_ff = 32;
+	s->n_head = o->heads;
+	s->head_dim = o->head_dim;
+	s->rope_dims = o->head_dim;
+	s->n_embd = o->heads * o->head_dim;
+	s->n_ctx_train = 4096;
+	s->n_head_kv = v == V_MHA || v == V_MLA ? o->heads : v == V_MQA ? 1 : o->kv_heads;
+	s->layer_kind[0] = TFM_LAYER_ATTN;
+	s->layer_rope[0] = 1;
+	if (v == V_MLA) { /* deepseek's proportions: latent 4D, rope D/2, nope D, v D */
+		s->kv_lora_rank = 4 * o->head_dim;
+		s->qk_rope_dim = o->head_dim / 2 > 0 ? o->head_dim / 2 : 1;
+		s->qk_nope_dim = o->head_dim;
+		s->v_head_dim = o->head_dim;
+		s->head_dim = s->qk_nope_dim + s->qk_rope_dim;
+		s->rope_dims = s->qk_rope_dim;
+	}
+	if (v == V_WIN) {
+		s->mask = TFM_MASK_WINDOW;
+		s->window = o->window;
+		s->layer_window[0] = 1;
+	}
+}
+
+/* Allocation of a real context of ctx tokens for variant v's model. */
+static int measure_ctx(struct tfm_model *m, int64_t ctx, struct attn_point *p)
+{
+	struct tfm_ctx *c = NULL;
+	size_t h0 = tfm_bench_heap_bytes(), r0 = tfm_bench_rss_bytes();
+	int st = tfm_ctx_new(&c, m, ctx);
+	if (st)
+		return st;
+	size_t h1 = tfm_bench_heap_bytes(), r1 = tfm_bench_rss_bytes();
+	p->kv_alloc = (double)tfm_ctx_kv_alloc(c);
+	p->ctx_heap = h1 >= h0 && h0 ? (double)(h1 - h0) : -1;
+	p->ctx_rss = r1 >= r0 && r0 ? (double)(r1 - r0) : -1;
+	tfm_ctx_free(c);
+	return TFM_OK;
+}
+
+static void jnum(json_t *j, const char *k, double v)
+{
+	json_object_set_new(j, k, v >= 0 ? json_real(v) : json_null());
+}
+
+static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const struct tfm_spec *sp,
+		      const char *device)
+{
+	double ek = elem_bytes(o->kv_type);
+	char b1[32];
+	int st = TFM_OK;
+	if (o->fmt == FMT_SVG) {
+		double x[N_VAR][32], yt[N_VAR][32], yk[N_VAR][32], ya[N_VAR][32];
+		struct tfm_bench_series st_[N_VAR], sk[N_VAR], sa[N_VAR];
+		for (int v = 0; v < N_VAR; v++) {
+			for (int i = 0; i < o->n_ctx; i++) {
+				x[v][i] = (double)o->ctx[i];
+				yt[v][i] = pt[v][i].dec * 1e6;
+				yk[v][i] = pt[v][i].kv_pred;
+				ya[v][i] = pt[v][i].kv_alloc; /* < 0: not measured, not drawn */
+			}
+			sa[v] = (struct tfm_bench_series){var_names[v], x[v], ya[v], o->n_ctx};
+			st_[v] = (struct tfm_bench_series){var_names[v], x[v], yt[v], o->n_ctx};
+			sk[v] = (struct tfm_bench_series){var_names[v], x[v], yk[v], o->n_ctx};
+		}
+		char t1[96];
+		snprintf(t1, sizeof t1, "decode attention, %s", device);
+		struct tfm_bench_panel p[3] = {
+			{t1, "context (tokens)", "microseconds per token (one layer)", st_, N_VAR},
+			{"KV cache needed (tfm_spec_kv_bytes)", "context (tokens)", "bytes (one layer)", sk,
+			 N_VAR},
+			{"KV cache allocated (tfm_ctx_new, f32)", "context (tokens)", "bytes (one layer)", sa,
+			 N_VAR},
+		};
+		struct tfm_out *out;
+		if ((st = tfm_out_open(&out, "-", 0)))
+			return st;
+		tfm_bench_svg(out, p, pt[0][0].kv_alloc >= 0 ? 3 : 2);
+		return tfm_out_commit(out);
+	}
+	if (o->fmt == FMT_MD) {
+		printf("attention kernel, one layer: %lld heads, head dim %lld, %s vs ref, %lld threads\n\n",
+		       (long long)o->heads, (long long)o->head_dim, device, (long long)o->threads);
+		printf("| variant | kv heads | ctx | decode us | ref us | speedup | prefill%lld ms |"
+		       " ref ms | KV/token | KV at ctx | ctx KV alloc | ctx heap |\n"
+		       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+		       (long long)o->block);
+	}
+	if (o->fmt == FMT_CSV)
+		printf("variant,n_head,n_head_kv,head_dim,v_dim,window,kv_lora_rank,ctx,decode_s,"
+		       "decode_ref_s,prefill_tokens,prefill_s,prefill_ref_s,kv_bytes_per_token,kv_bytes,"
+		       "ctx_kv_alloc_bytes,ctx_heap_bytes,ctx_rss_bytes\n");
+	json_t *all = o->fmt == FMT_JSON ? json_array() : NULL;
+	for (int v = 0; v < N_VAR; v++) {
+		const struct tfm_spec *s = &sp[v];
+		double per_tok = tfm_spec_kv_bytes(s, ek, 1) - tfm_spec_kv_bytes(s, ek, 0);
+		int64_t vd = s->kv_lora_rank ? s->v_head_dim : s->head_dim;
+		for (int i = 0; i < o->n_ctx; i++) {
+			const struct attn_point *p = &pt[v][i];
+			int64_t blk = o->block < o->ctx[i] ? o->block : o->ctx[i];
+			if (o->fmt == FMT_MD) {
+				char pr[32] = "-", prr[32] = "-", ka[32] = "-", kh[32] = "-", kp[32];
+				if (p->pre >= 0)
+					snprintf(pr, sizeof pr, "%.3f", p->pre * 1e3);
+				if (p->pre_ref >= 0)
+					snprintf(prr, sizeof prr, "%.3f", p->pre_ref * 1e3);
+				if (p->kv_alloc >= 0)
+					human_bytes(ka, sizeof ka, p->kv_alloc);
+				if (p->ctx_heap >= 0)
+					human_bytes(kh, sizeof kh, p->ctx_heap);
+				snprintf(kp, sizeof kp, "%.0f B", per_tok);
+				printf("| %s | %lld | %lld | %.1f | %.1f | %.1fx | %s | %s | %s | %s | %s | %s |\n",
+				       var_names[v], (long long)s->n_head_kv, (long long)o->ctx[i],
+				       p->dec * 1e6, p->dec_ref * 1e6, p->dec > 0 ? p->dec_ref / p->dec : 0,
+				       pr, prr, kp, human_bytes(b1, sizeof b1, p->kv_pred), ka, kh);
+			} else if (o->fmt == FMT_CSV) {
+				printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.6g,%.6g,%lld,%.6g,%.6g,%.6g,%.6g,"
+				       "%.0f,%.0f,%.0f\n", var_names[v], (long long)s->n_head,
+				       (long long)s->n_head_kv, (long long)s->head_dim, (long long)vd,
+				       (long long)s->window, (long long)s->kv_lora_rank,
+				       (long long)o->ctx[i], p->dec, p->dec_ref, (long long)blk, p->pre,
+				       p->pre_ref, per_tok, p->kv_pred, p->kv_alloc, p->ctx_heap, p->ctx_rss);
+			} else {
+				json_t *j = json_object();
+				json_object_set_new(j, "variant", json_string(var_names[v]));
+				json_object_set_new(j, "n_head", json_integer(s->n_head));
+				json_object_set_new(j, "n_head_kv", json_integer(s->n_head_kv));
+				json_object_set_new(j, "head_dim", json_integer(s->head_dim));
+				json_object_set_new(j, "v_dim", json_integer(vd));
+				json_object_set_new(j, "window", json_integer(s->window));
+				json_object_set_new(j, "kv_lora_rank", json_integer(s->kv_lora_rank));
+				json_object_set_new(j, "ctx", json_integer(o->ctx[i]));
+				json_object_set_new(j, "device", json_string(device));
+				json_object_set_new(j, "threads", json_integer(o->threads));
+				jnum(j, "decode_s", p->dec);
+				jnum(j, "decode_ref_s", p->dec_ref);
+				json_object_set_new(j, "prefill_tokens", json_integer(blk));
+				jnum(j, "prefill_s", p->pre);
+				jnum(j, "prefill_ref_s", p->pre_ref);
+				json_object_set_new(j, "kv_type", json_string(tfm_type_name(o->kv_type)));
+				jnum(j, "kv_bytes_per_token", per_tok);
+				jnum(j, "kv_bytes", p->kv_pred);
+				jnum(j, "ctx_kv_alloc_bytes", p->kv_alloc);
+				jnum(j, "ctx_heap_bytes", p->ctx_heap);
+				jnum(j, "ctx_rss_bytes", p->ctx_rss);
+				if (all)
+					json_array_append_new(all, j);
+				else {
+					st = print_json(j, 1);
+					json_decref(j);
+				}
+			}
+		}
+	}
+	if (all) {
+		json_t *root = json_object();
+		json_object_set_new(root, "device", json_string(device));
+		json_object_set_new(root, "threads", json_integer(o->threads));
+		json_object_set_new(root, "memory_measure", json_string(
+			"ctx_kv_alloc_bytes: the context's K and V arrays; ctx_heap_bytes: malloc "
+			"growth over tfm_ctx_new (mallinfo2); ctx_rss_bytes: resident set growth"));
+		json_object_set_new(root, "results", all);
+		st = print_json(root, 0);
+		json_decref(root);
+	}
+	if (o->fmt == FMT_MD)
+		printf("\nctx KV alloc: the K and V arrays of a real context (tfm_ctx_new, f32 cache);"
+		       " ctx heap: malloc growth over tfm_ctx_new (mallinfo2).\n");
+	return st;
+}
+
+static int bench_attn(const struct opts *o)
+{
+	const struct tfm_backend *be, *ref = tfm_backend_ref();
+	struct attn_point pt[N_VAR][32];
+	struct tfm_spec sp[N_VAR];
+	char device[64];
+	int st;
+	if ((st = tfm_backend_find(&be, NULL)))
+		return st;
+	snprintf(device, sizeof device, "%s%s%s", be->name, be->variant ? "/" : "",
+		 be->variant ? be->variant() : "");
+	double ek = elem_bytes(o->kv_type);
+	int warned = 0;
+	for (int v = 0; v < N_VAR; v++) {
+		struct tfm_spec *s = &sp[v];
+		struct tfm_model *m = NULL;
+		variant_spec(o, v, s);
+		if ((st = tfm_spec_validate(s)))
+			return tfm_adderr(st, "%s attention", var_names[v]);
+		struct tfm_model_opts mo = {.n_threads = (int)o->threads, .kv_type = o->kv_type,
+					    .device = "cpu"};
+		int mst = tfm_model_random(&m, s, TFM_TYPE_F16, 1, &mo);
+		if (mst && !warned++)
+			note(o, "no real context measured: %s", tfm_errmsg());
+		for (int i = 0; i < o->n_ctx; i++) {
+			struct attn_point *p = &pt[v][i];
+			int64_t ctx = o->ctx[i];
+			struct tfm_bench_attn a = {
+				.ctx = ctx, .n_tok = 1, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
+				.head_dim = s->head_dim, .v_dim = s->kv_lora_rank ? s->v_head_dim : 0,
+				.window = v == V_WIN ? o->window : 0, .n_threads = (int)o->threads,
+				.min_s = 0.05, .max_reps = (int)o->reps * 20,
+			};
+			p->pre = p->pre_ref = p->kv_alloc = p->ctx_heap = p->ctx_rss = -1;
+			p->kv_pred = tfm_spec_kv_bytes(s, ek, ctx);
+			if (o->verbose)
+				note(o, "%s ctx %lld", var_names[v], (long long)ctx);
+			if ((st = tfm_bench_attn_time(be, &a, &p->dec)) ||
+			    (st = tfm_bench_attn_time(ref, &a, &p->dec_ref)))
+				goto fail;
+			if (o->block > 0) {
+				a.n_tok = o->block < ctx ? o->block : ctx;
+				if ((st = tfm_bench_attn_time(be, &a, &p->pre)))
+					goto fail;
+				/* the scalar reference is quadratic: only where it is quick */
+				if ((double)a.n_tok * (double)ctx <= 64.0 * 2048 &&
+				    (st = tfm_bench_attn_time(ref, &a, &p->pre_ref)))
+					goto fail;
+			}
+			if (!mst && (st = measure_ctx(m, ctx, p)))
+				goto fail;
+		}
+		tfm_model_close(m);
+		continue;
+fail:
+		tfm_model_close(m);
+		return st;
+	}
+	return print_attn(o, pt, sp, device);
+}
+
+/* ---- options ---- */
+
+static int parse_ctx_list(struct opts *o, const char *arg)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", arg);
+	o->n_ctx = 0;
+	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->n_ctx == 32)
+			return cmd_usage_error(usage, "-c: at most 32 lengths");
+		if (cmd_opt_i64("-c", t, 1, INT64_C(1) << 24, &o->ctx[o->n_ctx++]))
+			return 64;
+	}
+	return o->n_ctx ? 0 : cmd_usage_error(usage, "-c: empty list");
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SET = 256, OPT_CONFIG, OPT_DTYPE, OPT_LIMITS, OPT_ATTN, OPT_MEASURE, OPT_HEADS,
+	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK };
+	static const struct option longopts[] = {
+		{ "ctx", required_argument, NULL, 'c' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "kv-type", required_argument, NULL, 'k' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "n-gen", required_argument, NULL, 'n' },
+		{ "n-prompt", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "repetitions", required_argument, NULL, 'r' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "limits", required_argument, NULL, OPT_LIMITS },
+		{ "attn", no_argument, NULL, OPT_ATTN },
+		{ "measure-limits", no_argument, NULL, OPT_MEASURE },
+		{ "heads", required_argument, NULL, OPT_HEADS },
+		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
+		{ "head-dim", required_argument, NULL, OPT_HEAD_DIM },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "block", required_argument, NULL, OPT_BLOCK },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = {.fmt = FMT_MD, .n_prompt = 512, .n_gen = 128, .reps = 5,
+			 .dtype = TFM_TYPE_F32, .kv_type = TFM_TYPE_F32, .heads = 32, .kv_heads = 8,
+			 .head_dim = 128, .window = 4096, .block = 64,
+			 .ctx = {512, 2048, 8192, 32768}, .n_ctx = 4};
+	int attn = 0, measure = 0, ch;
+	cmd_init("tfm-bench");
+	while ((ch = getopt_long(argc, argv, "c:F:hk:m:n:p:qr:t:Vv", longopts, NULL)) != -1) {
+		int64_t v;
+		switch (ch) {
+		case 'c':
+			if (parse_ctx_list(&o, optarg))
+				return 64;
+			break;
+		case 'F':
+			o.fmt = -1;
+			for (int i = 0; i < (int)(sizeof fmt_names / sizeof fmt_names[0]); i++)
+				if (!strcmp(optarg, fmt_names[i]))
+					o.fmt = i;
+			if (o.fmt < 0)
+				return cmd_usage_error(usage, "-F: '%s': expected md, csv, json, jsonl or svg",
+						       optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return cmd_close_stdout();
+		case 'k':
+			o.kv_type = tfm_type_from_name(optarg);
+			if (o.kv_type < 0 || !tfm_type_info(o.kv_type))
+				return cmd_usage_error(usage, "-k: unknown type '%s'", optarg);
+			break;
+		case 'm':
+			o.model = optarg;
+			break;
+		case 'n':
+			if (cmd_opt_i64("-n", optarg, 0, INT64_C(1) << 24, &o.n_gen))
+				return 64;
+			break;
+		case 'p':
+			if (cmd_opt_i64("-p", optarg, 0, INT64_C(1) << 24, &o.n_prompt))
+				return 64;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'r':
+			if (cmd_opt_i64("-r", optarg, 1, 100000, &o.reps))
+				return 64;
+			break;
+		case 't':
+			if (cmd_opt_i64("-t", optarg, 1, 4096, &o.threads))
+				return 64;
+			break;
+		case 'V':
+			cmd_version();
+			return cmd_close_stdout();
+		case 'v':
+			o.verbose = 1;
+			break;
+		case OPT_SET:
+			if (o.n_sets == (int)(sizeof o.sets / sizeof o.sets[0]))
+				return cmd_usage_error(usage, "--set: too many (at most 64)");
+			o.sets[o.n_sets++] = optarg;
+			break;
+		case OPT_CONFIG:
+			o.config = optarg;
+			break;
+		case OPT_DTYPE:
+			o.dtype = tfm_type_from_name(optarg);
+			if (o.dtype < 0 || !tfm_type_info(o.dtype))
+				return cmd_usage_error(usage, "--dtype: unknown type '%s'", optarg);
+			break;
+		case OPT_LIMITS:
+			o.limits = optarg;
+			break;
+		case OPT_ATTN:
+			attn = 1;
+			break;
+		case OPT_MEASURE:
+			measure = 1;
+			break;
+		case OPT_HEADS:
+		case OPT_KV_HEADS:
+		case OPT_HEAD_DIM:
+		case OPT_WINDOW:
+		case OPT_BLOCK: {
+			static const char *const nm[] = {"--heads", "--kv-heads", "--head-dim", "--window",
+							 "--block"};
+			int64_t *dst[] = {&o.heads, &o.kv_heads, &o.head_dim, &o.window, &o.block};
+			int k = ch - OPT_HEADS;
+			if (cmd_opt_i64(nm[k], optarg, k >= 3 ? 0 : 1, INT64_C(1) << 20, &v))
+				return 64;
+			*dst[k] = v;
+			break;
+		}
+		default:
+			fputs(usage, stderr);
+			return 64;
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (attn + measure + (o.model || o.config) != 1)
+		return cmd_usage_error(usage, "give one of -m MODEL, --config FILE, --attn or "
+				       "--measure-limits");
+	if (o.model && o.config)
+		return cmd_usage_error(usage, "-m and --config exclude each other");
+	if (o.fmt == FMT_SVG && !attn)
+		return cmd_usage_error(usage, "-F svg: only with --attn");
+	if (attn && (o.heads % o.kv_heads || o.kv_heads > o.heads))
+		return cmd_usage_error(usage, "--kv-heads %lld must divide --heads %lld",
+				       (long long)o.kv_heads, (long long)o.heads);
+	if (!attn && !measure && o.n_prompt == 0 && o.n_gen == 0)
+		return cmd_usage_error(usage, "-p 0 and -n 0: nothing to measure");
+	if (!o.threads)
+		o.threads = tfm_ncpu();
+	int st = measure ? measure_limits(&o) : attn ? bench_attn(&o) : bench_model(&o);
+	if (st)
+		return cmd_fail(st);
+	return cmd_close_stdout();
+}

@@ -1,0 +1,424 @@
+/* tfm-run: generate text with a decoder model.  Options and glue only: the
+ * model, tokenizer and sampler live in libtfm.  -n counts as llama2.c's
+ * run.c -n does (positions, BOS and prompt included), so that greedy output
+ * can be compared with llama2.c byte for byte; see man/tfm-run.1. */
+#include "common.h"
+#include "text/sampler.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-n N]\n"
+	"               [-p PROMPT] [-t N] [--logprobs K] [--min-p P] [--repeat-last-n N]\n"
+	"               [--repeat-penalty R] [--seed S] [--set KEY=VALUE] [--temp T]\n"
+	"               [--top-k K] [--top-p P] [--vocab FILE]\n";
+
+enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET };
+
+static const struct option longopts[] = {
+	{ "ctx", required_argument, NULL, 'c' },
+	{ "format", required_argument, NULL, 'F' },
+	{ "file", required_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "prompt", required_argument, NULL, 'p' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "logprobs", required_argument, NULL, O_LOGPROBS },
+	{ "min-p", required_argument, NULL, O_MINP },
+	{ "repeat-last-n", required_argument, NULL, O_PENN },
+	{ "repeat-penalty", required_argument, NULL, O_PEN },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "set", required_argument, NULL, O_SET },
+	{ "temp", required_argument, NULL, O_TEMP },
+	{ "top-k", required_argument, NULL, O_TOPK },
+	{ "top-p", required_argument, NULL, O_TOPP },
+	{ "vocab", required_argument, NULL, O_VOCAB },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct run {
+	struct tfm_model *m;
+	const struct tfm_tokenizer *tok;
+	struct tfm_ctx *c;
+	struct tfm_sampler *smp;
+	int64_t n_vocab, n_ctx, count;
+	int jsonl, logprobs;
+	float *logits;        /* [n_vocab] */
+	int32_t *top;         /* [logprobs] scratch */
+	int pipe_closed;      /* the reader went away: stop quietly */
+	int64_t n_gen;        /* generated tokens, for -v */
+	int64_t n_prompt;     /* prompt tokens evaluated, for -v */
+	double t_prompt, t_gen; /* seconds in prefill and in generation */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Write to stdout and flush (tokens stream as they come); a closed pipe ends
+ * the run quietly, any other error is an I/O failure. */
+static int out(struct run *r, const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, stdout) != n)
+		goto fail;
+	if (fflush(stdout) == EOF)
+		goto fail;
+	return TFM_OK;
+fail:
+	if (errno == EPIPE) {
+		r->pipe_closed = 1;
+		return TFM_E_PIPE;
+	}
+	return tfm_seterr(TFM_E_IO, "stdout: %s", strerror(errno));
+}
+
+/* A JSON string of arbitrary bytes: invalid UTF-8 (a byte-fallback token
+ * holding part of a character) becomes U+FFFD. */
+static void put(char **b, size_t *n, size_t *cap, const char *s, size_t len)
+{
+	if (*n + len + 1 > *cap) {
+		size_t c = (*cap ? *cap * 2 : 256) + len;
+		char *nb = realloc(*b, c);
+		if (!nb)
+			abort(); /* a few hundred bytes; out of memory here is fatal */
+		*b = nb;
+		*cap = c;
+	}
+	memcpy(*b + *n, s, len);
+	*n += len;
+	(*b)[*n] = 0;
+}
+
+static int utf8_len(const unsigned char *s, size_t len)
+{
+	int k = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+		: (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (k == 0 || (size_t)k > len || (k == 2 && s[0] < 0xc2))
+		return 0;
+	for (int i = 1; i < k; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return k;
+}
+
+static void json_str(char **b, size_t *n, size_t *cap, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	put(b, n, cap, "\"", 1);
+	for (size_t i = 0; i < len;) {
+		char esc[8];
+		int k = utf8_len(u + i, len - i);
+		if (k == 0) {
+			put(b, n, cap, "\\ufffd", 6);
+			i++;
+		} else if (u[i] == '"' || u[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)u[i];
+			put(b, n, cap, esc, 2);
+			i++;
+		} else if (u[i] < 0x20) {
+			const char *e = u[i] == '\n' ? "\\n" : u[i] == '\t' ? "\\t" : u[i] == '\r' ? "\\r" : NULL;
+			if (e)
+				put(b, n, cap, e, 2);
+			else {
+				snprintf(esc, sizeof(esc), "\\u%04x", u[i]);
+				put(b, n, cap, esc, 6);
+			}
+			i++;
+		} else {
+			put(b, n, cap, s + i, (size_t)k);
+			i += (size_t)k;
+		}
+	}
+	put(b, n, cap, "\"", 1);
+}
+
+/* The k most likely ids of logits, best first (ties: lower id). */
+static int top_k(const float *l, int64_t n, int32_t *ids, int k)
+{
+	int got = 0;
+	for (int64_t i = 0; i < n; i++) {
+		int j;
+		if (got < k)
+			j = got++;
+		else if (l[i] > l[ids[k - 1]])
+			j = k - 1;
+		else
+			continue;
+		while (j > 0 && l[i] > l[ids[j - 1]]) { /* strict: lower id stays ahead */
+			ids[j] = ids[j - 1];
+			j--;
+		}
+		ids[j] = (int32_t)i;
+	}
+	return got;
+}
+
+/* One generated token: its text, or in jsonl a record with log-probabilities
+ * of the model's own distribution (before penalties and filters). */
+static int emit(struct run *r, int32_t prev, int32_t id)
+{
+	char piece[512];
+	int len = tfm_token_decode(r->tok, prev, id, piece, sizeof(piece));
+	if (len < 0)
+		return len;
+	if (!r->jsonl)
+		return out(r, piece, (size_t)len);
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+	char num[64];
+	snprintf(num, sizeof(num), "{\"id\":%d,\"text\":", id);
+	put(&b, &n, &cap, num, strlen(num));
+	json_str(&b, &n, &cap, piece, (size_t)len);
+	snprintf(num, sizeof(num), ",\"logprob\":%.6g", tfm_logprob(r->logits, r->n_vocab, id));
+	put(&b, &n, &cap, num, strlen(num));
+	if (r->logprobs > 0) {
+		int k = top_k(r->logits, r->n_vocab, r->top, r->logprobs);
+		put(&b, &n, &cap, ",\"top\":[", 8);
+		for (int i = 0; i < k; i++) {
+			int32_t t = r->top[i];
+			snprintf(num, sizeof(num), "%s{\"id\":%d,\"text\":", i ? "," : "", t);
+			put(&b, &n, &cap, num, strlen(num));
+			len = tfm_token_decode(r->tok, prev, t, piece, sizeof(piece));
+			json_str(&b, &n, &cap, piece, len > 0 ? (size_t)len : 0);
+			snprintf(num, sizeof(num), ",\"logprob\":%.6g}", tfm_logprob(r->logits, r->n_vocab, t));
+			put(&b, &n, &cap, num, strlen(num));
+		}
+		put(&b, &n, &cap, "]", 1);
+	}
+	put(&b, &n, &cap, "}\n", 2);
+	int st = out(r, b, n);
+	free(b);
+	return st;
+}
+
+/* The executor refuses tokens past the context (TFM_E_INVAL) unless every
+ * layer has a sliding window and the cache is a ring: here that is the input
+ * being too long for -c, bad input data (65), not a usage error. */
+static int context_error(int st)
+{
+	return st == TFM_E_INVAL ? tfm_adderr(TFM_E_FORMAT, "-c") : st;
+}
+
+/* Generate for one prompt from a fresh context.  As llama2.c's run.c: the
+ * positions 0 .. count-1 are evaluated (BOS and prompt tokens included) and
+ * the token sampled at the last one is printed without being evaluated. */
+static int generate(struct run *r, const char *text, size_t len)
+{
+	int32_t *ids = NULL;
+	size_t n_ids = 0;
+	double t1 = -1; /* end of the prefill */
+	int st = tfm_tokenize(r->tok, text, len, tfm_tokenizer_add_bos(r->tok), &ids, &n_ids);
+	if (st)
+		return st;
+	if (n_ids == 0) {
+		st = tfm_seterr(TFM_E_FORMAT, "empty prompt and the model adds no BOS token");
+		goto done;
+	}
+	int32_t bos = tfm_tokenizer_bos(r->tok), eos = tfm_tokenizer_eos(r->tok);
+	tfm_ctx_reset(r->c);
+	tfm_sampler_reset(r->smp);
+	double t0 = now();
+	if ((st = tfm_eval(r->c, ids, (int64_t)n_ids, r->logits, 0))) {
+		st = context_error(st);
+		goto done;
+	}
+	t1 = now();
+	r->t_prompt += t1 - t0;
+	r->n_prompt += (int64_t)n_ids;
+	/* Echo the prompt (text only) the way run.c does: piece by piece. */
+	int32_t prev = -1;
+	for (size_t i = 0; i < n_ids; i++) {
+		tfm_sampler_accept(r->smp, ids[i]);
+		if (!r->jsonl && !(i == 0 && ids[i] == bos)) {
+			char piece[512];
+			int k = tfm_token_decode(r->tok, prev, ids[i], piece, sizeof(piece));
+			if (k < 0) {
+				st = k;
+				goto done;
+			}
+			if ((st = out(r, piece, (size_t)k)))
+				goto done;
+		}
+		prev = ids[i];
+	}
+	int64_t n_gen = r->count + 1 - (int64_t)n_ids;
+	for (int64_t g = 0; g < n_gen; g++) {
+		int32_t next = tfm_sampler_sample(r->smp, r->logits);
+		if (next == eos || next == bos)
+			break;
+		if ((st = emit(r, prev, next)))
+			goto done;
+		r->n_gen++;
+		tfm_sampler_accept(r->smp, next);
+		prev = next;
+		if (g == n_gen - 1)
+			break;
+		if ((st = tfm_eval(r->c, &next, 1, r->logits, 0))) {
+			if (!r->jsonl)
+				out(r, "\n", 1); /* end the line of text before the message */
+			st = context_error(st);
+			goto done;
+		}
+	}
+	if (!r->jsonl)
+		st = out(r, "\n", 1);
+done:
+	if (t1 >= 0)
+		r->t_gen += now() - t1;
+	free(ids);
+	return st;
+}
+
+int main(int argc, char **argv)
+{
+	cmd_init("tfm-run");
+	const char *model = NULL, *prompt = NULL, *file = NULL, *vocab = NULL, *format = "text";
+	int64_t n_ctx = 0, count = 256, threads = 0, logprobs = 0, verbose = 0;
+	int have_seed = 0;
+	struct tfm_sampler_opts so;
+	tfm_sampler_opts_default(&so);
+	const char **set = NULL;
+	int n_set = 0, rc = 0;
+	int64_t v;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "F:Vc:f:hm:n:p:qt:v", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'F': format = optarg; break;
+		case 'V': cmd_version(); return cmd_close_stdout();
+		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 1, INT32_MAX, &n_ctx))) return rc; break;
+		case 'f': file = optarg; break;
+		case 'h': fputs(usage, stdout); return cmd_close_stdout();
+		case 'm': model = optarg; break;
+		case 'n': if ((rc = cmd_opt_i64("-n", optarg, 0, INT32_MAX, &count))) return rc; break;
+		case 'p': prompt = optarg; break;
+		case 'q': tfm_log_set_level(TFM_LOG_ERROR); verbose = -1; break;
+		case 't': if ((rc = cmd_opt_i64("-t", optarg, 0, 1024, &threads))) return rc; break;
+		case 'v': tfm_log_set_level(TFM_LOG_INFO); verbose = 1; break;
+		case O_TEMP: if ((rc = cmd_opt_f64("--temp", optarg, 0, 1e6, &so.temp))) return rc; break;
+		case O_TOPK: if ((rc = cmd_opt_i64("--top-k", optarg, 0, INT32_MAX, &so.top_k))) return rc; break;
+		case O_TOPP: if ((rc = cmd_opt_f64("--top-p", optarg, 0, 1, &so.top_p))) return rc; break;
+		case O_MINP: if ((rc = cmd_opt_f64("--min-p", optarg, 0, 1, &so.min_p))) return rc; break;
+		case O_PEN: if ((rc = cmd_opt_f64("--repeat-penalty", optarg, 1e-6, 1e6, &so.repeat_penalty))) return rc; break;
+		case O_PENN: if ((rc = cmd_opt_i64("--repeat-last-n", optarg, 0, 1 << 20, &so.repeat_last_n))) return rc; break;
+		case O_SEED:
+			if ((rc = cmd_opt_i64("--seed", optarg, 0, INT64_MAX, &v)))
+				return rc;
+			so.seed = (uint64_t)v;
+			have_seed = 1;
+			break;
+		case O_LOGPROBS: if ((rc = cmd_opt_i64("--logprobs", optarg, 0, 100, &logprobs))) return rc; break;
+		case O_VOCAB: vocab = optarg; break;
+		case O_SET: {
+			const char **ns = realloc(set, (size_t)(n_set + 1) * sizeof(*set));
+			if (!ns)
+				return cmd_fail(tfm_seterr(TFM_E_NOMEM, "out of memory"));
+			set = ns;
+			set[n_set++] = optarg;
+			break;
+		}
+		default: fputs(usage, stderr); return 64;
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(usage, "unexpected argument: %s", argv[optind]);
+	if (!model)
+		return cmd_usage_error(usage, "-m model is required");
+	if (prompt && file)
+		return cmd_usage_error(usage, "-p and -f exclude each other");
+	int jsonl = 0;
+	if (!strcmp(format, "jsonl"))
+		jsonl = 1;
+	else if (strcmp(format, "text"))
+		return cmd_usage_error(usage, "-F: unknown format '%s' (text, jsonl)", format);
+	if (logprobs && !jsonl)
+		return cmd_usage_error(usage, "--logprobs needs -F jsonl");
+	if (!have_seed)
+		so.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+	struct run r = { 0 };
+	struct tfm_blob fb = { 0 };
+	int st;
+	struct tfm_model_opts mo = { .n_threads = (int)threads, .vocab = vocab, .set = set,
+				     .n_set = n_set };
+	if ((st = tfm_model_open(&r.m, model, &mo)))
+		goto fail;
+	r.tok = tfm_model_tokenizer(r.m);
+	if (!r.tok) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: the model has no tokenizer%s", model,
+				vocab ? "" : " (llama2.c checkpoints need --vocab)");
+		goto fail;
+	}
+	const struct tfm_spec *spec = tfm_model_spec(r.m);
+	r.n_vocab = spec->n_vocab;
+	if (n_ctx == 0)
+		n_ctx = spec->n_ctx_train > 0 && spec->n_ctx_train < 4096 ? spec->n_ctx_train : 4096;
+	r.n_ctx = n_ctx;
+	r.count = count;
+	r.jsonl = jsonl;
+	r.logprobs = (int)logprobs;
+	r.logits = tfm_malloc((size_t)r.n_vocab * sizeof(float));
+	r.top = tfm_malloc((size_t)(logprobs + 1) * sizeof(int32_t));
+	if (!r.logits || !r.top) {
+		st = TFM_E_NOMEM;
+		goto fail;
+	}
+	if ((st = tfm_ctx_new(&r.c, r.m, n_ctx)) || (st = tfm_sampler_new(&r.smp, r.n_vocab, &so)))
+		goto fail;
+
+	if (prompt) {
+		st = generate(&r, prompt, strlen(prompt));
+	} else if (file) {
+		if ((st = tfm_blob_open(&fb, file)))
+			goto fail;
+		size_t len = fb.size;
+		if (len && fb.data[len - 1] == '\n') /* as llama.cpp's -f */
+			len--;
+		st = generate(&r, (const char *)fb.data, len);
+	} else {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t len;
+		while (!st && (len = getline(&line, &cap, stdin)) >= 0) {
+			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+				len--;
+			st = generate(&r, line, (size_t)len);
+		}
+		if (!st && ferror(stdin))
+			st = tfm_seterr(TFM_E_IO, "stdin: %s", strerror(errno));
+		free(line);
+	}
+	if (verbose > 0 && !st)
+		fprintf(stderr, "tfm-run: prompt: %lld tokens in %.4f s (%.1f tokens/s); "
+			"generation: %lld tokens in %.4f s (%.1f tokens/s)\n",
+			(long long)r.n_prompt, r.t_prompt, r.t_prompt > 0 ? r.n_prompt / r.t_prompt : 0.0,
+			(long long)r.n_gen, r.t_gen, r.t_gen > 0 ? r.n_gen / r.t_gen : 0.0);
+fail:
+	if (st == TFM_E_PIPE)
+		st = TFM_OK;
+	rc = st ? cmd_fail(st) : 0;
+	tfm_blob_close(&fb);
+	tfm_sampler_free(r.smp);
+	tfm_ctx_free(r.c);
+	tfm_model_close(r.m);
+	free(r.logits);
+	free(r.top);
+	free(set);
+	if (r.pipe_closed)
+		return rc;
+	int rc2 = cmd_close_stdout();
+	return rc ? rc : rc2;
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env bats
+# bench.bats: tfm-bench's behaviour: options, output formats and their keys,
+# a tiny random-weight model from a config.json, the attention sweep, the
+# --limits file, exit codes.  Benchmarks measure; these tests never look at
+# a timing.
+load helpers
+
+setup() {
+	TINY=$BATS_TEST_TMPDIR/tiny.json
+	cat > "$TINY" <<-'EOF'
+	{"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+	 "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+	 "vocab_size": 256, "max_position_embeddings": 128}
+	EOF
+	LIM=$BATS_TEST_TMPDIR/limits.json
+	echo '{"bandwidth_bytes_per_s": 1e10, "sgemm_flops_per_s": 5e10}' > "$LIM"
+	ATTN="--attn -c 32,64 --heads 4 --kv-heads 2 --head-dim 16 --window 16 --block 8 -r 1 -t 1"
+}
+
+@test "bench: -h prints the usage on stdout, -V the version" {
+	run tfm-bench -h
+	assert_success
+	assert_line --index 0 --partial "usage: tfm-bench [-hqVv]"
+	assert_line --partial "tfm-bench --attn"
+	assert_line --partial "tfm-bench --measure-limits"
+	run tfm-bench -V
+	assert_success
+	assert_output --partial "tfm-bench (tfm)"
+}
+
+@test "bench: usage errors exit 64" {
+	run tfm-bench
+	assert_failure 64
+	run tfm-bench -m x --config y
+	assert_failure 64
+	run tfm-bench --config "$TINY" -F xml
+	assert_failure 64
+	run tfm-bench --config "$TINY" -F svg
+	assert_failure 64
+	run tfm-bench --config "$TINY" -r 0
+	assert_failure 64
+	run tfm-bench --config "$TINY" -p 0 -n 0
+	assert_failure 64
+	run tfm-bench --config "$TINY" --dtype nosuch
+	assert_failure 64
+	run tfm-bench --attn --heads 6 --kv-heads 4
+	assert_failure 64
+	run tfm-bench --attn -c 64,x
+	assert_failure 64
+	run tfm-bench --config "$TINY" extra
+	assert_failure 64
+}
+
+@test "bench: tiny --config run, -F json: one object with its keys" {
+	run tfm-bench --config "$TINY" -p 8 -n 4 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '.source == "random" and .arch == "llama" and .type == "f32"'
+	# 2 layers of 64x64 q,o + 2 x 64x32 k,v + 3 x 64x128 ffn, 256x64 embd and head,
+	# 5 norms of 64: 106,816 weights of 4 bytes
+	echo "$output" | jq -e '.params == 106816 and .size_bytes == 427264'
+	echo "$output" | jq -e '.limits.source == "file" and .limits.bandwidth_bytes_per_s == 1e10'
+	echo "$output" | jq -e '[.tests[].test] == ["pp8", "tg4"]'
+	echo "$output" | jq -e '.tests[0] | .limit == "sgemm" and .reps == 1 and (.samples_ts | length) == 1'
+	echo "$output" | jq -e '.tests[1] | .limit == "bandwidth" and .avg_ts > 0 and .limit_fraction > 0'
+	echo "$output" | jq -e '.tests[] | has("stddev_ts") and has("n_prompt") and has("n_gen")'
+}
+
+@test "bench: the limit fraction is t/s times work over the --limits value" {
+	run tfm-bench --config "$TINY" -p 8 -n 4 -r 2 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '(.tests[0].limit_fraction - .tests[0].avg_ts * .flops_per_token / 5e10 | fabs) < 1e-6'
+	echo "$output" | jq -e '(.tests[1].limit_fraction - .tests[1].avg_ts * .bytes_per_token / 1e10 | fabs) < 1e-6'
+}
+
+@test "bench: -F jsonl and csv give one record per test; -n 0 drops tg" {
+	run tfm-bench --config "$TINY" -p 8 -n 4 -r 1 -t 1 --limits "$LIM" -F jsonl
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	echo "$output" | jq -e -s 'length == 2 and .[0].test == "pp8" and .[1].test == "tg4" and .[0].limits_source == "file"'
+	run tfm-bench --config "$TINY" -p 8 -n 0 -r 1 -t 1 --limits "$LIM" -F csv
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line --index 0 --partial "model,arch,type,size_bytes,params,device,threads"
+	assert_line --index 1 --partial ",pp8,8,0,1,"
+}
+
+@test "bench: markdown table by default" {
+	run tfm-bench --config "$TINY" -p 8 -n 4 -r 1 -t 1 --limits "$LIM"
+	assert_success
+	assert_line --index 0 "| model | size | params | backend | threads | test | t/s | % of limit |"
+	assert_line --regexp '^\| llama f32 \| 417\.25 KiB \| 106\.82 K \| .* \| 1 \| pp8 \| .* % sgemm \|$'
+	assert_line --regexp '^\| llama f32 .* \| tg4 \| .* % bandwidth \|$'
+}
+
+@test "bench: --dtype q8_0 random weights are smaller; --set changes the spec" {
+	run tfm-bench --config "$TINY" --dtype q8_0 -p 8 -n 2 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '.type == "q8_0" and .size_bytes < 427264 / 3'
+	run tfm-bench --config "$TINY" --set model.n_layer=1 -p 8 -n 2 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '.params < 106816'
+}
+
+@test "bench: --limits given: no measurement" {
+	run tfm-bench -v --config "$TINY" -p 8 -n 2 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	refute_output --partial "measuring"
+	refute_output --partial "measured limits"
+	run tfm-bench -v --config "$TINY" -p 8 -n 2 -r 1 -t 1 -F json
+	assert_success
+	assert_output --partial "measuring the machine's limits"
+}
+
+@test "bench: --measure-limits -F json writes a file --limits reads" {
+	tfm-bench --measure-limits -t 1 -F json > "$BATS_TEST_TMPDIR/m.json"
+	jq -e '.bandwidth_bytes_per_s > 0 and .sgemm_flops_per_s > 0 and .threads == 1' "$BATS_TEST_TMPDIR/m.json"
+	run tfm-bench --config "$TINY" -p 8 -n 2 -r 1 -t 1 --limits "$BATS_TEST_TMPDIR/m.json" -F json
+	assert_success
+	echo "$output" | jq -e '.limits.source == "file"'
+}
+
+@test "bench: exit codes: 65 bad config, 66 missing input" {
+	run tfm-bench --config /nonexistent/config.json -p 8 -n 2 --limits "$LIM"
+	assert_failure 66
+	run tfm-bench -m /nonexistent/model.gguf -p 8 -n 2 --limits "$LIM"
+	assert_failure 66
+	run tfm-bench --config "$TINY" -p 8 --limits /nonexistent/limits.json
+	assert_failure 66
+	echo '{"model_type": "llama", ' > "$BATS_TEST_TMPDIR/broken.json"
+	run tfm-bench --config "$BATS_TEST_TMPDIR/broken.json" -p 8 -n 2 --limits "$LIM"
+	assert_failure 65
+	echo '{"model_type": "no-such-model"}' > "$BATS_TEST_TMPDIR/unknown.json"
+	run tfm-bench --config "$BATS_TEST_TMPDIR/unknown.json" -p 8 -n 2 --limits "$LIM"
+	assert_failure 65
+	echo '{"bandwidth_bytes_per_s": 0}' > "$BATS_TEST_TMPDIR/badlim.json"
+	run tfm-bench --config "$TINY" -p 8 -n 2 --limits "$BATS_TEST_TMPDIR/badlim.json"
+	assert_failure 65
+	# rows of 64 do not fit q4_K's blocks of 256
+	run tfm-bench --config "$TINY" --dtype q4_K -p 8 -n 2 --limits "$LIM"
+	assert_failure 65
+	# the executor keeps an f32 KV cache only
+	run tfm-bench --config "$TINY" -k q8_0 -p 8 -n 2 --limits "$LIM"
+	assert_failure 65
+}
+
+@test "bench: a real GGUF (stories260K): 260,032 parameters of f32" {
+	need_shared
+	tfm-convert --vocab "$TOK512" -o "$BATS_TEST_TMPDIR/s.gguf" "$STORIES"
+	run tfm-bench -m "$BATS_TEST_TMPDIR/s.gguf" -p 16 -n 4 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '.source == "file" and .params == 260032 and .size_bytes == 1040128'
+	# decode reads every matrix (the head is tied: the whole embedding table)
+	echo "$output" | jq -e '.bytes_per_token >= 1040128'
+	# --config takes the spec of a GGUF and random weights of the same shape
+	run tfm-bench --config "$BATS_TEST_TMPDIR/s.gguf" -p 16 -n 4 -r 1 -t 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '.source == "random" and .params == 260032'
+}
+
+@test "bench: --attn tiny sweep, -F json keys and KV bytes per variant" {
+	run tfm-bench $ATTN -F json
+	assert_success
+	echo "$output" | jq -e '(.results | length) == 10'
+	echo "$output" | jq -e '[.results[].variant] | unique == ["GQA", "MHA", "MLA", "MQA", "window"]'
+	echo "$output" | jq -e '.results[] | .decode_s > 0 and .decode_ref_s > 0 and .prefill_s > 0'
+	# f32 K and V per token of one layer: heads x head dim x 2 x 4 bytes
+	echo "$output" | jq -e '[.results[] | select(.ctx == 64) | {(.variant): .kv_bytes_per_token}] | add == {"MHA": 512, "GQA": 256, "MQA": 128, "MLA": 288, "window": 256}'
+	# the window caps the cache at 16 positions
+	echo "$output" | jq -e '.results[] | select(.variant == "window" and .ctx == 64) | .kv_bytes == 4096'
+	echo "$output" | jq -e '.results[] | select(.variant == "MHA" and .ctx == 64) | .kv_bytes == 32768 and .ctx_kv_alloc_bytes == 32768 and .ctx_heap_bytes >= 32768'
+}
+
+@test "bench: --attn -F md, csv, jsonl and svg" {
+	run tfm-bench $ATTN
+	assert_success
+	assert_line --partial "| variant | kv heads | ctx | decode us | ref us |"
+	assert_line --regexp '^\| MLA \| 4 \| 64 \| '
+	run tfm-bench $ATTN -F csv
+	assert_success
+	[ "${#lines[@]}" -eq 11 ]
+	assert_line --index 0 --partial "variant,n_head,n_head_kv,head_dim,v_dim,window,kv_lora_rank,ctx,decode_s"
+	run tfm-bench $ATTN -F jsonl
+	assert_success
+	[ "${#lines[@]}" -eq 10 ]
+	echo "$output" | jq -e -s 'length == 10'
+	tfm-bench $ATTN -F svg > "$BATS_TEST_TMPDIR/a.svg"
+	head -2 "$BATS_TEST_TMPDIR/a.svg" | grep -q '^<svg xmlns="http://www.w3.org/2000/svg"'
+	tail -1 "$BATS_TEST_TMPDIR/a.svg" | grep -qx '</svg>'
+	grep -c '<polyline' "$BATS_TEST_TMPDIR/a.svg" | grep -qx 15
+	grep -q '>window</text>' "$BATS_TEST_TMPDIR/a.svg"
+}
+
+@test "bench: --attn --kv-type q8_0 predicts smaller caches, measures no f32 context" {
+	run tfm-bench $ATTN -q -k q8_0 -F json
+	assert_success
+	echo "$output" | jq -e '.results[] | select(.variant == "MHA" and .ctx == 64) | .kv_bytes_per_token == 136 and .ctx_kv_alloc_bytes == null'
+}

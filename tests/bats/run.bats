@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# tfm-run: greedy text against llama2.c's output, streaming to a closed pipe,
+# jsonl records, seeds, threads, exit codes.
+load helpers
+
+setup() {
+	need_shared
+	T=$BATS_TEST_TMPDIR
+	GOLD=$SHARED/models/stories260K/greedy-once-upon-a-time.txt
+}
+
+@test "run: --help prints the usage on stdout, exit 0" {
+	run tfm-run --help
+	assert_success
+	assert_line --index 0 --regexp '^usage: tfm-run -m MODEL '
+}
+
+@test "run: --version" {
+	run tfm-run --version
+	assert_success
+	assert_output --regexp '^tfm-run \(tfm\) [0-9]'
+}
+
+@test "run: bad option is a usage error (64)" {
+	run tfm-run --no-such-option
+	assert_failure 64
+	run tfm-run -m "$STORIES" --temp -1
+	assert_failure 64
+	run tfm-run -p hi
+	assert_failure 64
+}
+
+@test "run: missing model is 66" {
+	run tfm-run -m "$T/no-such-model.gguf" -p hi
+	assert_failure 66
+}
+
+# The golden file is llama2.c's run.c output for
+#   run stories260K.bin -z tok512.bin -t 0 -n 256 -i "Once upon a time"
+# llama.cpp (build d32676d77) agrees: on its own conversion
+#   llama-convert-llama2c-to-ggml --copy-vocab-from-model tok512.bin \
+#       --llama2c-model stories260K.bin --llama2c-output-model stories260K.gguf
+#   llama-completion -m stories260K.gguf -c 512 -p "Once upon a time" -n 252 \
+#       --temp 0 -t 2 -no-cnv --no-display-prompt
+# prints the same text after the prompt (5 tokens with BOS, 252 generated),
+# with one extra newline at the end.
+@test "run: greedy stories260K (llama2.c checkpoint) equals llama2.c byte for byte" {
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 256 -p "Once upon a time" \
+		> "$T/out.txt" 2> "$T/err.txt"
+	cmp "$T/out.txt" "$GOLD"
+	[ ! -s "$T/err.txt" ]
+}
+
+@test "run: greedy stories260K from the GGUF tfm-convert writes equals llama2.c" {
+	tfm-convert --vocab "$TOK512" -o "$T/s.gguf" "$STORIES"
+	tfm-run -m "$T/s.gguf" --temp 0 -n 256 -p "Once upon a time" > "$T/out.txt"
+	cmp "$T/out.txt" "$GOLD"
+}
+
+@test "run: greedy is the same with 1 and 2 threads" {
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 200 -t 1 -p "The cat" > "$T/t1.txt"
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 200 -t 2 -p "The cat" > "$T/t2.txt"
+	cmp "$T/t1.txt" "$T/t2.txt"
+	[ -s "$T/t1.txt" ]
+}
+
+@test "run: a reader that goes away ends it quietly, exit 0" {
+	set -o pipefail
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 256 -p "Once upon a time" \
+		2> "$T/err.txt" | head -c 50 > "$T/out.txt"
+	[ ! -s "$T/err.txt" ]
+	[ "$(wc -c < "$T/out.txt")" -eq 50 ]
+	head -c 50 "$GOLD" | cmp - "$T/out.txt"
+}
+
+@test "run: -F jsonl writes one valid JSON object per generated token" {
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 -F jsonl --logprobs 3 \
+		-p "Once upon a time" > "$T/out.jsonl"
+	n=$(wc -l < "$T/out.jsonl")
+	[ "$n" -gt 0 ]
+	while IFS= read -r line; do
+		printf '%s\n' "$line" | jq -e 'has("id") and has("text") and (.logprob <= 0)
+			and (.top | length == 3) and (.top[0].logprob >= .top[1].logprob)
+			and (.top[0].id == .id)' > /dev/null
+	done < "$T/out.jsonl"
+	# The texts joined are the greedy continuation of the text output.
+	jq -j .text "$T/out.jsonl" > "$T/joined.txt"
+	printf '\n' >> "$T/joined.txt"
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 -p "Once upon a time" > "$T/text.txt"
+	[ "Once upon a time$(cat "$T/joined.txt")" = "$(cat "$T/text.txt")" ]
+}
+
+@test "run: the same seed gives the same text, another seed another" {
+	opts=(-m "$STORIES" --vocab "$TOK512" --temp 1 --top-k 0 --top-p 1 --min-p 0 -n 120 -p "Once")
+	tfm-run "${opts[@]}" --seed 42 > "$T/a.txt"
+	tfm-run "${opts[@]}" --seed 42 > "$T/b.txt"
+	tfm-run "${opts[@]}" --seed 43 > "$T/c.txt"
+	cmp "$T/a.txt" "$T/b.txt"
+	! cmp -s "$T/a.txt" "$T/c.txt"
+}
+
+@test "run: each line of stdin is a prompt with a fresh context" {
+	printf 'Once upon a time\nThe dog\n' |
+		tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 > "$T/both.txt"
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time" > "$T/1.txt"
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "The dog" > "$T/2.txt"
+	cat "$T/1.txt" "$T/2.txt" | cmp - "$T/both.txt"
+}
+
+@test "run: -n counts positions as llama2.c does" {
+	# N positions are evaluated, BOS and prompt included, and the token
+	# sampled at the last is printed: N + 1 - P tokens for a prompt of P.
+	# Ten more positions are ten more tokens; -n 1 generates none.
+	g() { tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n "$1" -F jsonl -p "$2" | wc -l; }
+	[ $(( $(g 30 "Once upon a time") - $(g 20 "Once upon a time") )) -eq 10 ]
+	[ "$(g 1 "Once upon a time")" -eq 0 ]
+	# BOS alone (empty prompt): P = 1, so -n 5 generates 5.
+	[ "$(g 5 "")" -eq 5 ]
+}
+
+@test "run: generation past the context is an error (65)" {
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -c 16 -n 100 -p "Once upon a time"
+	assert_failure 65
+	assert_output --partial 'context'
+	# A prompt longer than the context: 65, and nothing on stdout.
+	tfm-run -m "$STORIES" --vocab "$TOK512" -c 3 -p "Once upon a time" > "$T/o.txt" 2> /dev/null || rc=$?
+	[ "$rc" -eq 65 ]
+	[ ! -s "$T/o.txt" ]
+}
+
+@test "run: with a sliding window on every layer, generation runs past the context" {
+	# Window 8: a context of 16 is a ring; the text is the one a context
+	# large enough for all of it gives.
+	w=(-m "$STORIES" --vocab "$TOK512" --temp 0 -n 100 --set attn.window=8 -p "Once upon a time")
+	tfm-run "${w[@]}" -c 16 > "$T/ring.txt"
+	tfm-run "${w[@]}" -c 512 > "$T/flat.txt"
+	cmp "$T/ring.txt" "$T/flat.txt"
+	[ "$(wc -c < "$T/ring.txt")" -gt 100 ]
+}
