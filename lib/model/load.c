@@ -626,6 +626,12 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	m->vv_dim = s->n_head_kv * m->v_dim;
 	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
 	m->kv_type = o->kv_type;
+	if (!tfm_k_kv_bytes(m->kv_type, 1, 1, m->head_dim) || !tfm_k_kv_bytes(m->kv_type, 1, 1, m->v_dim)) {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: head sizes %lld, %lld are not "
+				"whole blocks", tfm_type_name(m->kv_type), (long long)m->head_dim,
+				(long long)m->v_dim);
+		goto fail;
+	}
 	if ((st = tfm_backend_find(&m->be, o->device)))
 		goto fail;
 	b.m = m;

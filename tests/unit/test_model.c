@@ -1472,9 +1472,13 @@ static void t_kv_types(void)
 	base_spec(&m2.s);
 	m2.s.n_embd = 64, m2.s.head_dim = 16;
 	build(&m2);
-	CHECK_OK(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o));
-	CHECK_ST(tfm_ctx_new(&c, md, 8), TFM_E_UNSUPPORTED);
+	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
 	CHECK(strstr(tfm_errmsg(), "whole blocks") != NULL);
+	o.kv_type = TFM_TYPE_F16; /* any head size */
+	CHECK_OK(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o));
+	CHECK_OK(tfm_ctx_new(&c, md, 8));
+	CHECK(tfm_ctx_kv_bytes(c) == (int64_t)tfm_spec_kv_bytes(&m2.s, 2, 8));
+	tfm_ctx_free(c);
 	tfm_model_close(md);
 	o.kv_type = TFM_TYPE_Q4_0;
 	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
