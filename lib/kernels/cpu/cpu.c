@@ -62,8 +62,6 @@ static struct {
 	tfm_cpu_dot_fn f32, f16, bf16;
 	tfm_cpu_max_fn max;
 	tfm_cpu_expsum_fn expsum;
-	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16;
-	tfm_cpu_gemv_t_fn gemv_t;
 	void (*f16row)(float *y, const uint16_t *x, int64_t n); /* NULL: scalar */
 	void (*attn_qk)(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
 			int64_t ldk, int64_t hd, int64_t nk);
@@ -72,27 +70,6 @@ static struct {
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
 	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
 } g_isa;
-
-#define GEMV_SCALAR(NAME, DOT)                                                          \
-static void NAME(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows) \
-{                                                                                       \
-	for (int64_t r = 0; r < rows; r++)                                              \
-		y[r] = DOT((const uint8_t *)w + (size_t)r * rb, x, n);                  \
-}
-GEMV_SCALAR(gemv_f32_scalar, dot_f32_scalar)
-GEMV_SCALAR(gemv_f16_scalar, dot_f16_scalar)
-GEMV_SCALAR(gemv_bf16_scalar, dot_bf16_scalar)
-
-static void gemv_t_scalar(float *y, const float *a, int64_t lda, const float *x, int64_t k,
-			  int64_t n)
-{
-	for (int64_t j = 0; j < n; j++) {
-		float s = 0;
-		for (int64_t d = 0; d < k; d++)
-			s += x[d] * a[d * lda + j];
-		y[j] = s;
-	}
-}
 
 static float max_scalar(const float *x, int64_t n)
 {
@@ -159,10 +136,6 @@ static void isa_fill(const char *isa)
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx512;
 		g_isa.max = tfm_cpu_max_avx512;
 		g_isa.expsum = tfm_cpu_expsum_avx512;
-		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx512;
-		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx512;
-		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx512;
-		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
 		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
@@ -175,10 +148,6 @@ static void isa_fill(const char *isa)
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx2;
 		g_isa.max = tfm_cpu_max_avx2;
 		g_isa.expsum = tfm_cpu_expsum_avx2;
-		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx2;
-		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx2;
-		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx2;
-		g_isa.gemv_t = tfm_cpu_gemv_t_avx2;
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
 	} else {
 		g_isa.isa = "scalar";
@@ -187,10 +156,6 @@ static void isa_fill(const char *isa)
 		g_isa.bf16 = dot_bf16_scalar;
 		g_isa.max = max_scalar;
 		g_isa.expsum = expsum_scalar;
-		g_isa.gemv_f32 = gemv_f32_scalar;
-		g_isa.gemv_f16 = gemv_f16_scalar;
-		g_isa.gemv_bf16 = gemv_bf16_scalar;
-		g_isa.gemv_t = gemv_t_scalar;
 	}
 }
 
@@ -273,7 +238,7 @@ struct mm_job {
 	const float *x;           /* [n][in] */
 	const struct tfm_mat *w;
 	int64_t n, rows, n_chunks, last; /* chunk c: rows [c rows, (c+1) rows), the last to `last` */
-	tfm_cpu_gemv_fn gemv;     /* NULL: vdot, or convert rows to f32 first */
+	tfm_cpu_dot_fn dot;       /* f32/f16/bf16 rows; NULL: vdot, or convert rows to f32 first */
 	tfm_cpu_dot_fn dot_f32;
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
@@ -311,8 +276,11 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		return;
 	}
 	if (j->n == 1) {
-		if (j->gemv) {
-			j->gemv(j->y + o0, wd, w->row_bytes, j->x, w->in, o1 - o0);
+		if (j->dot) { /* one row at a time: streams from memory faster than
+			       * 16 interleaved rows (f16 576 x 49152: 28 against
+			       * 12 GB/s, f32 23-28 against 19, one thread) */
+			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
+				j->y[o] = j->dot(wd, j->x, w->in);
 			return;
 		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
@@ -382,15 +350,11 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 {
 	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n};
 	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
-	switch (w->type) {
-	case TFM_TYPE_F32: j.gemv = g_isa.gemv_f32; break;
-	case TFM_TYPE_F16: j.gemv = g_isa.gemv_f16; break;
-	case TFM_TYPE_BF16: j.gemv = g_isa.gemv_bf16; break;
-	}
+	j.dot = tfm_cpu_dot(w->type);
 	/* lib/quant's integer dots for decode and small batches (as llama.cpp
 	 * does below its BLAS threshold); larger batches dequantize tiles for
 	 * sgemm */
-	if (!j.gemv && n <= VDOT_MAX_BATCH && (j.vdot = tfm_vec_dot(w->type))) {
+	if (!j.dot && n <= VDOT_MAX_BATCH && (j.vdot = tfm_vec_dot(w->type))) {
 		j.vdot_type = tfm_vec_dot_type(w->type);
 		j.qgemv = qgemv_for(w->type);
 	}
@@ -407,7 +371,7 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	int inline_ = k->n_tasks <= 1 || work < k->par_min;
 	if (n == 1) {
 		/* Any split gives the same values (rows are independent); aim at ~8
-		 * chunks per task, whole multiples of 16 rows for the gemv kernels,
+		 * chunks per task, whole multiples of 16 rows (the 4-row kernels),
 		 * and fold a short tail into the last chunk. */
 		j.rows = inline_ ? w->out : (w->out / (8 * (int64_t)k->n_tasks) + 15) & ~(int64_t)15;
 		if (j.rows < 16)
