@@ -57,8 +57,17 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		max_in = ff;
 	int n_tasks = m->n_threads;
 	size_t per_task = al(m->be->scratch_need(max_in, c->n_slots));
-	size_t kv = (size_t)s->n_layer * (size_t)c->n_slots * (size_t)m->kv_dim;
-	size_t vv = (size_t)s->n_layer * (size_t)c->n_slots * (size_t)m->vv_dim;
+	/* the caches in floats (their bytes rounded up) */
+	c->k_layer_bytes = tfm_k_kv_bytes(m->kv_type, c->n_slots, m->kv_dim / m->head_dim, m->head_dim);
+	c->v_layer_bytes = tfm_k_kv_bytes(m->kv_type, c->n_slots, m->vv_dim / m->v_dim, m->v_dim);
+	if (!c->k_layer_bytes || !c->v_layer_bytes) {
+		free(c);
+		return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: head sizes %lld, %lld are not "
+				  "whole blocks", tfm_type_name(m->kv_type), (long long)m->head_dim,
+				  (long long)m->v_dim);
+	}
+	size_t kv = ((size_t)s->n_layer * c->k_layer_bytes + 3) / 4;
+	size_t vv = ((size_t)s->n_layer * c->v_layer_bytes + 3) / 4;
 	size_t sizes[] = {
 		kv, vv,                                   /* kc, vc */
 		(size_t)(B * d), (size_t)(B * d), (size_t)(B * d), (size_t)(B * d), /* x xn h h2 */
@@ -77,7 +86,8 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		(size_t)(B * kvb),                                     /* mqa mkva mckv mkvb */
 	};
 	float *sel, *list;
-	float **dst[] = {&c->kc, &c->vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
+	float *kc, *vc;
+	float **dst[] = {&kc, &vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
 			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->inv_dyn, &c->kx.scratch,
 			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye,
 			 &c->mqa, &c->mkva, &c->mckv, &c->mkvb};
@@ -98,9 +108,10 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	if (m->inv_freq)
 		memcpy(c->inv_dyn, m->inv_freq, (size_t)(m->n_rot / 2) * sizeof(float));
 	c->dyn_max = m->rope_orig;
+	c->kc = kc, c->vc = vc;
 	c->sel = (int32_t *)sel;   /* int32 and float have the same size */
 	c->list = (int32_t *)list;
-	memset(c->kc, 0, (al(kv) + al(vv)) * sizeof(float));
+	memset(kc, 0, (al(kv) + al(vv)) * sizeof(float));
 	int st = tfm_pool_new(&c->kx.pool, n_tasks);
 	if (st) {
 		tfm_afree(c->mem);
@@ -128,6 +139,10 @@ void tfm_ctx_free(struct tfm_ctx *c)
 }
 
 void tfm_ctx_reset(struct tfm_ctx *c) { c->pos = 0; }
+int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
+{
+	return (int64_t)c->m->spec.n_layer * (int64_t)(c->k_layer_bytes + c->v_layer_bytes);
+}
 int64_t tfm_ctx_pos(const struct tfm_ctx *c) { return c->pos; }
 int64_t tfm_ctx_size(const struct tfm_ctx *c) { return c->n_ctx; }
 void tfm_ctx_set_par_min(struct tfm_ctx *c, int64_t par_min) { c->kx.par_min = par_min; }
@@ -236,8 +251,10 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
 		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->n_slots, .window = L->window,
 		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
+		.kv_type = m->kv_type,
 	};
-	float *kc = c->kc + (size_t)l * c->n_slots * kvd, *vc = c->vc + (size_t)l * c->n_slots * vvd;
+	void *kc = (uint8_t *)c->kc + (size_t)l * c->k_layer_bytes;
+	void *vc = (uint8_t *)c->vc + (size_t)l * c->v_layer_bytes;
 	for (int64_t t = 0; t < n; t++) {
 		if (L->rope && !m->mla) {
 			const float *cs = (L->rope_local ? c->cs2 : c->cs) + t * r2;

@@ -49,6 +49,7 @@ struct tfm_model {
 	int n_threads;
 	int64_t head_dim, q_dim, kv_dim, n_rot; /* n_rot: rotary dims per head */
 	int64_t v_dim, vv_dim;     /* value head size, n_head_kv * v_dim */
+	int kv_type;               /* enum tfm_type of the KV cache: F32, F16 or Q8_0 */
 	int mla;                   /* multi-head latent attention */
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
@@ -90,7 +91,8 @@ struct tfm_ctx {
 	int rope_long;             /* this call uses the long LongRoPE factors */
 	float *inv_dyn;            /* [n_rot / 2] dynamic NTK: this context's frequencies */
 	int64_t dyn_max;           /* dynamic NTK: the length they were made for */
-	float *kc, *vc;            /* [n_layer][n_slots][kv_dim] */
+	void *kc, *vc;             /* [n_layer][kv_layer_bytes]: the backend's layout of kv_type */
+	size_t k_layer_bytes, v_layer_bytes; /* tfm_k_kv_bytes of one layer */
 	/* scratch for one batch of up to n_batch tokens */
 	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */
 	float *q, *k, *v, *att;    /* [n_batch][q_dim], [n_batch][kv_dim] x2, [n_batch][q_dim] */

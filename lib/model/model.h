@@ -20,7 +20,8 @@ struct tfm_model_opts {
 	const char *device;      /* "auto" (NULL), "cpu", "cuda" */
 	const char *const *set;  /* --set KEY=VALUE overrides, applied in order */
 	int n_set;
-	int kv_type;             /* enum tfm_type of the KV cache: F32 (default) */
+	int kv_type;             /* enum tfm_type of the KV cache: F32 (0, default), F16, Q8_0
+				  * (q8_0: head sizes multiple of 32) */
 };
 
 int tfm_model_open(struct tfm_model **m, const char *path, const struct tfm_model_opts *o);
@@ -51,6 +52,9 @@ void tfm_ctx_free(struct tfm_ctx *c);
 void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
 int64_t tfm_ctx_pos(const struct tfm_ctx *c); /* tokens in the cache */
 int64_t tfm_ctx_size(const struct tfm_ctx *c);
+/* Bytes allocated for the KV cache (K and V of every layer, in kv_type:
+ * 4, 2 or 34/32 bytes per element). */
+int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c);
 
 /* Feed n tokens at the current position (prefill when n > 1, decode when
  * n == 1) and advance.  logits: n_vocab floats for the last token, or, with

@@ -227,6 +227,8 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 			}
 	}
 	/* matmul: every weight type, decode and prefill, inline and threaded */
+	int igemm = be == tfm_backend_cpu() && !strcmp(tfm_cpu_isa(), "avx512") &&
+		    !strcmp(tfm_quant_isa(), "avx512");
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
 				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
 				    TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
@@ -244,7 +246,12 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
 					 * quantized to 8 bits (llama.cpp's way): the reference
 					 * then takes x through the same 8-bit round trip */
-					int qx = ti >= 5 && nt <= 16; /* up to 16 tokens */
+					/* larger batches of q8_0, q4_0, q5_0, q4_1, q4_K, q5_K with VNNI:
+					 * the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
+					int ig = igemm && (types[ti] == TFM_TYPE_Q8_0 || types[ti] == TFM_TYPE_Q4_0 ||
+							   types[ti] == TFM_TYPE_Q5_0 || types[ti] == TFM_TYPE_Q4_1 ||
+							   types[ti] == TFM_TYPE_Q4_K || types[ti] == TFM_TYPE_Q5_K);
+					int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
 					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */
 					int q81 = qx && (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
@@ -254,7 +261,8 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					m.row_bytes = make_w(types[ti], w, in, out, wq);
 					struct tfm_kexec k0 = kx(0);
 					if (qx) {
-						int vt = tfm_vec_dot_type(types[ti]);
+						/* the 8-bit GEMM quantizes x to q8_0 for every type */
+						int vt = ig && nt > 16 ? TFM_TYPE_Q8_0 : tfm_vec_dot_type(types[ti]);
 						uint8_t xq8[2048];
 						for (int64_t t = 0; t < nt; t++) {
 							/* the quantizer the backend uses (its fast
@@ -282,6 +290,11 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	size_t kvn = 300 * 4 * 257;
 	float *kc = malloc(kvn * 4), *vc = malloc(kvn * 4), *kb = malloc(kvn * 4);
 	float *vb = malloc(kvn * 4), *kn = malloc(kvn * 4), *vn = malloc(kvn * 4);
+	/* every cache type: the reference reads the same stored bytes (f16
+	 * rounding, q8_0 blocks: head sizes of whole blocks) */
+	static const int kvt[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0};
+	static const char *kvn_[] = {"attn", "attn kv f16", "attn kv q8_0"};
+	for (int ki = 0; ki < 3; ki++)
 	for (int hi = 0; hi < 4; hi++)
 		for (int di = 0; di < 4; di++)
 			for (int ni = 0; ni < 3; ni++)
@@ -289,14 +302,20 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					for (int xi = 0; xi < 3; xi++) {
 						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
 						int64_t vd = heads[hi][2] ? heads[hi][2] : hd;
-						int64_t nt = ntok[ni], pos0 = 5 + 40 * (wi == 2);
-						int64_t win = wi ? 4 : 0;
+						if (kvt[ki] == TFM_TYPE_Q8_0) /* 32, 64, 96, 256 */
+							hd = di == 3 ? 256 : 32 * (di + 1), vd = heads[hi][2] ? 32 : hd;
+						/* 17 tokens: past several key tiles (64) and
+						 * query blocks (8), a window of more than a tile */
+						int64_t nt = ntok[ni], pos0 = 5 + 40 * (wi == 2) + 150 * (ni == 2);
+						int64_t win = wi ? (ni == 2 ? 70 : 4) : 0;
 						int64_t slots = wi == 2 ? win + nt - 1 : pos0 + nt;
 						float al[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
 						struct tfm_attn_args a = {.n_tok = nt, .pos0 = pos0, .n_head = nh,
 							.n_head_kv = nkv, .head_dim = hd, .v_dim = heads[hi][2], .n_slots = slots,
 							.window = win, .scale = 1.0f / sqrtf((float)hd),
-							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL};
+							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL,
+							.kv_type = kvt[ki]};
+						a.v_dim = heads[hi][2] ? vd : 0;
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);
 						fill(vn, slots * nkv * vd, 2);
@@ -309,10 +328,10 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						for (int th = 0; th < 2; th++) {
 							struct tfm_kexec k = kx(th);
 							be->attn(&k, th ? g : y, x, kb, vb, &a);
-							cmp("attn", th ? g : y, e, nt * nh * vd, 1e-5, 1e-4);
+							cmp(kvn_[ki], th ? g : y, e, nt * nh * vd, 1e-5, 1e-4);
 						}
 						if (memcmp(g, y, nt * nh * vd * sizeof *g))
-							worst_of("attn")->bad++;
+							worst_of(kvn_[ki])->bad++;
 					}
 	for (int i = 0; i < nW; i++) {
 		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label, W[i].kernel,

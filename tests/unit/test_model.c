@@ -55,8 +55,8 @@ static void add(struct tm *m, const char *name, int64_t ne0, int64_t ne1, float 
 		t->data = h;
 		m->raw[i] = h;
 	}
-	if (ne1 > 1 && tfm_quant_blck(m->wtype) == 256) {
-		/* K-quants by lib/quant's reference quantizer, values read back */
+	if (ne1 > 1 && (tfm_quant_blck(m->wtype) == 256 || m->wtype == TFM_TYPE_Q4_0)) {
+		/* K-quants and q4_0 by lib/quant's reference quantizer, values read back */
 		size_t rb = tfm_quant_row_bytes(m->wtype, ne0);
 		uint8_t *q = malloc(rb * (size_t)ne1);
 		for (int64_t r = 0; r < ne1; r++) {
@@ -588,6 +588,10 @@ static int run(struct tm *tm, const int32_t *tok, int64_t T, int64_t n_ctx, int 
 	return st;
 }
 
+/* check_model's tolerance against the naive pass, relative to the largest
+ * logit; 0: 1e-4 absolute (f32 activations throughout) */
+static double naive_rtol;
+
 static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ctx)
 {
 	int64_t V = tm->s.n_vocab;
@@ -607,8 +611,9 @@ static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ct
 	fprintf(stderr, "  %-28s prefill-decode %.2g, prefill-naive %.2g, decode-naive %.2g "
 		"(|logit| <= %.2g)\n", what, dpd, dnv, dnd, scale);
 	CHECK_MSG(dpd < 1e-4, "%s: prefill vs decode %g", what, dpd);
-	CHECK_MSG(dnv < 1e-4, "%s: prefill vs naive %g", what, dnv);
-	CHECK_MSG(dnd < 1e-4, "%s: decode vs naive %g", what, dnd);
+	double tol = naive_rtol > 0 ? naive_rtol * scale : 1e-4;
+	CHECK_MSG(dnv < tol, "%s: prefill vs naive %g", what, dnv);
+	CHECK_MSG(dnd < tol, "%s: decode vs naive %g", what, dnd);
 	CHECK_MSG(!memcmp(pre1, pre2, T * V * 4), "%s: prefill differs with 2 threads", what);
 	CHECK_MSG(!memcmp(dec1, dec2, T * V * 4), "%s: decode differs with 2 threads", what);
 	CHECK(scale > 0.1); /* the logits are not trivially zero */
@@ -836,7 +841,12 @@ static void t_gguf_q8(void)
 	base_spec(&m.s);
 	m.s.n_embd = 32, m.s.head_dim = 8, m.s.n_ff = 64;
 	build(&m);
+	/* 14 tokens: prefill and decode both take the integer dots against
+	 * 8-bit activations (as llama.cpp), close to the naive f32 pass, not
+	 * equal (t_kquants checks the f32 prefill path exactly) */
+	naive_rtol = 0.05;
 	check_model("q8_0 weights", &m, 14, 32);
+	naive_rtol = 0;
 	struct tfm_gguf *g, *g2;
 	CHECK_OK(tfm_gguf_new(&g));
 	for (int i = 0; i < m.nt; i++)
@@ -1340,14 +1350,15 @@ static void t_open(void)
 	}
 }
 
-/* K-quant weights: a prefill of more than 16 tokens (dequantized tiles, f32
- * sgemm) equals the naive pass; decode (and batches up to 16) use
+/* q8_0, q4_0 and K-quant weights: a prefill of more than 16 tokens
+ * (dequantized tiles, f32 sgemm; q8_0, q4_0, q4_K with VNNI: the 8-bit GEMM,
+ * checked as decode) equals the naive pass; decode (and batches up to 16) use
  * llama.cpp's integer dots against 8-bit activations, so they are close,
  * not equal; threads still change no bit. */
 static void t_kquants(void)
 {
-	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q6_K};
-	for (int i = 0; i < 2; i++) {
+	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q6_K, TFM_TYPE_Q8_0, TFM_TYPE_Q4_0};
+	for (int i = 0; i < 4; i++) {
 		struct tm m = {.wtype = types[i]};
 		base_spec(&m.s);
 		m.s.n_embd = 256, m.s.n_ff = 512, m.s.head_dim = 64, m.s.n_vocab = 40;
@@ -1364,11 +1375,119 @@ static void t_kquants(void)
 			sc = fmax(sc, fabs(want[k]));
 		fprintf(stderr, "  %-28s prefill-naive %.2g, decode-naive %.2g (|logit| <= %.2g)\n",
 			tfm_type_name(types[i]), dp, dd, sc);
-		CHECK_MSG(dp < 1e-4, "%s prefill %g", tfm_type_name(types[i]), dp);
+		/* q8_0, q4_0, q4_K prefill with AVX-512 VNNI: the 8-bit GEMM (as
+		 * llama.cpp), then as close to the naive pass as decode, and to
+		 * decode closer still */
+		int ig = (types[i] == TFM_TYPE_Q8_0 || types[i] == TFM_TYPE_Q4_0 ||
+			  types[i] == TFM_TYPE_Q4_K) &&
+			 !strcmp(tfm_cpu_isa(), "avx512") && !strcmp(tfm_quant_isa(), "avx512");
+		/* the GEMM and the decode kernels add the blocks' f32 terms in
+		 * different orders; a last-bit difference can move an activation
+		 * by one 8-bit step in the next layer's quantization (seen: 0.6%
+		 * of the largest logit); q4_K decode quantizes x to q8_K, its
+		 * prefill to q8_0 */
+		double tpd = (types[i] == TFM_TYPE_Q4_K ? 0.05 : 0.02) * sc;
+		if (ig)
+			CHECK_MSG(dp < 0.05 * sc && maxdiff(pre, dec, 800) < tpd, "%s prefill %g, vs decode %g",
+				  tfm_type_name(types[i]), dp, maxdiff(pre, dec, 800));
+		else
+			CHECK_MSG(dp < 1e-4, "%s prefill %g", tfm_type_name(types[i]), dp);
 		CHECK_MSG(dd < 0.05 * sc, "%s decode %g", tfm_type_name(types[i]), dd);
 		CHECK(!memcmp(pre, pre2, sizeof pre) && !memcmp(dec, dec2, sizeof dec));
 		tm_free(&m);
 	}
+}
+
+/* all logits of T tokens by prefill and by decode with a KV cache of kv_type */
+static int run_kv(struct tm *tm, int kv_type, const int32_t *tok, int64_t T, int threads,
+		  float *pre, float *dec, int64_t *kv_bytes)
+{
+	struct tfm_model_opts o = {.n_threads = threads, .kv_type = kv_type};
+	struct tfm_model *m;
+	struct tfm_ctx *c;
+	int st = tfm_model_new(&m, &tm->s, tm->t, tm->nt, &o);
+	if (st)
+		return st;
+	if ((st = tfm_ctx_new(&c, m, 80))) {
+		tfm_model_close(m);
+		return st;
+	}
+	if (threads > 1)
+		tfm_ctx_set_par_min(c, 0);
+	*kv_bytes = tfm_ctx_kv_bytes(c);
+	int64_t V = tm->s.n_vocab;
+	st = tfm_eval(c, tok, T, pre, 1);
+	tfm_ctx_reset(c);
+	for (int64_t t = 0; !st && t < T; t++)
+		st = tfm_eval(c, tok + t, 1, dec + t * V, 0);
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	return st;
+}
+
+/* KV caches of f16 and q8_0: the same model's logits stay close to the f32
+ * cache's (f16: within 1e-2 of the largest logit; q8_0: 5e-2), prefill
+ * equals decode (1e-4, the f32 bound), threads change no bit, and the cache
+ * takes exactly tfm_spec_kv_bytes at 2 and 34/32 bytes per element over 70
+ * tokens (2 key tiles of 64 in the attention kernel). */
+static void t_kv_types(void)
+{
+	struct tm m = {0};
+	base_spec(&m.s);
+	m.s.n_embd = 64, m.s.head_dim = 32, m.s.n_head = 4, m.s.n_head_kv = 2, m.s.n_vocab = 50;
+	build(&m);
+	enum { T = 70, V = 50 };
+	int32_t tok[T];
+	for (int t = 0; t < T; t++)
+		tok[t] = (t * 17 + 3) % V;
+	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0};
+	static const double eb[] = {4, 2, 34.0 / 32}, tol[] = {0, 1e-2, 5e-2};
+	/* prefill and decode keys differ in the last bits (sgemm against
+	 * gemv); f16 / q8_0 rounding can turn that into a step of theirs */
+	static const double tpd[] = {1e-4, 1e-3, 1e-2};
+	float *pre = malloc(3 * T * V * 4), *dec = malloc(T * V * 4), *pre2 = malloc(T * V * 4);
+	float *dec2 = malloc(T * V * 4);
+	double sc = 0;
+	for (int i = 0; i < 3; i++) {
+		int64_t kvb = 0, kvb2 = 0;
+		float *p = pre + i * T * V;
+		CHECK_OK(run_kv(&m, types[i], tok, T, 1, p, dec, &kvb));
+		CHECK_OK(run_kv(&m, types[i], tok, T, 2, pre2, dec2, &kvb2));
+		CHECK(!memcmp(p, pre2, T * V * 4) && !memcmp(dec, dec2, T * V * 4));
+		double dpd = maxdiff(p, dec, T * V), df = maxdiff(p, pre, T * V);
+		if (i == 0)
+			for (int k = 0; k < T * V; k++)
+				sc = fmax(sc, fabs(pre[k]));
+		double want = tfm_spec_kv_bytes(&m.s, eb[i], 80);
+		fprintf(stderr, "  kv %-5s prefill-decode %.2g, vs f32 cache %.2g (|logit| <= %.2g), "
+			"%lld bytes (spec %.0f)\n", tfm_type_name(types[i]), dpd, df, sc,
+			(long long)kvb, want);
+		CHECK_MSG(dpd < (i ? tpd[i] * sc : tpd[0]), "kv %s: prefill vs decode %g",
+			  tfm_type_name(types[i]), dpd);
+		if (i)
+			CHECK_MSG(df < tol[i] * sc && df > 0, "kv %s: vs f32 %g", tfm_type_name(types[i]), df);
+		CHECK(kvb == (int64_t)want && kvb2 == kvb);
+	}
+	/* q8_0 needs head sizes of whole blocks; other types are refused */
+	struct tfm_model *md;
+	struct tfm_ctx *c;
+	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q8_0};
+	struct tm m2 = {0};
+	base_spec(&m2.s);
+	m2.s.n_embd = 64, m2.s.head_dim = 16;
+	build(&m2);
+	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "whole blocks") != NULL);
+	o.kv_type = TFM_TYPE_F16; /* any head size */
+	CHECK_OK(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o));
+	CHECK_OK(tfm_ctx_new(&c, md, 8));
+	CHECK(tfm_ctx_kv_bytes(c) == (int64_t)tfm_spec_kv_bytes(&m2.s, 2, 8));
+	tfm_ctx_free(c);
+	tfm_model_close(md);
+	o.kv_type = TFM_TYPE_Q4_0;
+	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
+	free(pre), free(dec), free(pre2), free(dec2);
+	tm_free(&m), tm_free(&m2);
 }
 
 static void t_errors(void)
@@ -1415,7 +1534,7 @@ static void t_errors(void)
 	s = m.s;
 	s.family = TFM_FAMILY_ENCODER;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
-	struct tfm_model_opts o = {.kv_type = TFM_TYPE_F16};
+	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q4_0}; /* KV caches: f32, f16, q8_0 */
 	CHECK_ST(tfm_model_new(&md, &m.s, m.t, m.nt, &o), TFM_E_UNSUPPORTED);
 	o.kv_type = 0, o.device = "cuda";
 #ifndef TFM_CUDA
@@ -1448,6 +1567,7 @@ static const struct t_case t_cases[] = {
 	{"moe", t_moe},
 	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
+	{"kv_types", t_kv_types},
 	{"kquants", t_kquants},
 	{"stories260k", t_stories260k},
 	{"random", t_random},

@@ -24,21 +24,37 @@ float tfm_cpu_max_avx512(const float *x, int64_t n);
 float tfm_cpu_expsum_avx2(float *x, float mx, int64_t n);
 float tfm_cpu_expsum_avx512(float *x, float mx, int64_t n);
 
-/* y[r] = W[r] . x for rows r < rows (W rows rb bytes apart, n elements) */
-typedef void (*tfm_cpu_gemv_fn)(float *y, const void *w, size_t rb, const float *x, int64_t n,
-				int64_t rows);
-/* y[j] = sum_d x[d] A[d][j], j < n, d < k (A rows lda floats apart) */
-typedef void (*tfm_cpu_gemv_t_fn)(float *y, const float *a, int64_t lda, const float *x,
-				  int64_t k, int64_t n);
-#define GEMV_DECL(isa) \
-	void tfm_cpu_gemv_f32_##isa(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows); \
-	void tfm_cpu_gemv_f16_##isa(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows); \
-	void tfm_cpu_gemv_bf16_##isa(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows); \
-	void tfm_cpu_gemv_t_##isa(float *y, const float *a, int64_t lda, const float *x, int64_t k, int64_t n);
-GEMV_DECL(avx2)
-GEMV_DECL(avx512)
-void tfm_cpu_gemv_q8_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
-void tfm_cpu_gemv_q4_0_avx512(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows);
+/* y[r] = W[r] . x for rows r < rows, W quantized (rows rb bytes apart), x
+ * one row of n quantized to tfm_vec_dot_type of W's type (qgemv-avx512.c) */
+typedef void (*tfm_cpu_qgemv_fn)(float *y, const void *w, size_t rb, const void *xq, int64_t n,
+				 int64_t rows);
+void tfm_cpu_qgemv_q4_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+
+/* igemm-avx512.c: prefill of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K weights
+ * as an 8-bit GEMM:
+ * pack x [n][in] (q8: scratch for one q8_0 row), unpack a tile of weight
+ * rows, then y[t * ldy + r] for t < n, r < rows.  in: a multiple of 32. */
+size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in);
+size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in);
+void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group,
+			  void *q8); /* tokens 16 group .. */
+void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
+			  int64_t in);
+void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+		   int64_t rows, int64_t in, int minimum); /* minimum: q4_1, q4_K, q5_K */
+
+/* attention tiles for up to 4 queries (attn-avx512.c; cpu.c has the
+ * generic versions): scores against a transposed key tile, and the
+ * probability-weighted sum of a value tile added to the rescaled outputs */
+void tfm_cpu_attn_qk_avx512(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			    int64_t ldk, int64_t hd, int64_t nk);
+void tfm_cpu_attn_pv_avx512(float *const *o, const float *corr, const float *p, int64_t ldp,
+			    int64_t nq, const float *v, int64_t nk, int64_t vd);
+
+/* y[i] = x[i] (f16) as f32 */
+void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n);
 
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);

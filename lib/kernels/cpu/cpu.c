@@ -1,11 +1,15 @@
-/* cpu.c: the CPU backend's matmul and attention.  Decode (one token) is a
- * matrix-vector product with AVX2/AVX-512 dot products; prefill (a batch of
- * tokens) calls OpenBLAS sgemm on tiles of weight rows (f16/bf16/q8_0/q4_0
- * tiles are converted to f32 in per-task scratch, so no f32 copy of the
- * weights is ever kept).  Decode of q8_0 / q4_0 weights keeps f32
- * activations (our AVX-512 kernels); the other ggml types (q4_1, q5_0, q5_1,
- * K-quants) use lib/quant's integer dot products against activations
- * quantized to q8_0 / q8_1 / q8_K, as llama.cpp computes them.
+/* cpu.c: the CPU backend's matmul and attention.  Decode (one token) of
+ * f32/f16/bf16 weights is a matrix-vector product with AVX2/AVX-512 dot
+ * products; decode and batches up to 16 tokens of quantized weights use
+ * integer dots against the activations quantized once per matmul to q8_0 /
+ * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
+ * qgemv-avx512.c for q4_0, q5_0, q4_1, lib/quant's one-row dots for the
+ * others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
+ * with VNNI is the
+ * 8-bit GEMM of igemm-avx512.c (x quantized to q8_0 once, as llama.cpp);
+ * otherwise OpenBLAS sgemm on tiles of weight rows converted to f32 in
+ * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
+ * weights is ever kept.  Attention: see below.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -23,7 +27,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define GEMM_TILE 64   /* weight rows per sgemm call (fixed: see above) */
+#define GEMM_TILE 128  /* at most this many weight rows per sgemm call */
 #define VDOT_MAX_BATCH 16 /* quantized x [16][in] fits the per-task scratch (64 in floats) */
 
 static float dot_f32_scalar(const void *wv, const float *x, int64_t n)
@@ -58,31 +62,14 @@ static struct {
 	tfm_cpu_dot_fn f32, f16, bf16;
 	tfm_cpu_max_fn max;
 	tfm_cpu_expsum_fn expsum;
-	tfm_cpu_gemv_fn gemv_f32, gemv_f16, gemv_bf16, gemv_q8_0, gemv_q4_0; /* q: may be NULL */
-	tfm_cpu_gemv_t_fn gemv_t;
+	void (*f16row)(float *y, const uint16_t *x, int64_t n); /* NULL: scalar */
+	void (*attn_qk)(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			int64_t ldk, int64_t hd, int64_t nk);
+	void (*attn_pv)(float *const *o, const float *corr, const float *p, int64_t ldp,
+			int64_t nq, const float *v, int64_t nk, int64_t vd);
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
+	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
 } g_isa;
-
-#define GEMV_SCALAR(NAME, DOT)                                                          \
-static void NAME(float *y, const void *w, size_t rb, const float *x, int64_t n, int64_t rows) \
-{                                                                                       \
-	for (int64_t r = 0; r < rows; r++)                                              \
-		y[r] = DOT((const uint8_t *)w + (size_t)r * rb, x, n);                  \
-}
-GEMV_SCALAR(gemv_f32_scalar, dot_f32_scalar)
-GEMV_SCALAR(gemv_f16_scalar, dot_f16_scalar)
-GEMV_SCALAR(gemv_bf16_scalar, dot_bf16_scalar)
-
-static void gemv_t_scalar(float *y, const float *a, int64_t lda, const float *x, int64_t k,
-			  int64_t n)
-{
-	for (int64_t j = 0; j < n; j++) {
-		float s = 0;
-		for (int64_t d = 0; d < k; d++)
-			s += x[d] * a[d * lda + j];
-		y[j] = s;
-	}
-}
 
 static float max_scalar(const float *x, int64_t n)
 {
@@ -112,9 +99,36 @@ static int have_avx512(void)
 /* every AVX2 + FMA processor has F16C */
 static int have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
+/* attention tiles, generic (see cpu-impl.h) */
+static void attn_qk_generic(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			    int64_t ldk, int64_t hd, int64_t nk)
+{
+	for (int64_t i = 0; i < nq; i++)
+		for (int64_t j = 0; j < nk; j++) {
+			float a = 0;
+			for (int64_t d = 0; d < hd; d++)
+				a += q[i * hd + d] * kt[d * ldk + j];
+			s[i * lds + j] = a;
+		}
+}
+
+static void attn_pv_generic(float *const *o, const float *corr, const float *p, int64_t ldp,
+			    int64_t nq, const float *v, int64_t nk, int64_t vd)
+{
+	for (int64_t i = 0; i < nq; i++)
+		for (int64_t d = 0; d < vd; d++) {
+			float a = 0;
+			for (int64_t j = 0; j < nk; j++)
+				a += p[i * ldp + j] * v[j * vd + d];
+			o[i][d] = o[i][d] * corr[i] + a;
+		}
+}
+
 static void isa_fill(const char *isa)
 {
 	memset(&g_isa, 0, sizeof g_isa); /* NULL entries fall back to generic code */
+	g_isa.attn_qk = attn_qk_generic;
+	g_isa.attn_pv = attn_pv_generic;
 	if (!strcmp(isa, "avx512")) {
 		g_isa.isa = "avx512";
 		g_isa.f32 = tfm_cpu_dot_f32_avx512;
@@ -122,13 +136,11 @@ static void isa_fill(const char *isa)
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx512;
 		g_isa.max = tfm_cpu_max_avx512;
 		g_isa.expsum = tfm_cpu_expsum_avx512;
-		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx512;
-		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx512;
-		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx512;
-		g_isa.gemv_t = tfm_cpu_gemv_t_avx512;
-		g_isa.gemv_q8_0 = tfm_cpu_gemv_q8_0_avx512;
-		g_isa.gemv_q4_0 = tfm_cpu_gemv_q4_0_avx512;
+		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
+		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
+		g_isa.attn_qk = tfm_cpu_attn_qk_avx512;
+		g_isa.attn_pv = tfm_cpu_attn_pv_avx512;
 	} else if (!strcmp(isa, "avx2")) {
 		g_isa.isa = "avx2";
 		g_isa.f32 = tfm_cpu_dot_f32_avx2;
@@ -136,10 +148,7 @@ static void isa_fill(const char *isa)
 		g_isa.bf16 = tfm_cpu_dot_bf16_avx2;
 		g_isa.max = tfm_cpu_max_avx2;
 		g_isa.expsum = tfm_cpu_expsum_avx2;
-		g_isa.gemv_f32 = tfm_cpu_gemv_f32_avx2;
-		g_isa.gemv_f16 = tfm_cpu_gemv_f16_avx2;
-		g_isa.gemv_bf16 = tfm_cpu_gemv_bf16_avx2;
-		g_isa.gemv_t = tfm_cpu_gemv_t_avx2;
+		g_isa.f16row = tfm_cpu_f16_row_avx2;
 	} else {
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
@@ -147,10 +156,6 @@ static void isa_fill(const char *isa)
 		g_isa.bf16 = dot_bf16_scalar;
 		g_isa.max = max_scalar;
 		g_isa.expsum = expsum_scalar;
-		g_isa.gemv_f32 = gemv_f32_scalar;
-		g_isa.gemv_f16 = gemv_f16_scalar;
-		g_isa.gemv_bf16 = gemv_bf16_scalar;
-		g_isa.gemv_t = gemv_t_scalar;
 	}
 }
 
@@ -233,10 +238,14 @@ struct mm_job {
 	const float *x;           /* [n][in] */
 	const struct tfm_mat *w;
 	int64_t n, rows, n_chunks, last; /* chunk c: rows [c rows, (c+1) rows), the last to `last` */
-	tfm_cpu_gemv_fn gemv;     /* NULL: vdot, or convert rows to f32 first */
+	tfm_cpu_dot_fn dot;       /* f32/f16/bf16 rows; NULL: vdot, or convert rows to f32 first */
 	tfm_cpu_dot_fn dot_f32;
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
+	tfm_cpu_qgemv_fn qgemv;   /* several rows of vdot at once, or NULL */
+	int igemm;                /* prefill by the 8-bit GEMM (xq: x packed for it) */
+	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
+	size_t xq_bytes;
 	atomic_llong next;
 };
 
@@ -245,20 +254,33 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	const struct tfm_mat *w = j->w;
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
+	if (j->igemm) {
+		tfm_cpu_igemm_prep_w((uint8_t *)scr, w->type, wd, w->row_bytes, o1 - o0, w->in);
+		tfm_cpu_igemm(j->y + o0, w->out, j->xq, j->n, (const uint8_t *)scr, o1 - o0, w->in,
+			      w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K ||
+			      w->type == TFM_TYPE_Q5_K);
+		return;
+	}
 	if (j->vdot) {
-		/* x (every token of a small batch) quantized once per task, then
-		 * each weight row against each token while it is in cache */
-		size_t qb = tfm_quant_row_bytes(j->vdot_type, w->in);
-		for (int64_t t = 0; t < j->n; t++)
-			tfm_quantize_row(j->vdot_type, j->x + t * w->in, (uint8_t *)scr + t * qb, w->in);
+		/* x was quantized once (cpu_matmul); each weight row against
+		 * each token while it is in cache */
+		if (j->qgemv) {
+			for (int64_t t = 0; t < j->n; t++)
+				j->qgemv(j->y + t * w->out + o0, wd, w->row_bytes,
+					 j->xq + t * j->xq_bytes, w->in, o1 - o0);
+			return;
+		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
 			for (int64_t t = 0; t < j->n; t++)
-				j->y[t * w->out + o] = j->vdot(w->in, wd, (uint8_t *)scr + t * qb);
+				j->y[t * w->out + o] = j->vdot(w->in, wd, j->xq + t * j->xq_bytes);
 		return;
 	}
 	if (j->n == 1) {
-		if (j->gemv) {
-			j->gemv(j->y + o0, wd, w->row_bytes, j->x, w->in, o1 - o0);
+		if (j->dot) { /* one row at a time: streams from memory faster than
+			       * 16 interleaved rows (f16 576 x 49152: 28 against
+			       * 12 GB/s, f32 23-28 against 19, one thread) */
+			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
+				j->y[o] = j->dot(wd, j->x, w->in);
 			return;
 		}
 		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
@@ -269,8 +291,7 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	}
 	const float *a = (const float *)wd;
 	if (w->type != TFM_TYPE_F32) {
-		int mine = w->type == TFM_TYPE_F16 || w->type == TFM_TYPE_BF16 ||
-			   w->type == TFM_TYPE_Q8_0 || w->type == TFM_TYPE_Q4_0;
+		int mine = w->type == TFM_TYPE_F16 || w->type == TFM_TYPE_BF16;
 		for (int64_t o = o0; o < o1; o++) {
 			const uint8_t *src = wd + (size_t)(o - o0) * w->row_bytes;
 			if (mine)
@@ -285,6 +306,17 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		    (int)w->out);
 }
 
+/* x packed for the 8-bit GEMM, groups of 16 tokens split over the tasks
+ * (q8 row scratch at the start of each task's slice, which the GEMM's
+ * weight tiles reuse afterwards) */
+static void pack_task(void *ctx, int task, int n_tasks)
+{
+	struct mm_job *j = ctx;
+	void *q8 = j->k->scratch + (size_t)task * j->k->scratch_per_task;
+	for (int64_t G = task; G < (j->n + 15) / 16; G += n_tasks)
+		tfm_cpu_igemm_pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8);
+}
+
 static void mm_task(void *ctx, int task, int n_tasks)
 {
 	struct mm_job *j = ctx;
@@ -297,29 +329,49 @@ static void mm_task(void *ctx, int task, int n_tasks)
 	}
 }
 
+/* The multi-row integer kernel for a weight type on this CPU, or NULL (then
+ * lib/quant's one-row dot products).  Not q8_0: its rows stream from memory
+ * at 24 GB/s one at a time but ~20 four at a time (measured, one thread,
+ * 576 x 49152), and decode of q8_0 weights is bound by that stream. */
+static tfm_cpu_qgemv_fn qgemv_for(int type)
+{
+	if (!g_isa.qgemv_ok)
+		return NULL;
+	switch (type) {
+	case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx512;
+	case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_avx512;
+	case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_avx512;
+	}
+	return NULL;
+}
+
 static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
 		       int64_t n)
 {
 	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n};
 	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
-	switch (w->type) {
-	case TFM_TYPE_F32: j.gemv = g_isa.gemv_f32; break;
-	case TFM_TYPE_F16: j.gemv = g_isa.gemv_f16; break;
-	case TFM_TYPE_BF16: j.gemv = g_isa.gemv_bf16; break;
-	case TFM_TYPE_Q8_0: j.gemv = g_isa.gemv_q8_0; break;
-	case TFM_TYPE_Q4_0: j.gemv = g_isa.gemv_q4_0; break;
-	}
+	j.dot = tfm_cpu_dot(w->type);
 	/* lib/quant's integer dots for decode and small batches (as llama.cpp
 	 * does below its BLAS threshold); larger batches dequantize tiles for
 	 * sgemm */
-	if (!j.gemv && n <= VDOT_MAX_BATCH && w->type != TFM_TYPE_Q8_0 &&
-	    w->type != TFM_TYPE_Q4_0 && (j.vdot = tfm_vec_dot(w->type)))
+	if (!j.dot && n <= VDOT_MAX_BATCH && (j.vdot = tfm_vec_dot(w->type))) {
 		j.vdot_type = tfm_vec_dot_type(w->type);
+		j.qgemv = qgemv_for(w->type);
+	}
+	if (j.vdot) {
+		/* once per matmul, not per tile: into the scratch of the last
+		 * task, which the integer path never uses otherwise */
+		uint8_t *xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task);
+		j.xq_bytes = tfm_quant_row_bytes(j.vdot_type, w->in);
+		for (int64_t t = 0; t < n; t++)
+			tfm_quantize_row(j.vdot_type, x + t * w->in, xq + t * j.xq_bytes, w->in);
+		j.xq = xq;
+	}
 	double work = (double)n * w->in * w->out;
 	int inline_ = k->n_tasks <= 1 || work < k->par_min;
 	if (n == 1) {
 		/* Any split gives the same values (rows are independent); aim at ~8
-		 * chunks per task, whole multiples of 16 rows for the gemv kernels,
+		 * chunks per task, whole multiples of 16 rows (the 4-row kernels),
 		 * and fold a short tail into the last chunk. */
 		j.rows = inline_ ? w->out : (w->out / (8 * (int64_t)k->n_tasks) + 15) & ~(int64_t)15;
 		if (j.rows < 16)
@@ -327,9 +379,35 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.n_chunks = w->out / j.rows > 0 ? w->out / j.rows : 1;
 		j.last = w->out;
 	} else {
-		j.rows = GEMM_TILE;
+		/* an even number of tiles of at most GEMM_TILE rows, multiples
+		 * of 16: two threads share them evenly (576 rows: 6 of 96), and
+		 * the tiling depends on the matrix alone, not the thread count.
+		 * Each sgemm call packs all of x, so fewer, larger tiles pack it
+		 * less often. */
+		int64_t nt2 = 2 * ((w->out + 2 * GEMM_TILE - 1) / (2 * GEMM_TILE));
+		j.rows = (w->out / nt2 + 15) & ~(int64_t)15;
+		if (j.rows > GEMM_TILE)
+			j.rows = GEMM_TILE;
+		if (j.rows < 16)
+			j.rows = 16;
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
+	}
+	if (n > VDOT_MAX_BATCH && g_isa.qgemv_ok && w->in % 32 == 0 &&
+	    (w->type == TFM_TYPE_Q4_0 || w->type == TFM_TYPE_Q5_0 || w->type == TFM_TYPE_Q8_0 ||
+	     w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K || w->type == TFM_TYPE_Q5_K)) {
+		/* x packed once into the end of the last task's scratch, after
+		 * the room its weight tiles take (sgemm when it does not fit) */
+		size_t wb = (tfm_cpu_igemm_w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
+		size_t xb = tfm_cpu_igemm_x_bytes(n, w->in);
+		if (wb + xb <= k->scratch_per_task * sizeof(float)) {
+			j.xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
+			j.igemm = 1;
+			if (inline_)
+				pack_task(&j, 0, 1);
+			else
+				tfm_pool_run(k->pool, pack_task, &j, k->n_tasks);
+		}
 	}
 	atomic_init(&j.next, 0);
 	if (inline_ || j.n_chunks == 1)
@@ -338,58 +416,170 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		tfm_pool_run(k->pool, mm_task, &j, k->n_tasks);
 }
 
-/* ---- attention ---- */
+/* ---- attention ----
+ *
+ * Tiled, online-softmax ("flash") attention: keys are taken in tiles of
+ * ATT_KT positions, and each query keeps a running maximum m, a running sum
+ * l and an unnormalised output o, rescaled by exp(m_old - m_new) when a tile
+ * raises the maximum; no score row longer than a tile and no T x T matrix
+ * exists.  A work item is (a block of up to ATT_QB query tokens, one KV
+ * head): the K and V rows of a tile are gathered once into f32 (converting
+ * f16 / q8_0 caches) and used by every query head of the GQA group and
+ * every token of the block.  Tiles sit at fixed positions (multiples of
+ * ATT_KT, clipped to what a query sees), so a query's value does not depend
+ * on the block it was computed in: prefill equals decode, bit for bit, and
+ * the thread count changes nothing. */
+
+#define ATT_KT 64 /* keys per tile */
+#define ATT_QB 8  /* query tokens per work item */
 
 struct attn_job {
 	struct tfm_kexec *k;
 	float *out;
-	const float *q, *kc, *vc;
+	const float *q;
+	const uint8_t *kc, *vc;   /* [n_head_kv][n_slots] rows of kv_type */
+	size_t krow, vrow;        /* bytes of a K row, a V row */
 	const struct tfm_attn_args *a;
-	int64_t n_items;          /* n_tok * n_head */
+	int64_t n_blk, n_items;   /* n_items = n_blk * n_head_kv */
 	atomic_llong next;
 };
 
-/* One (token, head): the cache is [n_head_kv][head_dim][n_slots], so scores
- * are one transposed gemv along the keys and each output element is one dot
- * product along them.  The visible keys are slots [s0, s0 + nk) modulo
- * n_slots: at most two contiguous segments. */
-static void attn_item(struct attn_job *j, float *sc, int64_t it)
+/* one cache row as f32 */
+static inline void row_f32(float *d, const uint8_t *src, int type, int64_t dim)
+{
+	if (type == TFM_TYPE_F32)
+		memcpy(d, src, (size_t)dim * sizeof(float));
+	else if (type == TFM_TYPE_F16 && g_isa.f16row)
+		g_isa.f16row(d, (const uint16_t *)src, dim);
+	else if (type == TFM_TYPE_Q8_0)
+		tfm_dequantize_row(TFM_TYPE_Q8_0, src, d, dim);
+	else
+		tfm_k_row_to_f32(type, src, d, dim);
+}
+
+/* rows [r0, r0 + n) of the values of one head (ring slots) as f32 [n][dim] */
+static void gather(float *dst, const uint8_t *base, size_t rowb, int type, int64_t r0, int64_t n,
+		   int64_t ns, int64_t dim)
+{
+	for (int64_t i = 0; i < n; i++)
+		row_f32(dst + i * dim, base + (size_t)((r0 + i) % ns) * rowb, type, dim);
+}
+
+/* the same for keys, transposed: dst[d * ATT_KT + i] (tmp: dim floats), so
+ * that the scores of a query run along the keys in vector lanes (head sizes
+ * are short: a dot product per key would spend more on its horizontal sum).
+ * f32 and f16 keys are cached transposed, [dim][n_slots] per head, so this
+ * is a copy of (at most two) runs per dimension; q8_0 keys are rows (its
+ * blocks run along dim). */
+static void gather_t(float *dst, float *tmp, const uint8_t *base, size_t rowb, int type,
+		     int64_t r0, int64_t n, int64_t ns, int64_t dim)
+{
+	if (type == TFM_TYPE_F32 || type == TFM_TYPE_F16) {
+		int64_t s0 = r0 % ns, n1 = n < ns - s0 ? n : ns - s0;
+		size_t es = type == TFM_TYPE_F32 ? 4 : 2;
+		for (int64_t d = 0; d < dim; d++) {
+			const uint8_t *col = base + (size_t)(d * ns) * es;
+			float *o = dst + d * ATT_KT;
+			if (type == TFM_TYPE_F32) {
+				memcpy(o, col + s0 * es, (size_t)n1 * 4);
+				memcpy(o + n1, col, (size_t)(n - n1) * 4);
+			} else if (g_isa.f16row) {
+				g_isa.f16row(o, (const uint16_t *)col + s0, n1);
+				g_isa.f16row(o + n1, (const uint16_t *)col, n - n1);
+			} else {
+				tfm_k_row_to_f32(type, col + s0 * es, o, n1);
+				tfm_k_row_to_f32(type, col, o + n1, n - n1);
+			}
+		}
+		return;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		const uint8_t *src = base + (size_t)((r0 + i) % ns) * rowb;
+		const float *r = (const float *)src;
+		if (type != TFM_TYPE_F32)
+			row_f32(tmp, src, type, dim), r = tmp;
+		for (int64_t d = 0; d < dim; d++)
+			dst[d * ATT_KT + i] = r[d];
+	}
+}
+
+static inline int64_t first_key(const struct tfm_attn_args *a, int64_t p)
+{
+	return a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+}
+
+static void attn_item(struct attn_job *j, float *scr, int64_t it)
 {
 	const struct tfm_attn_args *a = j->a;
-	int64_t t = it / a->n_head, h = it % a->n_head;
-	int64_t hd = a->head_dim, qd = a->n_head * hd, ns = a->n_slots;
-	int64_t kh = h / (a->n_head / a->n_head_kv);
-	int64_t p = a->pos0 + t;
-	int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
-	int64_t nk = p - lo + 1, s0 = lo % ns;
-	int64_t n1 = s0 + nk <= ns ? nk : ns - s0, n2 = nk - n1;
-	const float *qv = j->q + t * qd + h * hd;
-	int64_t vd = a->v_dim ? a->v_dim : hd;
-	const float *kt = j->kc + kh * hd * ns, *vt = j->vc + kh * vd * ns;
-	float *qs = sc + ((ns + 15) & ~(int64_t)15), *ot = qs + ((hd + 15) & ~(int64_t)15);
-	for (int64_t d = 0; d < hd; d++)
-		qs[d] = qv[d] * a->scale;
-	g_isa.gemv_t(sc, kt + s0, ns, qs, hd, n1);
-	if (n2)
-		g_isa.gemv_t(sc + n1, kt, ns, qs, hd, n2);
-	if (a->softcap > 0)
-		for (int64_t i = 0; i < nk; i++)
-			sc[i] = a->softcap * tanhf(sc[i] / a->softcap);
-	if (a->alibi)
-		for (int64_t i = 0; i < nk; i++)
-			sc[i] += a->alibi[h] * (float)(lo + i - p);
-	float mx = g_isa.max(sc, nk);
-	float sum = g_isa.expsum(sc, mx, nk);
-	float inv = 1.0f / sum;
-	float *o = j->out + (t * a->n_head + h) * vd;
-	g_isa.gemv_f32(o, vt + s0, (size_t)ns * sizeof(float), sc, n1, vd);
-	if (n2) {
-		g_isa.gemv_f32(ot, vt, (size_t)ns * sizeof(float), sc + n1, n2, vd);
-		for (int64_t d = 0; d < vd; d++)
-			o[d] += ot[d];
+	int64_t kh = it % a->n_head_kv, blk = it / a->n_head_kv;
+	int64_t t0 = blk * ATT_QB, t1 = t0 + ATT_QB < a->n_tok ? t0 + ATT_QB : a->n_tok;
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
+	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
+	/* scratch: K tile [hd][KT] (transposed), V tile [KT][vd], scores of 4
+	 * queries [4][KT], the scaled queries [nq][hd], m and l [nq], a row [hd] */
+	float *kt = scr, *vt = kt + ATT_KT * hd, *sc = vt + ATT_KT * vd;
+	float *qs = sc + 4 * ATT_KT, *mx = qs + nq * hd, *ls = mx + nq, *tmp = ls + nq;
+	for (int64_t t = t0; t < t1; t++)
+		for (int64_t g = 0; g < grp; g++) {
+			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
+			const float *qv = j->q + (t * a->n_head + h) * hd;
+			for (int64_t d = 0; d < hd; d++)
+				qs[i * hd + d] = qv[d] * a->scale;
+			mx[i] = -INFINITY, ls[i] = 0;
+			memset(j->out + (t * a->n_head + h) * vd, 0, (size_t)vd * sizeof(float));
+		}
+	int64_t plo = first_key(a, a->pos0 + t0), phi = a->pos0 + t1 - 1; /* keys of the block */
+	const uint8_t *kb = j->kc + (size_t)kh * (size_t)ns * j->krow;
+	const uint8_t *vb = j->vc + (size_t)kh * (size_t)ns * j->vrow;
+	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
+		int64_t g0 = a0 > plo ? a0 : plo, g1 = a0 + ATT_KT - 1 < phi ? a0 + ATT_KT - 1 : phi;
+		int64_t ng = g1 - g0 + 1;
+		gather_t(kt, tmp, kb, j->krow, a->kv_type, g0, ng, ns, hd);
+		gather(vt, vb, j->vrow, a->kv_type, g0, ng, ns, vd);
+		/* four queries at a time: scores of every gathered key, then
+		 * each query's own keys [k0, k1] through the online softmax;
+		 * the other keys get probability 0, which adds exact zeros */
+		for (int64_t i0 = 0; i0 < nq; i0 += 4) {
+			int64_t n4 = nq - i0 < 4 ? nq - i0 : 4;
+			float corr[4], *op[4];
+			g_isa.attn_qk(sc, ATT_KT, qs + i0 * hd, n4, kt, ATT_KT, hd, ng);
+			for (int64_t q = 0; q < n4; q++) {
+				int64_t i = i0 + q, t = t0 + i / grp, h = kh * grp + i % grp;
+				int64_t p = a->pos0 + t, lo = first_key(a, p);
+				int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
+				float *row = sc + q * ATT_KT;
+				op[q] = j->out + (t * a->n_head + h) * vd;
+				if (k0 > k1) { /* no key here: o * 1 + 0 */
+					memset(row, 0, (size_t)ng * sizeof(float));
+					corr[q] = 1;
+					continue;
+				}
+				float *r = row + (k0 - g0);
+				int64_t nk = k1 - k0 + 1;
+				if (a->softcap > 0)
+					for (int64_t c = 0; c < nk; c++)
+						r[c] = a->softcap * tanhf(r[c] / a->softcap);
+				if (a->alibi)
+					for (int64_t c = 0; c < nk; c++)
+						r[c] += a->alibi[h] * (float)(k0 + c - p);
+				float m1 = g_isa.max(r, nk);
+				float mn = m1 > mx[i] ? m1 : mx[i];
+				corr[q] = expf(mx[i] - mn); /* 0 on the first tile */
+				ls[i] = ls[i] * corr[q] + g_isa.expsum(r, mn, nk);
+				mx[i] = mn;
+				memset(row, 0, (size_t)(k0 - g0) * sizeof(float));
+				memset(r + nk, 0, (size_t)(ng - (k0 - g0) - nk) * sizeof(float));
+			}
+			g_isa.attn_pv(op, corr, sc, ATT_KT, n4, vt, ng, vd);
+		}
 	}
-	for (int64_t d = 0; d < vd; d++)
-		o[d] *= inv;
+	for (int64_t t = t0; t < t1; t++)
+		for (int64_t g = 0; g < grp; g++) {
+			int64_t i = (t - t0) * grp + g;
+			float inv = 1.0f / ls[i], *o = j->out + (t * a->n_head + kh * grp + g) * vd;
+			for (int64_t d = 0; d < vd; d++)
+				o[d] *= inv;
+		}
 }
 
 static void attn_task(void *ctx, int task, int n_tasks)
@@ -404,38 +594,54 @@ static void attn_task(void *ctx, int task, int n_tasks)
 	}
 }
 
-static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const float *kc,
-		     const float *vc, const struct tfm_attn_args *a)
+static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
+		     const void *vc, const struct tfm_attn_args *a)
 {
 	pthread_once(&g_once, cpu_init);
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
 	struct attn_job j = {.k = k, .out = out, .q = q, .kc = kc, .vc = vc, .a = a};
-	j.n_items = a->n_tok * a->n_head;
+	j.krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd);
+	j.vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	j.n_blk = (a->n_tok + ATT_QB - 1) / ATT_QB;
+	j.n_items = j.n_blk * a->n_head_kv;
 	atomic_init(&j.next, 0);
 	int64_t keys = a->pos0 + a->n_tok;
 	if (a->window > 0 && keys > a->window)
 		keys = a->window;
-	double work = 2.0 * (double)j.n_items * keys * a->head_dim;
-	if (k->n_tasks <= 1 || work < k->par_min)
+	double work = 2.0 * (double)a->n_tok * a->n_head * keys * hd;
+	if (k->n_tasks <= 1 || work < k->par_min || j.n_items == 1)
 		attn_task(&j, 0, 1);
 	else
 		tfm_pool_run(k->pool, attn_task, &j, k->n_tasks);
 }
 
-static void cpu_kv_store(float *kc, float *vc, const float *k, const float *v, int64_t slot,
+/* K: [n_head_kv][head_dim][n_slots] for f32 / f16 (see gather_t), rows
+ * [n_head_kv][n_slots] for q8_0; V: rows [n_head_kv][n_slots] */
+static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a)
 {
-	int64_t kvd = a->n_head_kv * a->head_dim, ns = a->n_slots;
-	int64_t vvd = a->n_head_kv * (a->v_dim ? a->v_dim : a->head_dim);
-	for (int64_t i = 0; i < kvd; i++)
-		kc[i * ns + slot] = k[i];
-	for (int64_t i = 0; i < vvd; i++)
-		vc[i * ns + slot] = v[i];
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
+	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	for (int64_t h = 0; h < a->n_head_kv; h++) {
+		if (a->kv_type == TFM_TYPE_F32 || a->kv_type == TFM_TYPE_F16) {
+			size_t es = a->kv_type == TFM_TYPE_F32 ? 4 : 2;
+			uint8_t *col = (uint8_t *)kc + (size_t)(h * hd * ns + slot) * es;
+			for (int64_t d = 0; d < hd; d++)
+				tfm_k_kv_put(a->kv_type, col + (size_t)(d * ns) * es, k + h * hd + d, 1);
+		} else {
+			tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow,
+				     k + h * hd, hd);
+		}
+		tfm_k_kv_put(a->kv_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow, v + h * vd, vd);
+	}
 }
 
 static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 {
+	/* attention: head and value sizes, and grp * head_dim, are <= max_in
+	 * (they are rows of the attention output projection's input) */
 	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
-	size_t b = (size_t)n_slots + 2 * (size_t)max_in + 48; /* attention: sc, qs, ot (dims <= max_in) */
+	size_t b = (size_t)(2 * ATT_KT + 3 * ATT_QB + 6) * (size_t)max_in + 4 * ATT_KT + 64;
 	return a > b ? a : b;
 }
 

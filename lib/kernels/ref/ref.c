@@ -124,12 +124,15 @@ static void ref_mul(float *y, const float *a, const float *b, int64_t n)
 		y[i] = a[i] * b[i];
 }
 
-void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *kc,
-		  const float *vc, const struct tfm_attn_args *a)
+/* The cache is [n_slots][n_head_kv] rows of kv_type (tfm_k_kv_bytes), read
+ * element by element. */
+void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
+		  const void *vc, const struct tfm_attn_args *a)
 {
 	float *sc = k->scratch; /* [n_slots] scores of the visible keys */
-	int64_t hd = a->head_dim, kvd = a->n_head_kv * hd, qd = a->n_head * hd;
-	int64_t vd = a->v_dim ? a->v_dim : hd, vvd = a->n_head_kv * vd;
+	int64_t hd = a->head_dim, qd = a->n_head * hd;
+	int64_t vd = a->v_dim ? a->v_dim : hd;
+	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
 		int64_t p = a->pos0 + t;
@@ -138,10 +141,11 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *
 			const float *qv = q + t * qd + h * hd;
 			int64_t kh = h / grp;
 			for (int64_t j = lo; j <= p; j++) {
-				const float *kv = kc + (j % a->n_slots) * kvd + kh * hd;
+				const uint8_t *kr = (const uint8_t *)kc +
+					((j % a->n_slots) * a->n_head_kv + kh) * krow;
 				double s = 0;
 				for (int64_t d = 0; d < hd; d++)
-					s += (double)qv[d] * kv[d];
+					s += (double)qv[d] * tfm_k_kv_elem(a->kv_type, kr, d);
 				s *= a->scale;
 				if (a->softcap > 0)
 					s = a->softcap * tanh(s / a->softcap);
@@ -153,23 +157,26 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const float *
 			float *o = out + (t * a->n_head + h) * vd;
 			for (int64_t d = 0; d < vd; d++) {
 				double s = 0;
-				for (int64_t j = lo; j <= p; j++)
-					s += (double)sc[j - lo] * vc[(j % a->n_slots) * vvd + kh * vd + d];
+				for (int64_t j = lo; j <= p; j++) {
+					const uint8_t *vr = (const uint8_t *)vc +
+						((j % a->n_slots) * a->n_head_kv + kh) * vrow;
+					s += (double)sc[j - lo] * tfm_k_kv_elem(a->kv_type, vr, d);
+				}
 				o[d] = (float)s;
 			}
 		}
 	}
 }
 
-static void ref_kv_store(float *kc, float *vc, const float *k, const float *v, int64_t slot,
+static void ref_kv_store(void *kc, void *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a)
 {
-	int64_t kvd = a->n_head_kv * a->head_dim;
-	int64_t vvd = a->n_head_kv * (a->v_dim ? a->v_dim : a->head_dim);
-	for (int64_t i = 0; i < kvd; i++)
-		kc[slot * kvd + i] = k[i];
-	for (int64_t i = 0; i < vvd; i++)
-		vc[slot * vvd + i] = v[i];
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
+	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	for (int64_t h = 0; h < a->n_head_kv; h++) {
+		tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (slot * a->n_head_kv + h) * krow, k + h * hd, hd);
+		tfm_k_kv_put(a->kv_type, (uint8_t *)vc + (slot * a->n_head_kv + h) * vrow, v + h * vd, vd);
+	}
 }
 
 static size_t ref_scratch_need(int64_t max_in, int64_t n_slots)

@@ -1,0 +1,247 @@
+/* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
+ * weights as an 8-bit
+ * integer GEMM (AVX-512 VNNI), as llama.cpp computes it: the activations
+ * are quantized to q8_0 (tfm_quantize_row), the weights of a tile are
+ * unpacked to signed bytes with their block scales, and each 32-element
+ * block of (16 tokens x 1 row) is one exact int32 sum, scaled by d_w * d_x
+ * and added in f32, blocks in order.  Every output is computed by the same
+ * operations whatever tile or thread computes it.
+ *
+ * vpdpbusd multiplies unsigned by signed bytes: the activations are stored
+ * offset by 128 (x + 128, unsigned) and 128 * sum(w) per block is taken off.
+ * q4_1's minimum m adds m * d_x * sum(x) per block (q4_K and q5_K: per
+ * sub-block of 32, with their own scales; the activations are q8_0, finer
+ * than llama.cpp's q8_K).
+ *
+ * Packed activations, per group of 16 tokens (a short last group is padded
+ * with zeros, which add nothing): bytes [nb][8][16][4] (block, group of four
+ * elements, token, element), f32 scales d_x [nb][16], then f32 d_x * sum(x)
+ * [nb][16].  Unpacked weights: int8 [rows][in], f32 scales [rows][nb], int32
+ * 128 * block sums [rows][nb], f32 minimums [rows][nb] (0 for q4_0, q5_0,
+ * q8_0). */
+#include "kernels/cpu/cpu-impl.h"
+#include "quant/quant.h"
+#include "quant/quant-impl.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
+
+size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in)
+{
+	int64_t g = (n + 15) / 16, nb = in / TFM_QK;
+	return (size_t)g * (size_t)(16 * in + 16 * nb * 8);
+}
+
+size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in)
+{
+	int64_t nb = in / TFM_QK;
+	return (size_t)rows * (size_t)(in + nb * 12);
+}
+
+/* Group G (tokens 16 G ..) of x into xp (tfm_cpu_igemm_x_bytes(n, in)
+ * bytes for all groups); q8: scratch for one q8_0 row of in.  Groups are
+ * independent: threads may pack different groups at once. */
+void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t G,
+			  void *q8)
+{
+	int64_t nb = in / TFM_QK;
+	size_t gs = (size_t)(16 * in + 16 * nb * 8);
+	uint8_t *g = xp + G * gs;
+	float *dx = (float *)(g + 16 * in), *sx = dx + 16 * nb;
+	int64_t nt = n - G * 16 < 16 ? n - G * 16 : 16;
+	if (nt < 16) { /* padding tokens: x = 0 (stored + 128), scales 0 */
+		memset(g, 0x80, (size_t)(16 * in));
+		memset(dx, 0, (size_t)(16 * nb * 8));
+	}
+	const struct tfm_block_q8_0 *qb = q8;
+	for (int64_t tt = 0; tt < nt; tt++) {
+		tfm_quantize_row(TFM_TYPE_Q8_0, x + (G * 16 + tt) * in, q8, in);
+		for (int64_t b = 0; b < nb; b++) {
+			uint8_t *dst = g + b * 512 + tt * 4;
+			__m256i q = _mm256_loadu_si256((const __m256i *)qb[b].qs);
+			/* sum of the 32 signed bytes: of the unsigned (q + 128), less 32 * 128 */
+			__m256i u = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+			__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
+			int sum = (int)(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
+					_mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3)) - 32 * 128;
+			sx[b * 16 + tt] = fh(qb[b].d) * (float)sum;
+			dx[b * 16 + tt] = fh(qb[b].d);
+			uint32_t w[8];
+			_mm256_storeu_si256((__m256i *)w, u);
+			for (int e = 0; e < 8; e++)
+				memcpy(dst + e * 64, &w[e], 4);
+		}
+	}
+}
+
+/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
+static inline __m256i nib32(const uint8_t *q)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)q);
+	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
+}
+
+/* one unpacked block: value = d * (u - off) + m */
+static inline void put_block(int8_t *ws, float *dw, int32_t *cw, float *mw, __m256i u, int off,
+			     float d, float m)
+{
+	__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
+	int64_t su = _mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
+		     _mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3);
+	_mm256_storeu_si256((__m256i *)ws, _mm256_sub_epi8(u, _mm256_set1_epi8((char)off)));
+	*dw = d;
+	*cw = 128 * (int32_t)(su - 32 * off);
+	*mw = m;
+}
+
+/* bit k of each of 32 bytes, as 0x10 */
+static inline __m256i bit4(__m256i qh, int k)
+{
+	__m256i b = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(k)), _mm256_set1_epi8(1));
+	return _mm256_slli_epi16(b, 4);
+}
+
+/* q4_K / q5_K: each sub-block j of 32 is a q4_1-like block of scale
+ * d * sc_j and minimum -dmin * m_j (ggml's 6-bit packing of sc, m). */
+static void prep_k(int8_t *ws, float *dw, int32_t *cw, float *mw, int type, const uint8_t *row,
+		   int64_t in)
+{
+	for (int64_t i = 0; i < in / TFM_QK_K; i++) {
+		const uint8_t *ql, *scales, *qh = NULL;
+		float d, dmin;
+		if (type == TFM_TYPE_Q4_K) {
+			const struct tfm_block_q4_K *x = (const struct tfm_block_q4_K *)row + i;
+			ql = x->qs, scales = x->scales, d = fh(x->d), dmin = fh(x->dmin);
+		} else {
+			const struct tfm_block_q5_K *x = (const struct tfm_block_q5_K *)row + i;
+			ql = x->qs, scales = x->scales, qh = x->qh, d = fh(x->d), dmin = fh(x->dmin);
+		}
+		__m256i h = qh ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
+		for (int j = 0; j < 4; j++, ql += 32) {
+			__m256i v = _mm256_loadu_si256((const __m256i *)ql);
+			__m256i u0 = _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+			__m256i u1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+			if (qh) {
+				u0 = _mm256_or_si256(u0, bit4(h, 2 * j));
+				u1 = _mm256_or_si256(u1, bit4(h, 2 * j + 1));
+			}
+			for (int k = 0; k < 2; k++) {
+				uint8_t sc, m;
+				int64_t b = i * 8 + 2 * j + k;
+				tfm_k4_scale_min(2 * j + k, scales, &sc, &m);
+				put_block(ws + b * 32, dw + b, cw + b, mw + b, k ? u1 : u0, 0, d * sc,
+					  -dmin * m);
+			}
+		}
+	}
+}
+
+/* rows of type (q4_0, q5_0, q8_0, q4_1, q4_K, q5_K) -> wp (tfm_cpu_igemm_w_bytes) */
+void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
+			  int64_t in)
+{
+	int64_t nb = in / TFM_QK;
+	int8_t *ws = (int8_t *)wp;
+	float *dw = (float *)(wp + rows * in);
+	int32_t *cw = (int32_t *)(dw + rows * nb);
+	float *mw = (float *)(cw + rows * nb);
+	for (int64_t r = 0; r < rows; r++) {
+		const uint8_t *row = (const uint8_t *)w + (size_t)r * rb;
+		if (type == TFM_TYPE_Q4_K || type == TFM_TYPE_Q5_K) {
+			prep_k(ws + r * in, dw + r * nb, cw + r * nb, mw + r * nb, type, row, in);
+			continue;
+		}
+		for (int64_t b = 0; b < nb; b++) {
+			__m256i u; /* unsigned weights, value = d * (u - off) + m */
+			int off;
+			uint16_t d, m = 0;
+			if (type == TFM_TYPE_Q4_1) {
+				const struct tfm_block_q4_1 *q = (const struct tfm_block_q4_1 *)row + b;
+				u = nib32(q->qs), off = 0, d = q->d, m = q->m;
+			} else if (type == TFM_TYPE_Q4_0) {
+				const struct tfm_block_q4_0 *q = (const struct tfm_block_q4_0 *)row + b;
+				u = nib32(q->qs), off = 8, d = q->d;
+			} else if (type == TFM_TYPE_Q5_0) {
+				const struct tfm_block_q5_0 *q = (const struct tfm_block_q5_0 *)row + b;
+				uint32_t qh;
+				memcpy(&qh, q->qh, 4);
+				u = _mm256_or_si256(nib32(q->qs), _mm256_maskz_mov_epi8(qh, _mm256_set1_epi8(0x10)));
+				off = 16, d = q->d;
+			} else {
+				const struct tfm_block_q8_0 *q = (const struct tfm_block_q8_0 *)row + b;
+				u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)q->qs),
+						     _mm256_set1_epi8((char)0x80));
+				off = 128, d = q->d;
+			}
+			put_block(ws + r * in + b * 32, dw + r * nb + b, cw + r * nb + b, mw + r * nb + b,
+				  u, off, fh(d), fh(m));
+		}
+	}
+}
+
+/* y[t * ldy + r] = sum over blocks of d_w d_x (int dot) for t < n, r < rows */
+void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+		   int64_t rows, int64_t in, int minimum)
+{
+	int64_t nb = in / TFM_QK, ng = (n + 15) / 16;
+	size_t gs = (size_t)(16 * in + 16 * nb * 8);
+	const int8_t *ws = (const int8_t *)wp;
+	const float *dw = (const float *)(wp + rows * in);
+	const int32_t *cw = (const int32_t *)(dw + rows * nb);
+	const float *mw = (const float *)(cw + rows * nb);
+	for (int64_t G = 0; G < ng; G++) {
+		const uint8_t *xg = xp + G * gs;
+		const float *dxg = (const float *)(xg + 16 * in), *sxg = dxg + 16 * nb;
+		int64_t nt = n - G * 16 < 16 ? n - G * 16 : 16;
+		for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+			int64_t rr[4];
+			__m512 acc[4];
+			for (int q = 0; q < 4; q++) {
+				rr[q] = r0 + q < rows ? r0 + q : r0;
+				acc[q] = _mm512_setzero_ps();
+			}
+			for (int64_t b = 0; b < nb; b++) {
+				const uint8_t *xb = xg + b * 512;
+				__m512i p0[4], p1[4];
+				for (int q = 0; q < 4; q++) {
+					p0[q] = _mm512_setzero_si512();
+					p1[q] = _mm512_setzero_si512();
+				}
+#pragma GCC unroll 4
+				for (int e = 0; e < 8; e += 2) {
+					__m512i xa = _mm512_loadu_si512(xb + e * 64);
+					__m512i xc = _mm512_loadu_si512(xb + e * 64 + 64);
+#pragma GCC unroll 4
+					for (int q = 0; q < 4; q++) {
+						const int8_t *wr = ws + rr[q] * in + b * 32 + e * 4;
+						int32_t w0, w1;
+						memcpy(&w0, wr, 4);
+						memcpy(&w1, wr + 4, 4);
+						p0[q] = _mm512_dpbusd_epi32(p0[q], xa, _mm512_set1_epi32(w0));
+						p1[q] = _mm512_dpbusd_epi32(p1[q], xc, _mm512_set1_epi32(w1));
+					}
+				}
+				__m512 dx = _mm512_loadu_ps(dxg + b * 16), sx;
+				if (minimum)
+					sx = _mm512_loadu_ps(sxg + b * 16);
+#pragma GCC unroll 4
+				for (int q = 0; q < 4; q++) {
+					__m512i p = _mm512_sub_epi32(_mm512_add_epi32(p0[q], p1[q]),
+								     _mm512_set1_epi32(cw[rr[q] * nb + b]));
+					__m512 s = _mm512_mul_ps(dx, _mm512_set1_ps(dw[rr[q] * nb + b]));
+					acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc[q]);
+					if (minimum)
+						acc[q] = _mm512_fmadd_ps(sx, _mm512_set1_ps(mw[rr[q] * nb + b]), acc[q]);
+				}
+			}
+			for (int q = 0; q < 4 && r0 + q < rows; q++) {
+				float tmp[16];
+				_mm512_storeu_ps(tmp, acc[q]);
+				for (int64_t t = 0; t < nt; t++)
+					y[(G * 16 + t) * ldy + r0 + q] = tmp[t];
+			}
+		}
+	}
+}
