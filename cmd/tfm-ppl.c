@@ -15,7 +15,7 @@
 
 static const char usage[] =
 	"usage: tfm-ppl -m MODEL [-hqVv] [-b N] [-c N] [-F text | json | jsonl] [-f FILE]\n"
-	"               [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
+	"               [-k TYPE] [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
 	"               [--max-ppl X] [--mode chunked | strided] [--save-logits FILE]\n"
 	"               [--set KEY=VALUE] [--shard I/N] [--stride S] [--tolerance PCT]\n"
 	"               [--vocab FILE]\n"
@@ -48,6 +48,7 @@ static const struct option longopts[] = {
 	{ "stride", required_argument, NULL, O_STRIDE },
 	{ "tolerance", required_argument, NULL, O_TOL },
 	{ "vocab", required_argument, NULL, O_VOCAB },
+	{ "kv-type", required_argument, NULL, 'k' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -180,7 +181,7 @@ struct opts {
 	const char *model, *vocab, *file, *baseline, *kl_base, *save_logits;
 	int64_t ctx, batch, threads, stride, chunks, shard_i, shard_n;
 	double tolerance, max_ppl;
-	int fmt, strided, verbose;
+	int fmt, strided, verbose, kv_type;
 	const char **set;
 	int n_set;
 };
@@ -452,6 +453,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	size_t n_ids = 0;
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)o->threads, .vocab = o->vocab, .set = o->set,
+				     .kv_type = o->kv_type,
 				     .n_set = o->n_set };
 
 	if ((st = tfm_blob_open(&text, o->file ? o->file : "-")))
@@ -670,8 +672,14 @@ int main(int argc, char **argv)
 	int do_merge = 0, have_tol = 0, rc;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "F:Vb:c:f:hm:qt:v", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "F:Vb:c:f:hk:m:qt:v", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'k':
+			o.kv_type = tfm_type_from_name(optarg);
+			if (o.kv_type != TFM_TYPE_F32 && o.kv_type != TFM_TYPE_F16 &&
+			    o.kv_type != TFM_TYPE_Q8_0)
+				return cmd_usage_error(usage, "-k %s: the KV cache is f32, f16 or q8_0", optarg);
+			break;
 		case 'F': format = optarg; break;
 		case 'V': cmd_version(); return cmd_close_stdout();
 		case 'b': if ((rc = cmd_opt_i64("-b", optarg, 1, INT32_MAX, &o.batch))) return rc; break;

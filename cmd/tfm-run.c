@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-n N]\n"
-	"               [-p PROMPT] [-t N] [--logprobs K] [--min-p P] [--repeat-last-n N]\n"
+	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-k TYPE]\n"
+	"               [-n N] [-p PROMPT] [-t N] [--logprobs K] [--min-p P] [--repeat-last-n N]\n"
 	"               [--repeat-penalty R] [--seed S] [--set KEY=VALUE] [--temp T]\n"
 	"               [--top-k K] [--top-p P] [--vocab FILE]\n";
 
@@ -42,6 +42,7 @@ static const struct option longopts[] = {
 	{ "top-k", required_argument, NULL, O_TOPK },
 	{ "top-p", required_argument, NULL, O_TOPP },
 	{ "vocab", required_argument, NULL, O_VOCAB },
+	{ "kv-type", required_argument, NULL, 'k' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -295,8 +296,14 @@ int main(int argc, char **argv)
 	int64_t v;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "F:Vc:f:hm:n:p:qt:v", longopts, NULL)) != -1) {
+	int kv_type = TFM_TYPE_F32;
+	while ((ch = getopt_long(argc, argv, "F:Vc:f:hk:m:n:p:qt:v", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'k':
+			kv_type = tfm_type_from_name(optarg);
+			if (kv_type != TFM_TYPE_F32 && kv_type != TFM_TYPE_F16 && kv_type != TFM_TYPE_Q8_0)
+				return cmd_usage_error(usage, "-k %s: the KV cache is f32, f16 or q8_0", optarg);
+			break;
 		case 'F': format = optarg; break;
 		case 'V': cmd_version(); return cmd_close_stdout();
 		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 1, INT32_MAX, &n_ctx))) return rc; break;
@@ -353,7 +360,7 @@ int main(int argc, char **argv)
 	struct tfm_blob fb = { 0 };
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)threads, .vocab = vocab, .set = set,
-				     .n_set = n_set };
+				     .n_set = n_set, .kv_type = kv_type };
 	if ((st = tfm_model_open(&r.m, model, &mo)))
 		goto fail;
 	r.tok = tfm_model_tokenizer(r.m);

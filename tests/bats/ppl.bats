@@ -225,3 +225,10 @@ setup() {
 	tfm-ppl --merge -F json "$T/k0.json" "$T/k1.json" > "$T/kmerged.json"
 	cmp <(jq -S 'del(.kl.median, .kl.p99)' "$T/win.json") <(jq -S . "$T/kmerged.json")
 }
+
+@test "ppl: an f16 KV cache stays within 0.1% of f32" {
+	a=$(tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 -F json | jq .ppl)
+	b=$(tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 -k f16 -F json | jq .ppl)
+	[ "$a" != "$b" ] # the cache type is really used
+	awk -v a="$a" -v b="$b" 'BEGIN { d = b / a - 1; exit !(d < 0.001 && d > -0.001) }'
+}

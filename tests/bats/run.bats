@@ -137,3 +137,14 @@ setup() {
 	cmp "$T/ring.txt" "$T/flat.txt"
 	[ "$(wc -c < "$T/ring.txt")" -gt 100 ]
 }
+
+@test "run: -k/--kv-type: f16 cache runs, q8_0 needs 32-wide heads (65), other types are usage errors" {
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 -k f16 -p "Once upon a time"
+	assert_success
+	assert_output --regexp '^Once upon a time'
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 --kv-type q8_0 -p "Once upon a time"
+	assert_failure 65
+	assert_output --partial 'not whole blocks'
+	run tfm-run -m "$STORIES" --vocab "$TOK512" -k q4_0 -p x
+	assert_failure 64
+}
