@@ -1,9 +1,10 @@
 /* dtype.c: the ggml tensor type table (ids, names, block sizes, bytes per
  * block, all as ggml defines them) and row conversions to and from f32 for
- * the plain types, plus scalar dequantization of the legacy 32-element
- * blocks (q4_0, q4_1, q5_0, q5_1, q8_0).  Other types report
- * TFM_E_UNSUPPORTED naming the type. */
+ * the plain types; block types are dequantized by lib/quant's reference
+ * code.  Types without a conversion report TFM_E_UNSUPPORTED naming the
+ * type. */
 #include "tfm.h"
+#include "quant/quant.h"
 
 #include <string.h>
 #include <strings.h>
@@ -93,80 +94,6 @@ static uint32_t ld32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* q8_0 block [34]: d (f16), qs[32] int8;  x[j] = d * qs[j]. */
-static void deq_q8_0(const uint8_t *b, float *y)
-{
-	float d = tfm_f16_to_f32(ld16(b));
-	for (int j = 0; j < 32; j++)
-		y[j] = d * (float)(int8_t)b[2 + j];
-}
-
-/* q4_0 block [18]: d (f16), qs[16]; byte j holds element j in its low
- * nibble and element j+16 in its high nibble;  x = d * (q - 8). */
-static void deq_q4_0(const uint8_t *b, float *y)
-{
-	float d = tfm_f16_to_f32(ld16(b));
-	const uint8_t *qs = b + 2;
-	for (int j = 0; j < 16; j++) {
-		y[j] = d * (float)((qs[j] & 0x0f) - 8);
-		y[j + 16] = d * (float)((qs[j] >> 4) - 8);
-	}
-}
-
-/* q4_1 block [20]: d (f16), m (f16), qs[16] as in q4_0;  x = d * q + m. */
-static void deq_q4_1(const uint8_t *b, float *y)
-{
-	float d = tfm_f16_to_f32(ld16(b)), m = tfm_f16_to_f32(ld16(b + 2));
-	const uint8_t *qs = b + 4;
-	for (int j = 0; j < 16; j++) {
-		y[j] = d * (float)(qs[j] & 0x0f) + m;
-		y[j + 16] = d * (float)(qs[j] >> 4) + m;
-	}
-}
-
-/* q5_0 block [22]: d (f16), qh (u32 LE: bit j is the 5th bit of element
- * j), qs[16] low nibbles as in q4_0;  x = d * (q - 16). */
-static void deq_q5_0(const uint8_t *b, float *y)
-{
-	float d = tfm_f16_to_f32(ld16(b));
-	uint32_t qh = ld32(b + 2);
-	const uint8_t *qs = b + 6;
-	for (int j = 0; j < 16; j++) {
-		int lo = (qs[j] & 0x0f) | (int)((qh >> j) & 1) << 4;
-		int hi = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
-		y[j] = d * (float)(lo - 16);
-		y[j + 16] = d * (float)(hi - 16);
-	}
-}
-
-/* q5_1 block [24]: d (f16), m (f16), qh (u32 LE), qs[16];  x = d * q + m. */
-static void deq_q5_1(const uint8_t *b, float *y)
-{
-	float d = tfm_f16_to_f32(ld16(b)), m = tfm_f16_to_f32(ld16(b + 2));
-	uint32_t qh = ld32(b + 4);
-	const uint8_t *qs = b + 8;
-	for (int j = 0; j < 16; j++) {
-		int lo = (qs[j] & 0x0f) | (int)((qh >> j) & 1) << 4;
-		int hi = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
-		y[j] = d * (float)lo + m;
-		y[j + 16] = d * (float)hi + m;
-	}
-}
-
-typedef void (*deq_fn)(const uint8_t *block, float *y);
-
-static deq_fn block_dequant(int type)
-{
-	switch (type) {
-	case TFM_TYPE_Q8_0: return deq_q8_0;
-	case TFM_TYPE_Q4_0: return deq_q4_0;
-	case TFM_TYPE_Q4_1: return deq_q4_1;
-	case TFM_TYPE_Q5_0: return deq_q5_0;
-	case TFM_TYPE_Q5_1: return deq_q5_1;
-	default: return NULL;
-	}
-}
-
 static int check_n(int type, int64_t n, const char *fn)
 {
 	const struct tfm_type_info *ti = tfm_type_info(type);
@@ -216,12 +143,9 @@ int tfm_type_to_f32(int type, const void *src, float *dst, int64_t n)
 			dst[i] = (float)(int32_t)ld32(s + 4 * i);
 		return TFM_OK;
 	}
-	deq_fn f = block_dequant(type);
-	if (!f)
+	/* block types: lib/quant's reference dequantizers (ggml's layouts) */
+	if (tfm_dequantize_row_ref(type, src, dst, n) != TFM_OK)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "no conversion from %s to f32", tfm_type_name(type));
-	size_t bs = types[type].size;
-	for (int64_t b = 0; b < n / 32; b++)
-		f(s + (size_t)b * bs, dst + b * 32);
 	return TFM_OK;
 }
 

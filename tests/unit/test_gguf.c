@@ -120,8 +120,12 @@ static void t_dtype_plain(void)
 	/* what is not handled says so, naming the type */
 	uint8_t blk[144] = { 0 };
 	float out[256];
-	CHECK_ST(tfm_type_to_f32(TFM_TYPE_Q4_K, blk, out, 256), TFM_E_UNSUPPORTED);
-	CHECK(strstr(tfm_errmsg(), "q4_K") != NULL);
+	CHECK_ST(tfm_type_to_f32(TFM_TYPE_IQ2_XXS, blk, out, 256), TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "iq2_xxs") != NULL);
+	/* K-quants convert (lib/quant): an all-zero q4_K block is all zeros */
+	out[0] = out[255] = 1;
+	CHECK_OK(tfm_type_to_f32(TFM_TYPE_Q4_K, blk, out, 256));
+	CHECK(out[0] == 0 && out[255] == 0);
 	CHECK_ST(tfm_type_from_f32(TFM_TYPE_I32, src, blk, 2), TFM_E_UNSUPPORTED);
 	CHECK(strstr(tfm_errmsg(), "i32") != NULL);
 	CHECK_ST(tfm_type_to_f32(TFM_TYPE_Q8_0, blk, out, 31), TFM_E_INVAL);
