@@ -1,6 +1,6 @@
-/* convert.c: weight rows to f32 for the kernels (f32, f16, bf16, and the
- * ggml q8_0 / q4_0 block layouts, written out here as the specification;
- * q4_1, q5_0, q5_1 and the K-quants through lib/quant's reference).  Scalar; exact (every value of
+/* convert.c: weight rows to f32 for the kernels (every weight type lib/quant
+ * knows, through tfm_type_to_f32 and lib/quant's reference dequantizers),
+ * and KV-cache rows in f32, f16 or q8_0.  Scalar; exact (every value of
  * these types is representable in f32). */
 #include "tfm.h"
 #include "kernels/backend.h"
@@ -16,57 +16,12 @@ int tfm_k_type_ok(int type)
 
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
 {
-	const uint8_t *p = src;
-	switch (type) {
-	case TFM_TYPE_F32:
-		memcpy(dst, src, (size_t)n * sizeof(float));
-		return TFM_OK;
-	case TFM_TYPE_F16:
-		for (int64_t i = 0; i < n; i++) {
-			uint16_t h;
-			memcpy(&h, p + 2 * i, 2);
-			dst[i] = tfm_f16_to_f32(h);
-		}
-		return TFM_OK;
-	case TFM_TYPE_BF16:
-		for (int64_t i = 0; i < n; i++) {
-			uint16_t h;
-			memcpy(&h, p + 2 * i, 2);
-			dst[i] = tfm_bf16_to_f32(h);
-		}
-		return TFM_OK;
-	case TFM_TYPE_Q8_0: /* blocks of 32: f16 scale d, int8 q[32]; x = d * q */
-		if (n % 32)
-			break;
-		for (int64_t b = 0; b < n / 32; b++, p += 34) {
-			uint16_t h;
-			memcpy(&h, p, 2);
-			float d = tfm_f16_to_f32(h);
-			for (int j = 0; j < 32; j++)
-				dst[b * 32 + j] = d * (float)(int8_t)p[2 + j];
-		}
-		return TFM_OK;
-	case TFM_TYPE_Q4_0: /* blocks of 32: f16 d, 16 bytes; low nibbles are
-			     * elements 0..15, high nibbles 16..31; x = d * (q - 8) */
-		if (n % 32)
-			break;
-		for (int64_t b = 0; b < n / 32; b++, p += 18) {
-			uint16_t h;
-			memcpy(&h, p, 2);
-			float d = tfm_f16_to_f32(h);
-			for (int j = 0; j < 16; j++) {
-				dst[b * 32 + j] = d * (float)((p[2 + j] & 15) - 8);
-				dst[b * 32 + j + 16] = d * (float)((p[2 + j] >> 4) - 8);
-			}
-		}
-		return TFM_OK;
-	default: /* q4_1, q5_0, q5_1, the K-quants: lib/quant's reference dequantizer */
-		if (tfm_k_type_ok(type) && tfm_quant_blck(type) > 0 && n % tfm_quant_blck(type) == 0)
-			return tfm_dequantize_row_ref(type, src, dst, n);
-		break;
-	}
-	return tfm_seterr(TFM_E_UNSUPPORTED, "weights of type %s (%lld per row) not supported",
-			  tfm_type_name(type), (long long)n);
+	/* the specification of every weight type is its dequantizer: plain
+	 * types in lib/quant/dtype.c, blocks in lib/quant/quant-ref.c */
+	if (!tfm_k_type_ok(type) || tfm_type_to_f32(type, src, dst, n) != TFM_OK)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "weights of type %s (%lld per row) not supported",
+				  tfm_type_name(type), (long long)n);
+	return TFM_OK;
 }
 
 /* ---- KV cache rows (f32, f16, q8_0) ---- */
