@@ -43,56 +43,43 @@ static int out_status(void)
 	return tfm_seterr(TFM_E_IO, "write error: %s", strerror(errno));
 }
 
-/* llama2.c checkpoint header: 7 int32, vocab_size at index 5 (negative when
- * the classifier is not shared). */
-static int llama2c_vocab_size(const struct tfm_blob *b, int64_t *n)
-{
-	int32_t h[7];
-	if (b->size < sizeof h)
-		return tfm_seterr(TFM_E_FORMAT, "%s: not a GGUF file or llama2.c checkpoint", b->name);
-	memcpy(h, b->data, sizeof h);
-	int64_t v = h[5] < 0 ? -(int64_t)h[5] : h[5];
-	if (v <= 0 || v > (1 << 24) || h[0] <= 0)
-		return tfm_seterr(TFM_E_FORMAT, "%s: not a GGUF file or llama2.c checkpoint", b->name);
-	*n = v;
-	return TFM_OK;
-}
-
+/* The tokenizer of -m MODEL (a GGUF, or any checkpoint tfm-convert reads,
+ * converted in memory: only its metadata is built, no tensor is read), or
+ * of a llama2.c tokenizer.bin given alone with --vocab. */
 static int load(const struct opts *o, struct tfm_tokenizer **tok)
 {
-	struct tfm_blob mb = { 0 }, vb = { 0 };
+	struct tfm_blob b = { 0 };
 	struct tfm_gguf *g = NULL;
+	struct tfm_convert *cv = NULL;
 	int st;
-	int64_t n_vocab = 0;
-	if (o->model) {
-		if ((st = tfm_blob_open(&mb, o->model)))
+	if (!o->model) {
+		if ((st = tfm_blob_open(&b, o->vocab)))
 			return st;
-		if (tfm_gguf_is_gguf(mb.data, mb.size)) {
-			if (!(st = tfm_gguf_parse(&g, mb.data, mb.size, mb.name)))
+		if ((st = tfm_tokenizer_from_llama2c(tok, b.data, b.size, 0)))
+			tfm_adderr(st, "%s", b.name);
+		tfm_blob_close(&b);
+		return st;
+	}
+	if (!tfm_path_is_dir(o->model)) {
+		if ((st = tfm_blob_open(&b, o->model)))
+			return st;
+		if (tfm_gguf_is_gguf(b.data, b.size)) {
+			if (!(st = tfm_gguf_parse(&g, b.data, b.size, b.name)))
 				st = tfm_tokenizer_from_gguf(tok, g);
 			if (st)
-				tfm_adderr(st, "%s", mb.name);
-			goto done;
+				tfm_adderr(st, "%s", b.name);
+			tfm_gguf_free(g);
+			tfm_blob_close(&b);
+			return st;
 		}
-		if (!o->vocab) {
-			st = tfm_seterr(TFM_E_FORMAT, "%s: not a GGUF file (for a llama2.c checkpoint "
-					"give its tokenizer with --vocab; convert other checkpoints "
-					"with tfm-convert)", mb.name);
-			goto done;
-		}
-		if ((st = llama2c_vocab_size(&mb, &n_vocab)))
-			goto done;
+		tfm_blob_close(&b);
 	}
-	if ((st = tfm_blob_open(&vb, o->vocab)))
-		goto done;
-	if ((st = tfm_tokenizer_from_llama2c(tok, vb.data, vb.size, n_vocab)))
-		tfm_adderr(st, "%s", vb.name);
-done:
-	tfm_gguf_free(g);
-	if (mb.name)
-		tfm_blob_close(&mb);
-	if (vb.name)
-		tfm_blob_close(&vb);
+	struct tfm_convert_opts co = { .vocab = o->vocab, .dtype = -1 };
+	/* the converter's messages name the input already */
+	if (!(st = tfm_convert_open(&cv, o->model, &co)) &&
+	    (st = tfm_tokenizer_from_gguf(tok, tfm_convert_gguf(cv))))
+		tfm_adderr(st, "%s", o->model);
+	tfm_convert_close(cv);
 	return st;
 }
 

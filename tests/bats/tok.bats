@@ -90,11 +90,23 @@ setup() {
 @test "bad model exits 65, missing file 66" {
 	run sh -c "echo hi | tfm-tok -m '$TOK512'"
 	assert_failure 65
-	assert_output --partial "not a GGUF"
+	assert_output --partial "unrecognised checkpoint format"
+	# a checkpoint without tokenizer files says so
+	run sh -c "echo hi | tfm-tok -m '$ROOT/tests/fixtures/llama'"
+	assert_failure 65
+	assert_output --partial "no tokenizer"
 	run sh -c "echo hi | tfm-tok -m /nonexistent/model.gguf"
 	assert_failure 66
 	run sh -c "echo 99999 | tfm-tok --vocab '$TOK512' --decode"
 	assert_failure 65
+}
+
+@test "-m takes any checkpoint tfm-convert reads: llama2.c with --vocab gives the tokenizer's ids" {
+	a=$(echo "Once upon a time" | tfm-tok --vocab "$TOK512")
+	b=$(echo "Once upon a time" | tfm-tok -m "$STORIES" --vocab "$TOK512")
+	[ -n "$a" ] && [ "$a" = "$b" ]
+	c=$(echo "Once upon a time" | tfm-tok -m <(tfm-convert --vocab "$TOK512" "$STORIES"))
+	[ "$a" = "$c" ]
 }
 
 @test "a closed pipe ends quietly" {
