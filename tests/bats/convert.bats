@@ -131,3 +131,10 @@ setup() {
 	run tfm-inspect -F json "$T/q.gguf"
 	[ "$(echo "$output" | jq '.spec["rope.interleaved"]')" = false ]
 }
+
+@test "convert: refuses to write binary to a terminal (64)" {
+	run script -qec "tfm-convert --vocab '$TOK512' '$STORIES'" /dev/null
+	assert_failure 64
+	assert_output --partial 'refusing to write binary to a terminal'
+	refute_output --partial GGUF
+}
