@@ -2,12 +2,14 @@
  * memory, for several spec combinations.  For each: (a) prefill logits equal
  * token-by-token decode logits; (b) logits equal a naive dense forward pass
  * written plainly below (no code shared with lib/model); (c) results are
- * bit-identical for 1 and 2 threads.  Then the refusals and errors. */
+ * bit-identical for 1 and 2 threads.  Then the refusals and errors.  Real
+ * models (stories260K, the Hugging Face fixtures) are in test_model_real.c. */
 #include "t.h"
 #include "model/model-impl.h"
 #include "kernels/cpu/cpu-impl.h"
 #include "format/hfmap.h"
 #include "quant/quant.h"
+#include "model-util.h"
 
 #define MAXT 128
 
@@ -127,19 +129,6 @@ static void tm_free(struct tm *m)
 	m->nt = 0;
 }
 
-static void base_spec(struct tfm_spec *s)
-{
-	memset(s, 0, sizeof *s);
-	strcpy(s->arch, "test");
-	s->n_vocab = 37, s->n_embd = 24, s->n_layer = 2, s->n_ff = 40;
-	s->n_head = 4, s->n_head_kv = 2, s->head_dim = 6;
-	s->pos_attn = TFM_POS_ROPE, s->rope_theta = 10000, s->rope_interleaved = 1;
-	s->norm = TFM_NORM_RMS, s->norm_eps = 1e-5, s->final_norm = 1;
-	s->act = TFM_ACT_SILU, s->gated = 1;
-	for (int l = 0; l < TFM_MAX_LAYERS; l++)
-		s->layer_rope[l] = 1;
-	s->bos_id = 1;
-}
 
 /* weights for the spec, by llama.cpp names */
 static void build(struct tm *m)
@@ -549,16 +538,6 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 
 /* ---- the checks ---- */
 
-static double maxdiff(const float *a, const float *b, int64_t n)
-{
-	double w = 0;
-	for (int64_t i = 0; i < n; i++) {
-		double dd = fabs((double)a[i] - b[i]);
-		if (dd > w || dd != dd)
-			w = dd;
-	}
-	return w;
-}
 
 /* all logits of tokens by prefill (all=1) and by decode, with n threads */
 static int run(struct tm *tm, const int32_t *tok, int64_t T, int64_t n_ctx, int threads,
@@ -603,9 +582,9 @@ static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ct
 	CHECK_OK(run(tm, tok, T, n_ctx, 1, pre1, dec1));
 	CHECK_OK(run(tm, tok, T, n_ctx, 2, pre2, dec2));
 	naive(tm, tok, T, want);
-	double dpd = maxdiff(pre1, dec1, T * V), dnv = maxdiff(pre1, want, T * V);
-	double dnd = maxdiff(dec1, want, T * V);
-	double scale = maxdiff(want, want + 0, 0);
+	double dpd = t_maxdiff(pre1, dec1, T * V), dnv = t_maxdiff(pre1, want, T * V);
+	double dnd = t_maxdiff(dec1, want, T * V);
+	double scale = t_maxdiff(want, want + 0, 0);
 	for (int64_t i = 0; i < T * V; i++)
 		scale = fabs(want[i]) > scale ? fabs(want[i]) : scale;
 	fprintf(stderr, "  %-28s prefill-decode %.2g, prefill-naive %.2g, decode-naive %.2g "
@@ -623,7 +602,7 @@ static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ct
 static void t_llama_gqa(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	build(&m);
 	check_model("llama gqa rope-interleaved", &m, 19, 64);
 	/* again with each instruction set below this processor's best */
@@ -639,7 +618,7 @@ static void t_llama_gqa(void)
 static void t_llama_f16(void)
 {
 	struct tm m = {.wtype = TFM_TYPE_F16};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_head_kv = 1; /* MQA */
 	m.s.tied_output = 1;
 	m.s.rope_scaling = TFM_ROPE_SCALE_LINEAR, m.s.rope_factor = 4;
@@ -651,7 +630,7 @@ static void t_llama_f16(void)
 static void t_neox(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	strcpy(m.s.arch, "fused");
 	m.s.n_head_kv = 4, m.s.head_dim = 6, m.s.rope_dims = 4, m.s.rope_interleaved = 0;
 	m.s.norm = TFM_NORM_LAYER, m.s.norm_bias = 1;
@@ -662,7 +641,7 @@ static void t_neox(void)
 	build(&m);
 	check_model("neox half-split partial, par", &m, 13, 13);
 	tm_free(&m);
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.parallel_residual = m.s.shared_attn_ffn_norm = 1;
 	m.s.act = TFM_ACT_GELU_TANH, m.s.rope_interleaved = 0;
 	build(&m);
@@ -673,7 +652,7 @@ static void t_neox(void)
 static void t_gpt2(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_head_kv = 4;
 	m.s.pos_attn = TFM_POS_NONE, m.s.pos_embd = TFM_POS_EMBD_LEARNED, m.s.pos_offset = 2;
 	m.s.norm = TFM_NORM_LAYER, m.s.norm_bias = 1, m.s.embd_norm = 1;
@@ -688,7 +667,7 @@ static void t_gpt2(void)
 static void t_window(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.mask = TFM_MASK_WINDOW, m.s.window = 5;
 	for (int l = 0; l < 2; l++)
 		m.s.layer_window[l] = 1;
@@ -698,7 +677,7 @@ static void t_window(void)
 	tm_free(&m);
 	/* gemma2-like: alternating window / global, NoPE in layer 1, sandwich
 	 * norms stored as w - 1, embedding scale, soft-caps, QK-norm */
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_layer = 3;
 	m.s.window = 4, m.s.layer_window[0] = m.s.layer_window[2] = 1;
 	m.s.layer_rope[1] = 0;
@@ -714,7 +693,7 @@ static void t_window(void)
 static void t_gemma3(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_layer = 3, m.s.window = 4, m.s.layer_window[0] = m.s.layer_window[1] = 1;
 	m.s.rope_theta = 1e6, m.s.rope_theta_local = 10000;
 	m.s.rope_scaling = TFM_ROPE_SCALE_LINEAR, m.s.rope_factor = 8; /* global layers only */
@@ -728,7 +707,7 @@ static void t_gemma3(void)
 static void t_alibi(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_head_kv = 4;
 	m.s.pos_attn = TFM_POS_ALIBI, m.s.alibi_max_bias = 8;
 	m.s.act = TFM_ACT_RELU, m.s.gated = 0;
@@ -740,7 +719,7 @@ static void t_alibi(void)
 static void t_yarn(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.head_dim = 16, m.s.n_head_kv = 4;
 	m.s.rope_scaling = TFM_ROPE_SCALE_YARN, m.s.rope_factor = 4, m.s.rope_orig_ctx = 16;
 	m.s.yarn_beta_fast = 32, m.s.yarn_beta_slow = 1;
@@ -756,7 +735,7 @@ static void t_yarn(void)
 static void t_longrope(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	strcpy(m.s.arch, "phi3");
 	m.s.n_head_kv = 4, m.s.rope_interleaved = 0;
 	m.s.rope_scaling = TFM_ROPE_SCALE_LONGROPE, m.s.rope_orig_ctx = 20, m.s.rope_factor = 3;
@@ -773,10 +752,10 @@ static void t_longrope(void)
 	float *pre = malloc(30 * 37 * 4), *dec = malloc(30 * 37 * 4), *want = malloc(30 * 37 * 4);
 	CHECK_OK(run(&m, tok, 30, 32, 1, pre, dec));
 	naive(&m, tok, 30, want);
-	double d = maxdiff(pre, want, 30 * 37);
+	double d = t_maxdiff(pre, want, 30 * 37);
 	fprintf(stderr, "  %-28s prefill-naive %.2g\n", "longrope past orig ctx", d);
 	CHECK_MSG(d < 1e-4, "longrope: prefill vs naive %g", d);
-	CHECK(maxdiff(pre, dec, 30 * 37) > 1e-3); /* the decode steps used short factors */
+	CHECK(t_maxdiff(pre, dec, 30 * 37) > 1e-3); /* the decode steps used short factors */
 	free(pre), free(dec), free(want);
 	tm_free(&m);
 }
@@ -784,14 +763,14 @@ static void t_longrope(void)
 static void t_moe(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_layer = 3;
 	m.s.n_expert = 5, m.s.n_expert_used = 2, m.s.n_ff_expert = 20, m.s.moe_norm_topk = 1;
 	m.s.layer_moe[1] = m.s.layer_moe[2] = 1; /* layer 0 dense */
 	build(&m);
 	check_model("moe 5 experts top-2, renorm", &m, 17, 32);
 	tm_free(&m);
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_expert = 4, m.s.n_expert_used = 3, m.s.n_ff_expert = 16, m.s.n_ff_shared = 24;
 	m.s.layer_moe[0] = m.s.layer_moe[1] = 1;
 	m.s.attn_bias_qkv = 1;
@@ -803,13 +782,13 @@ static void t_moe(void)
 static void t_olmo2_falcon(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.norm_place = TFM_NORM_POST_IN, m.s.qk_norm = TFM_QK_NORM_FULL;
 	m.s.rope_interleaved = 0;
 	build(&m);
 	check_model("olmo2 post_in, full qk-norm", &m, 12, 16);
 	tm_free(&m);
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	strcpy(m.s.arch, "falcon");
 	m.s.n_head_kv = 1, m.s.rope_interleaved = 0;
 	m.s.norm = TFM_NORM_LAYER, m.s.norm_bias = 1;
@@ -822,7 +801,7 @@ static void t_olmo2_falcon(void)
 static void t_phi3_llama3(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	strcpy(m.s.arch, "phi3");
 	m.s.head_dim = 16, m.s.n_head_kv = 4; /* wavelengths 6.3 .. ~2e4 */
 	m.s.rope_theta = 500000;
@@ -838,7 +817,7 @@ static void t_phi3_llama3(void)
 static void t_gguf_q8(void)
 {
 	struct tm m = {.wtype = TFM_TYPE_Q8_0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_embd = 32, m.s.head_dim = 8, m.s.n_ff = 64;
 	build(&m);
 	/* 14 tokens: prefill and decode both take the integer dots against
@@ -881,156 +860,21 @@ static void t_gguf_q8(void)
 	tm_free(&m);
 }
 
-/* ---- stories260K: a real model, read here straight from the llama2.c file
- * (7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len; then f32
- * tables in run.c's order), so this test needs no importer ---- */
-
-struct l2c {
-	struct tfm_blob blob;
-	struct tfm_spec s;
-	struct tfm_model_tensor t[64];
-	char names[64][48];
-	int nt;
-};
-
-static void l2c_add(struct l2c *c, const float **p, const char *name, int64_t ne0, int64_t ne1)
-{
-	struct tfm_model_tensor *t = &c->t[c->nt];
-	snprintf(c->names[c->nt], sizeof c->names[0], "%s", name);
-	t->name = c->names[c->nt++];
-	t->type = TFM_TYPE_F32;
-	t->n_dims = ne1 > 1 ? 2 : 1;
-	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = t->ne[3] = 1;
-	t->data = *p;
-	*p += ne0 * ne1;
-}
-
-static int l2c_open(struct l2c *c, const char *path)
-{
-	memset(c, 0, sizeof *c);
-	if (tfm_blob_open(&c->blob, path))
-		return -1;
-	int32_t h[7];
-	memcpy(h, c->blob.data, sizeof h);
-	int64_t d = h[0], ff = h[1], L = h[2], H = h[3], KV = h[4], V = h[5] < 0 ? -h[5] : h[5];
-	int64_t hd = d / H, kvd = KV * hd;
-	struct tfm_spec *s = &c->s;
-	base_spec(s);
-	strcpy(s->arch, "llama");
-	s->n_embd = d, s->n_ff = ff, s->n_layer = L, s->n_head = H, s->n_head_kv = KV;
-	s->head_dim = hd, s->n_vocab = V, s->n_ctx_train = h[6], s->tied_output = h[5] > 0;
-	const float *p = (const float *)(c->blob.data + sizeof h);
-	char n[48];
-	l2c_add(c, &p, "token_embd.weight", d, V);
-	/* per kind, all layers in a row */
-	static const char *const kinds[] = {"attn_norm", "attn_q", "attn_k", "attn_v",
-					    "attn_output", "ffn_norm", "ffn_gate", "ffn_down",
-					    "ffn_up"};
-	int64_t shape[][2] = {{d, 1}, {d, d}, {d, kvd}, {d, kvd}, {d, d}, {d, 1}, {d, ff},
-			      {ff, d}, {d, ff}};
-	for (int k = 0; k < 9; k++)
-		for (int64_t l = 0; l < L; l++) {
-			snprintf(n, sizeof n, "blk.%lld.%s.weight", (long long)l, kinds[k]);
-			l2c_add(c, &p, n, shape[k][0], shape[k][1]);
-		}
-	l2c_add(c, &p, "output_norm.weight", d, 1);
-	p += h[6] * hd; /* freq_cis_real, freq_cis_imag: RoPE tables we compute */
-	if (h[5] < 0)
-		l2c_add(c, &p, "output.weight", d, V);
-	return (const uint8_t *)p <= c->blob.data + c->blob.size ? 0 : -1;
-}
-
-static void t_stories260k(void)
-{
-	char *path = t_path("%s/models/stories260K/stories260K.bin", t_shared());
-	char *tpath = t_path("%s/models/stories260K/tok512.bin", t_shared());
-	char *gpath = t_path("%s/models/stories260K/greedy-once-upon-a-time.txt", t_shared());
-	struct l2c c;
-	struct tfm_blob tb, gb;
-	struct tfm_tokenizer *tok = NULL;
-	struct tfm_model *m;
-	struct tfm_ctx *ctx;
-	CHECK(l2c_open(&c, path) == 0);
-	CHECK_OK(tfm_blob_open(&tb, tpath));
-	CHECK_OK(tfm_blob_open(&gb, gpath));
-	CHECK_OK(tfm_tokenizer_from_llama2c(&tok, tb.data, tb.size, 512));
-	CHECK_OK(tfm_model_new(&m, &c.s, c.t, c.nt, NULL));
-	CHECK_OK(tfm_ctx_new(&ctx, m, 256));
-	if (!tok || !m || !ctx)
-		return;
-	/* run.c -t 0 -n 256 -i "Once upon a time": 256 positions, prompt forced */
-	int32_t *prompt, seq[260];
-	size_t np;
-	CHECK_OK(tfm_tokenize(tok, "Once upon a time", 16, 1, &prompt, &np));
-	float *lg = malloc(256 * 512 * sizeof *lg), *all = malloc(256 * 512 * sizeof *all);
-	int64_t n = 0;
-	seq[n++] = prompt[0];
-	int bad = 0;
-	for (int64_t pos = 0; pos < 256; pos++) {
-		bad += tfm_eval(ctx, &seq[pos], 1, lg + pos * 512, 0) != TFM_OK;
-		int32_t next = 0;
-		for (int32_t v = 1; v < 512; v++)
-			if (lg[pos * 512 + v] > lg[pos * 512 + next])
-				next = v;
-		if ((size_t)pos + 1 < np)
-			next = prompt[pos + 1];
-		seq[n++] = next;
-		if (next == 1)
-			break;
-	}
-	CHECK(bad == 0);
-	char *text;
-	size_t len;
-	CHECK_OK(tfm_detokenize(tok, seq + 1, (size_t)n - 1, &text, &len));
-	size_t glen = gb.size;
-	while (glen && (gb.data[glen - 1] == '\n' || gb.data[glen - 1] == ' '))
-		glen--;
-	CHECK_MSG(len == glen && !memcmp(text, gb.data, glen), "greedy text differs:\n%s", text);
-	/* prefill of the same 256 tokens gives the decode logits */
-	tfm_ctx_reset(ctx);
-	CHECK_OK(tfm_eval(ctx, seq, 256, all, 1));
-	double dd = maxdiff(all, lg, 256 * 512);
-	fprintf(stderr, "  stories260K: %lld tokens, greedy text %s llama2.c's, prefill-decode %.2g\n",
-		(long long)n, len == glen && !memcmp(text, gb.data, glen) ? "equals" : "DIFFERS from", dd);
-	CHECK_MSG(dd < 1e-4, "prefill vs decode %g", dd);
-	/* and 2 threads (forced onto these small matrices) change no bit */
-	struct tfm_model_opts o2 = {.n_threads = 2};
-	struct tfm_model *m2;
-	struct tfm_ctx *c2;
-	CHECK_OK(tfm_model_new(&m2, &c.s, c.t, c.nt, &o2));
-	CHECK_OK(tfm_ctx_new(&c2, m2, 256));
-	tfm_ctx_set_par_min(c2, 0);
-	int same = 1;
-	for (int64_t pos = 0; pos < 256; pos++) {
-		same &= tfm_eval(c2, &seq[pos], 1, all, 0) == TFM_OK;
-		same &= !memcmp(all, lg + pos * 512, 512 * sizeof *all);
-	}
-	CHECK_MSG(same, "decode logits differ with 2 threads");
-	tfm_ctx_free(c2);
-	tfm_model_close(m2);
-	free(text), free(prompt), free(lg), free(all);
-	tfm_ctx_free(ctx);
-	tfm_model_close(m);
-	tfm_tokenizer_free(tok);
-	tfm_blob_close(&tb), tfm_blob_close(&gb), tfm_blob_close(&c.blob);
-	free(path), free(tpath), free(gpath);
-}
-
 /* Random weights from a spec alone: every knob combination binds, prefill
  * equals decode, and a seed fixes the weights. */
 static void t_random(void)
 {
 	struct tfm_spec specs[5];
-	base_spec(&specs[0]);
-	base_spec(&specs[1]);
+	t_base_spec(&specs[0]);
+	t_base_spec(&specs[1]);
 	specs[1].pos_attn = TFM_POS_NONE, specs[1].pos_embd = TFM_POS_EMBD_LEARNED;
 	specs[1].norm = TFM_NORM_LAYER, specs[1].norm_bias = 1, specs[1].gated = 0;
 	specs[1].attn_bias_qkv = specs[1].attn_bias_out = specs[1].ffn_bias = 1, specs[1].tied_output = 1;
-	base_spec(&specs[2]);
+	t_base_spec(&specs[2]);
 	specs[2].norm_place = TFM_NORM_POST_IN, specs[2].qk_norm = TFM_QK_NORM_FULL;
-	base_spec(&specs[3]);
+	t_base_spec(&specs[3]);
 	specs[3].parallel_residual = specs[3].shared_attn_ffn_norm = 1, specs[3].embd_norm = 1;
-	base_spec(&specs[4]);
+	t_base_spec(&specs[4]);
 	specs[4].n_expert = 4, specs[4].n_expert_used = 2, specs[4].n_ff_expert = 16;
 	specs[4].n_ff_shared = 8, specs[4].layer_moe[1] = 1;
 	/* and MLA (deepseek2's attention) */
@@ -1056,7 +900,7 @@ static void t_random(void)
 		tfm_ctx_reset(c);
 		for (int t = 0; t < 9; t++)
 			CHECK_OK(tfm_eval(c, tok + t, 1, dec + t * 37, 0));
-		CHECK_MSG(maxdiff(pre, dec, 9 * 37) < 1e-4, "random %d: prefill vs decode", i);
+		CHECK_MSG(t_maxdiff(pre, dec, 9 * 37) < 1e-4, "random %d: prefill vs decode", i);
 		CHECK((memcmp(pre, other, sizeof pre) != 0) == (i == 3)); /* seed 43 differs */
 		tfm_ctx_free(c), tfm_ctx_free(c2);
 		tfm_model_close(m), tfm_model_close(m2);
@@ -1082,274 +926,6 @@ static void t_random(void)
 	}
 }
 
-/* ---- the Hugging Face fixtures (tests/fixtures, made by
- * scripts/make-fixtures with transformers): the checkpoint through the
- * library's reader, the spec from config.json, names and layouts through
- * hfmap (what the converter does), then logits against transformers' ---- */
-
-static int fixture_model(const char *dir, struct tfm_spec *s, struct tfm_model **m,
-			 float ***bufs, int64_t *nbufs)
-{
-	struct tfm_ckpt *c;
-	int st = tfm_ckpt_open(&c, dir, NULL);
-	if (st)
-		return st;
-	if ((st = tfm_spec_from_config(s, c->config))) {
-		tfm_ckpt_close(c);
-		return st;
-	}
-	struct tfm_model_tensor *t = calloc((size_t)c->n_tensors, sizeof *t);
-	float **b = calloc((size_t)c->n_tensors * 2, sizeof *b);
-	int64_t nt = 0, nb = 0;
-	for (int64_t i = 0; i < c->n_tensors && !st; i++) {
-		const struct tfm_ckpt_tensor *ct = &c->tensors[i];
-		char name[128];
-		unsigned fl = 0;
-		if ((st = tfm_hfmap_name(s->arch, ct->name, name, sizeof name, &fl)))
-			break;
-		if (fl & TFM_HFMAP_SKIP)
-			continue;
-		int64_t ne0 = ct->ne[0], ne1 = 1;
-		for (int d = 1; d < ct->n_dims; d++)
-			ne1 *= ct->ne[d];
-		float *f = malloc((size_t)(ne0 * ne1) * sizeof *f), *scr = malloc((size_t)(ne0 * ne1) * sizeof *f);
-		b[nb++] = f;
-		if (!(st = tfm_type_to_f32(ct->type, ct->data, f, ne0 * ne1)))
-			st = tfm_hfmap_transform(fl, s, f, ne0, ne1, scr);
-		free(scr);
-		if (fl & TFM_HFMAP_TRANSPOSE) {
-			int64_t x = ne0;
-			ne0 = ne1, ne1 = x;
-		}
-		if (fl & TFM_HFMAP_PERMUTE_Q)
-			s->rope_interleaved = 1; /* llama.cpp's pairwise layout */
-		if (fl & TFM_HFMAP_ADD_ONE)
-			s->norm_plus_one = 0;   /* gemma: 1 + w stored */
-		if (fl & TFM_HFMAP_EXPERT) { /* stack into {ne0, ne1, n_expert} */
-			int64_t j = 0;
-			while (j < nt && strcmp(t[j].name, name))
-				j++;
-			if (j == nt) {
-				t[nt].name = strdup(name);
-				t[nt].n_dims = 3;
-				t[nt].ne[0] = ne0, t[nt].ne[1] = ne1, t[nt].ne[2] = s->n_expert, t[nt].ne[3] = 1;
-				b[nb++] = calloc((size_t)(ne0 * ne1 * s->n_expert), sizeof(float));
-				t[nt++].data = b[nb - 1];
-			}
-			memcpy((float *)t[j].data + TFM_HFMAP_EXPERT_ID(fl) * ne0 * ne1, f,
-			       (size_t)(ne0 * ne1) * sizeof *f);
-			continue;
-		}
-		t[nt].name = strdup(name);
-		t[nt].n_dims = ne1 > 1 ? 2 : 1;
-		t[nt].ne[0] = ne0, t[nt].ne[1] = ne1, t[nt].ne[2] = t[nt].ne[3] = 1;
-		t[nt++].data = f;
-	}
-	if (!st)
-		st = tfm_model_new(m, s, t, nt, NULL);
-	for (int64_t i = 0; i < nt; i++)
-		free((char *)t[i].name);
-	free(t);
-	tfm_ckpt_close(c);
-	*bufs = b;
-	*nbufs = nb;
-	return st;
-}
-
-static float *read_f32(const char *path, size_t *n)
-{
-	struct tfm_blob b;
-	if (tfm_blob_open(&b, path))
-		return NULL;
-	float *f = malloc(b.size);
-	memcpy(f, b.data, b.size);
-	*n = b.size / 4;
-	tfm_blob_close(&b);
-	return f;
-}
-
-static void t_fixtures(void)
-{
-	/* the knobs this executor refuses, each with its fixture */
-	static const char *const refused[] = {"none"};
-	struct tfm_blob mb;
-	json_error_t je;
-	CHECK_OK(tfm_blob_open(&mb, "tests/fixtures/MANIFEST.json"));
-	json_t *man = json_loadb((const char *)mb.data, mb.size, 0, &je);
-	tfm_blob_close(&mb);
-	json_t *fx = json_object_get(man, "fixtures");
-	CHECK(json_object_size(fx) >= 20);
-	const char *key;
-	json_t *val;
-	int ran = 0;
-	json_object_foreach(fx, key, val) {
-		char *dir = t_path("tests/fixtures/%s", key);
-		struct tfm_spec s;
-		struct tfm_model *m = NULL;
-		float **bufs = NULL;
-		int64_t nb = 0;
-		int st = fixture_model(dir, &s, &m, &bufs, &nb);
-		int want_refusal = 0;
-		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-			want_refusal |= !strcmp(key, refused[i]);
-		if (want_refusal) {
-			CHECK_MSG(st == TFM_E_UNSUPPORTED, "%s: want a refusal, got %s", key,
-				  tfm_strstatus(st));
-			fprintf(stderr, "  fixture %-20s refused: %s\n", key, tfm_errmsg());
-		} else {
-			CHECK_MSG(st == TFM_OK, "%s: %s", key, tfm_errmsg());
-		}
-		if (m) {
-			/* input_ids.json: {"prefill": [...], "decode": [...]} */
-			char *ip = t_path("%s/input_ids.json", dir), *pp = t_path("%s/prefill.f32", dir);
-			char *dp = t_path("%s/decode.f32", dir);
-			json_t *ids = json_load_file(ip, 0, &je);
-			json_t *pa = json_object_get(ids, "prefill"), *da = json_object_get(ids, "decode");
-			int64_t np = (int64_t)json_array_size(pa), nd = (int64_t)json_array_size(da);
-			int64_t V = s.n_vocab;
-			int32_t tok[64];
-			for (int64_t i = 0; i < np + nd && i < 64; i++)
-				tok[i] = (int32_t)json_integer_value(json_array_get(i < np ? pa : da,
-										    (size_t)(i < np ? i : i - np)));
-			size_t npw = 0, ndw = 0;
-			float *pw = read_f32(pp, &npw), *dw = read_f32(dp, &ndw);
-			float *lg = malloc((size_t)(np * V) * sizeof *lg);
-			struct tfm_ctx *c;
-			CHECK(np > 0 && nd > 0 && np + nd <= 64 && pw && dw &&
-			      npw == (size_t)(np * V) && ndw == (size_t)(nd * V));
-			CHECK_OK(tfm_ctx_new(&c, m, 64));
-			if (c && pw && dw && npw == (size_t)(np * V) && ndw == (size_t)(nd * V)) {
-				CHECK_OK(tfm_eval(c, tok, np, lg, 1));
-				double ep = maxdiff(lg, pw, np * V), ed = 0;
-				for (int64_t i = 0; i < nd; i++) {
-					CHECK_OK(tfm_eval(c, tok + np + i, 1, lg, 0));
-					double e = maxdiff(lg, dw + i * V, V);
-					ed = e > ed ? e : ed;
-				}
-				fprintf(stderr, "  fixture %-20s vs transformers: prefill %.2g, decode %.2g\n",
-					key, ep, ed);
-				CHECK_MSG(ep < 1e-4 && ed < 1e-4, "%s: prefill %g, decode %g", key, ep, ed);
-				ran++;
-			}
-			tfm_ctx_free(c);
-			tfm_model_close(m);
-			json_decref(ids);
-			free(pw), free(dw), free(lg), free(ip), free(pp), free(dp);
-		}
-		for (int64_t i = 0; i < nb; i++)
-			free(bufs[i]);
-		free(bufs);
-		free(dir);
-	}
-	CHECK(ran >= 18);
-	json_decref(man);
-}
-
-/* tfm_model_open end to end: the llama2.c checkpoint through the converter
- * (with its tokenizer), and each runnable fixture directory; the logits
- * equal the in-memory paths above.  Then a GGUF file (written from the
- * converted model) opened in place, with --set overrides. */
-static void t_open(void)
-{
-	char *path = t_path("%s/models/stories260K/stories260K.bin", t_shared());
-	char *vocab = t_path("%s/models/stories260K/tok512.bin", t_shared());
-	struct tfm_model_opts o = {.vocab = vocab};
-	struct tfm_model *m;
-	struct tfm_ctx *c;
-	CHECK_OK(tfm_model_open(&m, path, &o));
-	if (!m)
-		return;
-	const struct tfm_spec *s = tfm_model_spec(m);
-	CHECK(s->n_vocab == 512 && s->n_layer == 5 && s->n_head_kv == 4 && s->rope_interleaved);
-	CHECK(tfm_model_tokenizer(m) != NULL);
-	CHECK(tfm_model_gguf(m) != NULL);
-	/* the same logits as the direct reader of t_stories260k */
-	struct l2c l;
-	struct tfm_model *m2;
-	struct tfm_ctx *c2;
-	CHECK(l2c_open(&l, path) == 0);
-	CHECK_OK(tfm_model_new(&m2, &l.s, l.t, l.nt, NULL));
-	CHECK_OK(tfm_ctx_new(&c, m, 64));
-	CHECK_OK(tfm_ctx_new(&c2, m2, 64));
-	int32_t tok[12] = {1, 403, 407, 261, 378, 43, 8, 505, 2, 3, 100, 511};
-	float a[12 * 512], b[12 * 512];
-	CHECK_OK(tfm_eval(c, tok, 12, a, 1));
-	CHECK_OK(tfm_eval(c2, tok, 12, b, 1));
-	CHECK_MSG(!memcmp(a, b, sizeof a), "open vs direct: %g", maxdiff(a, b, 12 * 512));
-	/* write the converted model as a GGUF file and open that in place */
-	char *dir = t_tmpdir(), *gp = t_path("%s/stories.gguf", dir);
-	struct tfm_out *out;
-	CHECK_OK(tfm_out_open(&out, gp, 0));
-	CHECK_OK(tfm_gguf_write(tfm_model_gguf(m), out));
-	CHECK_OK(tfm_out_commit(out));
-	struct tfm_model *m3;
-	struct tfm_ctx *c3;
-	CHECK_OK(tfm_model_open(&m3, gp, NULL));
-	if (m3) {
-		CHECK_OK(tfm_ctx_new(&c3, m3, 64));
-		CHECK_OK(tfm_eval(c3, tok, 12, b, 1));
-		CHECK(!memcmp(a, b, sizeof a));
-		CHECK(tfm_model_tokenizer(m3) != NULL);
-		tfm_ctx_free(c3);
-		tfm_model_close(m3);
-	}
-	/* --set overrides go through the executor's checks */
-	const char *set1[] = {"attn.window=4"};
-	struct tfm_model_opts o2 = {.set = set1, .n_set = 1};
-	CHECK_OK(tfm_model_open(&m3, gp, &o2));
-	if (m3) {
-		CHECK(tfm_model_spec(m3)->window == 4);
-		tfm_model_close(m3);
-	}
-	const char *set2[] = {"rope.scaling=ntk", "rope.factor=2"};
-	struct tfm_model_opts o3 = {.set = set2, .n_set = 2};
-	CHECK_ST(tfm_model_open(&m3, gp, &o3), TFM_E_UNSUPPORTED);
-	CHECK_MSG(strstr(tfm_errmsg(), "not supported yet") != NULL, "%s", tfm_errmsg());
-	const char *set3[] = {"no.such.knob=1"};
-	struct tfm_model_opts o4 = {.set = set3, .n_set = 1};
-	CHECK(tfm_model_open(&m3, gp, &o4) != TFM_OK);
-	tfm_ctx_free(c), tfm_ctx_free(c2);
-	tfm_model_close(m), tfm_model_close(m2);
-	tfm_blob_close(&l.blob);
-	free(path), free(vocab), free(dir), free(gp);
-
-	/* fixtures through the converter */
-	static const char *const fx[] = {"llama", "gemma2", "gpt2", "gpt_neox", "falcon-new", "bloom",
-					 "mixtral", "qwen2_moe", "phi3", "olmo2", "smollm3", "opt",
-					 "deepseek_v2"};
-	for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
-		char *d = t_path("tests/fixtures/%s", fx[i]), *pp = t_path("%s/prefill.f32", d);
-		char *ip = t_path("%s/input_ids.json", d);
-		json_error_t je;
-		json_t *ids = json_load_file(ip, 0, &je);
-		json_t *pa = json_object_get(ids, "prefill");
-		int64_t np = (int64_t)json_array_size(pa);
-		int32_t t[64];
-		for (int64_t k = 0; k < np && k < 64; k++)
-			t[k] = (int32_t)json_integer_value(json_array_get(pa, (size_t)k));
-		size_t npw = 0;
-		float *pw = read_f32(pp, &npw), *lg = NULL;
-		int st = tfm_model_open(&m, d, NULL);
-		CHECK_MSG(st == TFM_OK, "open %s: %s", fx[i], tfm_errmsg());
-		if (!st) {
-			int64_t V = tfm_model_spec(m)->n_vocab;
-			lg = malloc((size_t)(np * V) * sizeof *lg);
-			CHECK_OK(tfm_ctx_new(&c, m, 64));
-			CHECK(pw && npw == (size_t)(np * V));
-			if (c && pw && npw == (size_t)(np * V)) {
-				CHECK_OK(tfm_eval(c, t, np, lg, 1));
-				double e = maxdiff(lg, pw, np * V);
-				fprintf(stderr, "  open %-12s prefill vs transformers %.2g\n", fx[i], e);
-				CHECK_MSG(e < 1e-4, "open %s: %g", fx[i], e);
-			}
-			tfm_ctx_free(c);
-			tfm_model_close(m);
-		}
-		json_decref(ids);
-		free(d), free(pp), free(ip), free(pw), free(lg);
-	}
-}
-
 /* q8_0, q4_0 and K-quant weights: a prefill of more than 16 tokens
  * (dequantized tiles, f32 sgemm; q8_0, q4_0, q4_K with VNNI: the 8-bit GEMM,
  * checked as decode) equals the naive pass; decode (and batches up to 16) use
@@ -1360,7 +936,7 @@ static void t_kquants(void)
 	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q6_K, TFM_TYPE_Q8_0, TFM_TYPE_Q4_0};
 	for (int i = 0; i < 4; i++) {
 		struct tm m = {.wtype = types[i]};
-		base_spec(&m.s);
+		t_base_spec(&m.s);
 		m.s.n_embd = 256, m.s.n_ff = 512, m.s.head_dim = 64, m.s.n_vocab = 40;
 		build(&m);
 		int32_t tok[20];
@@ -1370,7 +946,7 @@ static void t_kquants(void)
 		CHECK_OK(run(&m, tok, 20, 32, 1, pre, dec));
 		CHECK_OK(run(&m, tok, 20, 32, 2, pre2, dec2));
 		naive(&m, tok, 20, want);
-		double dp = maxdiff(pre, want, 800), dd = maxdiff(dec, want, 800), sc = 0;
+		double dp = t_maxdiff(pre, want, 800), dd = t_maxdiff(dec, want, 800), sc = 0;
 		for (int k = 0; k < 800; k++)
 			sc = fmax(sc, fabs(want[k]));
 		fprintf(stderr, "  %-28s prefill-naive %.2g, decode-naive %.2g (|logit| <= %.2g)\n",
@@ -1388,8 +964,8 @@ static void t_kquants(void)
 		 * prefill to q8_0 */
 		double tpd = (types[i] == TFM_TYPE_Q4_K ? 0.05 : 0.02) * sc;
 		if (ig)
-			CHECK_MSG(dp < 0.05 * sc && maxdiff(pre, dec, 800) < tpd, "%s prefill %g, vs decode %g",
-				  tfm_type_name(types[i]), dp, maxdiff(pre, dec, 800));
+			CHECK_MSG(dp < 0.05 * sc && t_maxdiff(pre, dec, 800) < tpd, "%s prefill %g, vs decode %g",
+				  tfm_type_name(types[i]), dp, t_maxdiff(pre, dec, 800));
 		else
 			CHECK_MSG(dp < 1e-4, "%s prefill %g", tfm_type_name(types[i]), dp);
 		CHECK_MSG(dd < 0.05 * sc, "%s decode %g", tfm_type_name(types[i]), dd);
@@ -1433,7 +1009,7 @@ static int run_kv(struct tm *tm, int kv_type, const int32_t *tok, int64_t T, int
 static void t_kv_types(void)
 {
 	struct tm m = {0};
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	m.s.n_embd = 64, m.s.head_dim = 32, m.s.n_head = 4, m.s.n_head_kv = 2, m.s.n_vocab = 50;
 	build(&m);
 	enum { T = 70, V = 50 };
@@ -1454,7 +1030,7 @@ static void t_kv_types(void)
 		CHECK_OK(run_kv(&m, types[i], tok, T, 1, p, dec, &kvb));
 		CHECK_OK(run_kv(&m, types[i], tok, T, 2, pre2, dec2, &kvb2));
 		CHECK(!memcmp(p, pre2, T * V * 4) && !memcmp(dec, dec2, T * V * 4));
-		double dpd = maxdiff(p, dec, T * V), df = maxdiff(p, pre, T * V);
+		double dpd = t_maxdiff(p, dec, T * V), df = t_maxdiff(p, pre, T * V);
 		if (i == 0)
 			for (int k = 0; k < T * V; k++)
 				sc = fmax(sc, fabs(pre[k]));
@@ -1473,7 +1049,7 @@ static void t_kv_types(void)
 	struct tfm_ctx *c;
 	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q8_0};
 	struct tm m2 = {0};
-	base_spec(&m2.s);
+	t_base_spec(&m2.s);
 	m2.s.n_embd = 64, m2.s.head_dim = 16;
 	build(&m2);
 	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
@@ -1495,7 +1071,7 @@ static void t_errors(void)
 	struct tm m = {0};
 	struct tfm_model *md;
 	struct tfm_ctx *c;
-	base_spec(&m.s);
+	t_base_spec(&m.s);
 	build(&m);
 	/* context full */
 	CHECK_OK(tfm_model_new(&md, &m.s, m.t, m.nt, NULL));
@@ -1569,10 +1145,7 @@ static const struct t_case t_cases[] = {
 	{"gguf_q8", t_gguf_q8},
 	{"kv_types", t_kv_types},
 	{"kquants", t_kquants},
-	{"stories260k", t_stories260k},
 	{"random", t_random},
-	{"fixtures", t_fixtures},
-	{"open", t_open},
 	{"errors", t_errors},
 };
 T_MAIN(t_cases)

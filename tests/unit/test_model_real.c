@@ -1,0 +1,419 @@
+/* test_model_real.c: the executor on real weights and other programs'
+ * outputs: stories260K read straight from its llama2.c file (greedy text
+ * equal to llama2.c's, prefill equal to decode, thread counts), the Hugging
+ * Face fixtures against transformers' logits, and tfm_model_open end to end
+ * (the converter, GGUF files, --set). */
+#include "t.h"
+#include "model/model-impl.h"
+#include "format/hfmap.h"
+#include "model-util.h"
+
+/* ---- stories260K: a real model, read here straight from the llama2.c file
+ * (7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len; then f32
+ * tables in run.c's order), so this test needs no importer ---- */
+
+struct l2c {
+	struct tfm_blob blob;
+	struct tfm_spec s;
+	struct tfm_model_tensor t[64];
+	char names[64][48];
+	int nt;
+};
+
+static void l2c_add(struct l2c *c, const float **p, const char *name, int64_t ne0, int64_t ne1)
+{
+	struct tfm_model_tensor *t = &c->t[c->nt];
+	snprintf(c->names[c->nt], sizeof c->names[0], "%s", name);
+	t->name = c->names[c->nt++];
+	t->type = TFM_TYPE_F32;
+	t->n_dims = ne1 > 1 ? 2 : 1;
+	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = t->ne[3] = 1;
+	t->data = *p;
+	*p += ne0 * ne1;
+}
+
+static int l2c_open(struct l2c *c, const char *path)
+{
+	memset(c, 0, sizeof *c);
+	if (tfm_blob_open(&c->blob, path))
+		return -1;
+	int32_t h[7];
+	memcpy(h, c->blob.data, sizeof h);
+	int64_t d = h[0], ff = h[1], L = h[2], H = h[3], KV = h[4], V = h[5] < 0 ? -h[5] : h[5];
+	int64_t hd = d / H, kvd = KV * hd;
+	struct tfm_spec *s = &c->s;
+	t_base_spec(s);
+	strcpy(s->arch, "llama");
+	s->n_embd = d, s->n_ff = ff, s->n_layer = L, s->n_head = H, s->n_head_kv = KV;
+	s->head_dim = hd, s->n_vocab = V, s->n_ctx_train = h[6], s->tied_output = h[5] > 0;
+	const float *p = (const float *)(c->blob.data + sizeof h);
+	char n[48];
+	l2c_add(c, &p, "token_embd.weight", d, V);
+	/* per kind, all layers in a row */
+	static const char *const kinds[] = {"attn_norm", "attn_q", "attn_k", "attn_v",
+					    "attn_output", "ffn_norm", "ffn_gate", "ffn_down",
+					    "ffn_up"};
+	int64_t shape[][2] = {{d, 1}, {d, d}, {d, kvd}, {d, kvd}, {d, d}, {d, 1}, {d, ff},
+			      {ff, d}, {d, ff}};
+	for (int k = 0; k < 9; k++)
+		for (int64_t l = 0; l < L; l++) {
+			snprintf(n, sizeof n, "blk.%lld.%s.weight", (long long)l, kinds[k]);
+			l2c_add(c, &p, n, shape[k][0], shape[k][1]);
+		}
+	l2c_add(c, &p, "output_norm.weight", d, 1);
+	p += h[6] * hd; /* freq_cis_real, freq_cis_imag: RoPE tables we compute */
+	if (h[5] < 0)
+		l2c_add(c, &p, "output.weight", d, V);
+	return (const uint8_t *)p <= c->blob.data + c->blob.size ? 0 : -1;
+}
+
+static void t_stories260k(void)
+{
+	char *path = t_path("%s/models/stories260K/stories260K.bin", t_shared());
+	char *tpath = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	char *gpath = t_path("%s/models/stories260K/greedy-once-upon-a-time.txt", t_shared());
+	struct l2c c;
+	struct tfm_blob tb, gb;
+	struct tfm_tokenizer *tok = NULL;
+	struct tfm_model *m;
+	struct tfm_ctx *ctx;
+	CHECK(l2c_open(&c, path) == 0);
+	CHECK_OK(tfm_blob_open(&tb, tpath));
+	CHECK_OK(tfm_blob_open(&gb, gpath));
+	CHECK_OK(tfm_tokenizer_from_llama2c(&tok, tb.data, tb.size, 512));
+	CHECK_OK(tfm_model_new(&m, &c.s, c.t, c.nt, NULL));
+	CHECK_OK(tfm_ctx_new(&ctx, m, 256));
+	if (!tok || !m || !ctx)
+		return;
+	/* run.c -t 0 -n 256 -i "Once upon a time": 256 positions, prompt forced */
+	int32_t *prompt, seq[260];
+	size_t np;
+	CHECK_OK(tfm_tokenize(tok, "Once upon a time", 16, 1, &prompt, &np));
+	float *lg = malloc(256 * 512 * sizeof *lg), *all = malloc(256 * 512 * sizeof *all);
+	int64_t n = 0;
+	seq[n++] = prompt[0];
+	int bad = 0;
+	for (int64_t pos = 0; pos < 256; pos++) {
+		bad += tfm_eval(ctx, &seq[pos], 1, lg + pos * 512, 0) != TFM_OK;
+		int32_t next = 0;
+		for (int32_t v = 1; v < 512; v++)
+			if (lg[pos * 512 + v] > lg[pos * 512 + next])
+				next = v;
+		if ((size_t)pos + 1 < np)
+			next = prompt[pos + 1];
+		seq[n++] = next;
+		if (next == 1)
+			break;
+	}
+	CHECK(bad == 0);
+	char *text;
+	size_t len;
+	CHECK_OK(tfm_detokenize(tok, seq + 1, (size_t)n - 1, &text, &len));
+	size_t glen = gb.size;
+	while (glen && (gb.data[glen - 1] == '\n' || gb.data[glen - 1] == ' '))
+		glen--;
+	CHECK_MSG(len == glen && !memcmp(text, gb.data, glen), "greedy text differs:\n%s", text);
+	/* prefill of the same 256 tokens gives the decode logits */
+	tfm_ctx_reset(ctx);
+	CHECK_OK(tfm_eval(ctx, seq, 256, all, 1));
+	double dd = t_maxdiff(all, lg, 256 * 512);
+	fprintf(stderr, "  stories260K: %lld tokens, greedy text %s llama2.c's, prefill-decode %.2g\n",
+		(long long)n, len == glen && !memcmp(text, gb.data, glen) ? "equals" : "DIFFERS from", dd);
+	CHECK_MSG(dd < 1e-4, "prefill vs decode %g", dd);
+	/* and 2 threads (forced onto these small matrices) change no bit */
+	struct tfm_model_opts o2 = {.n_threads = 2};
+	struct tfm_model *m2;
+	struct tfm_ctx *c2;
+	CHECK_OK(tfm_model_new(&m2, &c.s, c.t, c.nt, &o2));
+	CHECK_OK(tfm_ctx_new(&c2, m2, 256));
+	tfm_ctx_set_par_min(c2, 0);
+	int same = 1;
+	for (int64_t pos = 0; pos < 256; pos++) {
+		same &= tfm_eval(c2, &seq[pos], 1, all, 0) == TFM_OK;
+		same &= !memcmp(all, lg + pos * 512, 512 * sizeof *all);
+	}
+	CHECK_MSG(same, "decode logits differ with 2 threads");
+	tfm_ctx_free(c2);
+	tfm_model_close(m2);
+	free(text), free(prompt), free(lg), free(all);
+	tfm_ctx_free(ctx);
+	tfm_model_close(m);
+	tfm_tokenizer_free(tok);
+	tfm_blob_close(&tb), tfm_blob_close(&gb), tfm_blob_close(&c.blob);
+	free(path), free(tpath), free(gpath);
+}
+
+/* ---- the Hugging Face fixtures (tests/fixtures, made by
+ * scripts/make-fixtures with transformers): the checkpoint through the
+ * library's reader, the spec from config.json, names and layouts through
+ * hfmap (what the converter does), then logits against transformers' ---- */
+
+static int fixture_model(const char *dir, struct tfm_spec *s, struct tfm_model **m,
+			 float ***bufs, int64_t *nbufs)
+{
+	struct tfm_ckpt *c;
+	int st = tfm_ckpt_open(&c, dir, NULL);
+	if (st)
+		return st;
+	if ((st = tfm_spec_from_config(s, c->config))) {
+		tfm_ckpt_close(c);
+		return st;
+	}
+	struct tfm_model_tensor *t = calloc((size_t)c->n_tensors, sizeof *t);
+	float **b = calloc((size_t)c->n_tensors * 2, sizeof *b);
+	int64_t nt = 0, nb = 0;
+	for (int64_t i = 0; i < c->n_tensors && !st; i++) {
+		const struct tfm_ckpt_tensor *ct = &c->tensors[i];
+		char name[128];
+		unsigned fl = 0;
+		if ((st = tfm_hfmap_name(s->arch, ct->name, name, sizeof name, &fl)))
+			break;
+		if (fl & TFM_HFMAP_SKIP)
+			continue;
+		int64_t ne0 = ct->ne[0], ne1 = 1;
+		for (int d = 1; d < ct->n_dims; d++)
+			ne1 *= ct->ne[d];
+		float *f = malloc((size_t)(ne0 * ne1) * sizeof *f), *scr = malloc((size_t)(ne0 * ne1) * sizeof *f);
+		b[nb++] = f;
+		if (!(st = tfm_type_to_f32(ct->type, ct->data, f, ne0 * ne1)))
+			st = tfm_hfmap_transform(fl, s, f, ne0, ne1, scr);
+		free(scr);
+		if (fl & TFM_HFMAP_TRANSPOSE) {
+			int64_t x = ne0;
+			ne0 = ne1, ne1 = x;
+		}
+		if (fl & TFM_HFMAP_PERMUTE_Q)
+			s->rope_interleaved = 1; /* llama.cpp's pairwise layout */
+		if (fl & TFM_HFMAP_ADD_ONE)
+			s->norm_plus_one = 0;   /* gemma: 1 + w stored */
+		if (fl & TFM_HFMAP_EXPERT) { /* stack into {ne0, ne1, n_expert} */
+			int64_t j = 0;
+			while (j < nt && strcmp(t[j].name, name))
+				j++;
+			if (j == nt) {
+				t[nt].name = strdup(name);
+				t[nt].n_dims = 3;
+				t[nt].ne[0] = ne0, t[nt].ne[1] = ne1, t[nt].ne[2] = s->n_expert, t[nt].ne[3] = 1;
+				b[nb++] = calloc((size_t)(ne0 * ne1 * s->n_expert), sizeof(float));
+				t[nt++].data = b[nb - 1];
+			}
+			memcpy((float *)t[j].data + TFM_HFMAP_EXPERT_ID(fl) * ne0 * ne1, f,
+			       (size_t)(ne0 * ne1) * sizeof *f);
+			continue;
+		}
+		t[nt].name = strdup(name);
+		t[nt].n_dims = ne1 > 1 ? 2 : 1;
+		t[nt].ne[0] = ne0, t[nt].ne[1] = ne1, t[nt].ne[2] = t[nt].ne[3] = 1;
+		t[nt++].data = f;
+	}
+	if (!st)
+		st = tfm_model_new(m, s, t, nt, NULL);
+	for (int64_t i = 0; i < nt; i++)
+		free((char *)t[i].name);
+	free(t);
+	tfm_ckpt_close(c);
+	*bufs = b;
+	*nbufs = nb;
+	return st;
+}
+
+static float *read_f32(const char *path, size_t *n)
+{
+	struct tfm_blob b;
+	if (tfm_blob_open(&b, path))
+		return NULL;
+	float *f = malloc(b.size);
+	memcpy(f, b.data, b.size);
+	*n = b.size / 4;
+	tfm_blob_close(&b);
+	return f;
+}
+
+static void t_fixtures(void)
+{
+	/* the knobs this executor refuses, each with its fixture */
+	static const char *const refused[] = {"none"};
+	struct tfm_blob mb;
+	json_error_t je;
+	CHECK_OK(tfm_blob_open(&mb, "tests/fixtures/MANIFEST.json"));
+	json_t *man = json_loadb((const char *)mb.data, mb.size, 0, &je);
+	tfm_blob_close(&mb);
+	json_t *fx = json_object_get(man, "fixtures");
+	CHECK(json_object_size(fx) >= 20);
+	const char *key;
+	json_t *val;
+	int ran = 0;
+	json_object_foreach(fx, key, val) {
+		char *dir = t_path("tests/fixtures/%s", key);
+		struct tfm_spec s;
+		struct tfm_model *m = NULL;
+		float **bufs = NULL;
+		int64_t nb = 0;
+		int st = fixture_model(dir, &s, &m, &bufs, &nb);
+		int want_refusal = 0;
+		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+			want_refusal |= !strcmp(key, refused[i]);
+		if (want_refusal) {
+			CHECK_MSG(st == TFM_E_UNSUPPORTED, "%s: want a refusal, got %s", key,
+				  tfm_strstatus(st));
+			fprintf(stderr, "  fixture %-20s refused: %s\n", key, tfm_errmsg());
+		} else {
+			CHECK_MSG(st == TFM_OK, "%s: %s", key, tfm_errmsg());
+		}
+		if (m) {
+			/* input_ids.json: {"prefill": [...], "decode": [...]} */
+			char *ip = t_path("%s/input_ids.json", dir), *pp = t_path("%s/prefill.f32", dir);
+			char *dp = t_path("%s/decode.f32", dir);
+			json_t *ids = json_load_file(ip, 0, &je);
+			json_t *pa = json_object_get(ids, "prefill"), *da = json_object_get(ids, "decode");
+			int64_t np = (int64_t)json_array_size(pa), nd = (int64_t)json_array_size(da);
+			int64_t V = s.n_vocab;
+			int32_t tok[64];
+			for (int64_t i = 0; i < np + nd && i < 64; i++)
+				tok[i] = (int32_t)json_integer_value(json_array_get(i < np ? pa : da,
+										    (size_t)(i < np ? i : i - np)));
+			size_t npw = 0, ndw = 0;
+			float *pw = read_f32(pp, &npw), *dw = read_f32(dp, &ndw);
+			float *lg = malloc((size_t)(np * V) * sizeof *lg);
+			struct tfm_ctx *c;
+			CHECK(np > 0 && nd > 0 && np + nd <= 64 && pw && dw &&
+			      npw == (size_t)(np * V) && ndw == (size_t)(nd * V));
+			CHECK_OK(tfm_ctx_new(&c, m, 64));
+			if (c && pw && dw && npw == (size_t)(np * V) && ndw == (size_t)(nd * V)) {
+				CHECK_OK(tfm_eval(c, tok, np, lg, 1));
+				double ep = t_maxdiff(lg, pw, np * V), ed = 0;
+				for (int64_t i = 0; i < nd; i++) {
+					CHECK_OK(tfm_eval(c, tok + np + i, 1, lg, 0));
+					double e = t_maxdiff(lg, dw + i * V, V);
+					ed = e > ed ? e : ed;
+				}
+				fprintf(stderr, "  fixture %-20s vs transformers: prefill %.2g, decode %.2g\n",
+					key, ep, ed);
+				CHECK_MSG(ep < 1e-4 && ed < 1e-4, "%s: prefill %g, decode %g", key, ep, ed);
+				ran++;
+			}
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+			json_decref(ids);
+			free(pw), free(dw), free(lg), free(ip), free(pp), free(dp);
+		}
+		for (int64_t i = 0; i < nb; i++)
+			free(bufs[i]);
+		free(bufs);
+		free(dir);
+	}
+	CHECK(ran >= 18);
+	json_decref(man);
+}
+
+/* tfm_model_open end to end: the llama2.c checkpoint through the converter
+ * (with its tokenizer), and each runnable fixture directory; the logits
+ * equal the in-memory paths above.  Then a GGUF file (written from the
+ * converted model) opened in place, with --set overrides. */
+static void t_open(void)
+{
+	char *path = t_path("%s/models/stories260K/stories260K.bin", t_shared());
+	char *vocab = t_path("%s/models/stories260K/tok512.bin", t_shared());
+	struct tfm_model_opts o = {.vocab = vocab};
+	struct tfm_model *m;
+	struct tfm_ctx *c;
+	CHECK_OK(tfm_model_open(&m, path, &o));
+	if (!m)
+		return;
+	const struct tfm_spec *s = tfm_model_spec(m);
+	CHECK(s->n_vocab == 512 && s->n_layer == 5 && s->n_head_kv == 4 && s->rope_interleaved);
+	CHECK(tfm_model_tokenizer(m) != NULL);
+	CHECK(tfm_model_gguf(m) != NULL);
+	/* the same logits as the direct reader of t_stories260k */
+	struct l2c l;
+	struct tfm_model *m2;
+	struct tfm_ctx *c2;
+	CHECK(l2c_open(&l, path) == 0);
+	CHECK_OK(tfm_model_new(&m2, &l.s, l.t, l.nt, NULL));
+	CHECK_OK(tfm_ctx_new(&c, m, 64));
+	CHECK_OK(tfm_ctx_new(&c2, m2, 64));
+	int32_t tok[12] = {1, 403, 407, 261, 378, 43, 8, 505, 2, 3, 100, 511};
+	float a[12 * 512], b[12 * 512];
+	CHECK_OK(tfm_eval(c, tok, 12, a, 1));
+	CHECK_OK(tfm_eval(c2, tok, 12, b, 1));
+	CHECK_MSG(!memcmp(a, b, sizeof a), "open vs direct: %g", t_maxdiff(a, b, 12 * 512));
+	/* write the converted model as a GGUF file and open that in place */
+	char *dir = t_tmpdir(), *gp = t_path("%s/stories.gguf", dir);
+	struct tfm_out *out;
+	CHECK_OK(tfm_out_open(&out, gp, 0));
+	CHECK_OK(tfm_gguf_write(tfm_model_gguf(m), out));
+	CHECK_OK(tfm_out_commit(out));
+	struct tfm_model *m3;
+	struct tfm_ctx *c3;
+	CHECK_OK(tfm_model_open(&m3, gp, NULL));
+	if (m3) {
+		CHECK_OK(tfm_ctx_new(&c3, m3, 64));
+		CHECK_OK(tfm_eval(c3, tok, 12, b, 1));
+		CHECK(!memcmp(a, b, sizeof a));
+		CHECK(tfm_model_tokenizer(m3) != NULL);
+		tfm_ctx_free(c3);
+		tfm_model_close(m3);
+	}
+	/* --set overrides go through the executor's checks */
+	const char *set1[] = {"attn.window=4"};
+	struct tfm_model_opts o2 = {.set = set1, .n_set = 1};
+	CHECK_OK(tfm_model_open(&m3, gp, &o2));
+	if (m3) {
+		CHECK(tfm_model_spec(m3)->window == 4);
+		tfm_model_close(m3);
+	}
+	const char *set2[] = {"rope.scaling=ntk", "rope.factor=2"};
+	struct tfm_model_opts o3 = {.set = set2, .n_set = 2};
+	CHECK_ST(tfm_model_open(&m3, gp, &o3), TFM_E_UNSUPPORTED);
+	CHECK_MSG(strstr(tfm_errmsg(), "not supported yet") != NULL, "%s", tfm_errmsg());
+	const char *set3[] = {"no.such.knob=1"};
+	struct tfm_model_opts o4 = {.set = set3, .n_set = 1};
+	CHECK(tfm_model_open(&m3, gp, &o4) != TFM_OK);
+	tfm_ctx_free(c), tfm_ctx_free(c2);
+	tfm_model_close(m), tfm_model_close(m2);
+	tfm_blob_close(&l.blob);
+	free(path), free(vocab), free(dir), free(gp);
+
+	/* fixtures through the converter */
+	static const char *const fx[] = {"llama", "gemma2", "gpt2", "gpt_neox", "falcon-new", "bloom",
+					 "mixtral", "qwen2_moe", "phi3", "olmo2", "smollm3", "opt",
+					 "deepseek_v2"};
+	for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+		char *d = t_path("tests/fixtures/%s", fx[i]), *pp = t_path("%s/prefill.f32", d);
+		char *ip = t_path("%s/input_ids.json", d);
+		json_error_t je;
+		json_t *ids = json_load_file(ip, 0, &je);
+		json_t *pa = json_object_get(ids, "prefill");
+		int64_t np = (int64_t)json_array_size(pa);
+		int32_t t[64];
+		for (int64_t k = 0; k < np && k < 64; k++)
+			t[k] = (int32_t)json_integer_value(json_array_get(pa, (size_t)k));
+		size_t npw = 0;
+		float *pw = read_f32(pp, &npw), *lg = NULL;
+		int st = tfm_model_open(&m, d, NULL);
+		CHECK_MSG(st == TFM_OK, "open %s: %s", fx[i], tfm_errmsg());
+		if (!st) {
+			int64_t V = tfm_model_spec(m)->n_vocab;
+			lg = malloc((size_t)(np * V) * sizeof *lg);
+			CHECK_OK(tfm_ctx_new(&c, m, 64));
+			CHECK(pw && npw == (size_t)(np * V));
+			if (c && pw && npw == (size_t)(np * V)) {
+				CHECK_OK(tfm_eval(c, t, np, lg, 1));
+				double e = t_maxdiff(lg, pw, np * V);
+				fprintf(stderr, "  open %-12s prefill vs transformers %.2g\n", fx[i], e);
+				CHECK_MSG(e < 1e-4, "open %s: %g", fx[i], e);
+			}
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+		}
+		json_decref(ids);
+		free(d), free(pp), free(ip), free(pw), free(lg);
+	}
+}
+
+static const struct t_case t_cases[] = {
+	{"stories260k", t_stories260k},
+	{"fixtures", t_fixtures},
+	{"open", t_open},
+};
+T_MAIN(t_cases)
