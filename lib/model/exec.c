@@ -27,13 +27,51 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		return TFM_E_NOMEM;
 	c->m = m;
 	c->n_ctx = n_ctx;
-	/* when every layer has a sliding window the cache is a ring of n_ctx
-	 * slots, so generation can run past n_ctx */
+	/* The KV cache.  A global layer keeps n_ctx slots; a window layer keeps
+	 * a ring of min(n_ctx, window + n_batch - 1) slots, position p in slot
+	 * p % slots: a batch stores its n_batch keys before attention reads, and
+	 * its first token (pos0) still reads back to pos0 - window + 1, so
+	 * window + n_batch - 1 positions must be resident.  n_batch is
+	 * min(n_ctx, MAX_BATCH), and when every layer is windowed (the cache is
+	 * a ring and generation can run past n_ctx) at most n_ctx - window + 1,
+	 * so that ring fits in n_ctx; tfm_eval splits longer inputs into
+	 * batches, so prefill of any length works. */
 	c->ring = m->all_window && m->max_window <= n_ctx;
-	c->n_slots = n_ctx;
 	c->n_batch = n_ctx < MAX_BATCH ? n_ctx : MAX_BATCH;
 	if (c->ring && c->n_batch > n_ctx - m->max_window + 1)
 		c->n_batch = n_ctx - m->max_window + 1; /* a batch must not overwrite keys it reads */
+	c->slots = tfm_calloc((size_t)(s->n_layer > 0 ? s->n_layer : 1), 3 * sizeof(int64_t));
+	if (!c->slots) {
+		free(c);
+		return TFM_E_NOMEM;
+	}
+	c->k_off = (size_t *)(c->slots + s->n_layer);
+	c->v_off = c->k_off + s->n_layer;
+	c->n_slots = 0;
+	size_t kbytes = 0, vbytes = 0;
+	for (int64_t l = 0; l < s->n_layer; l++) {
+		int64_t w = m->layers[l].window, ns = n_ctx;
+		if (w > 0 && w + c->n_batch - 1 < n_ctx)
+			ns = w + c->n_batch - 1;
+		size_t kb = tfm_k_kv_bytes(m->kv_type, ns, m->kv_dim / m->head_dim, m->head_dim);
+		size_t vb = tfm_k_kv_bytes(m->kv_type, ns, m->vv_dim / m->v_dim, m->v_dim);
+		if (!kb || !vb) {
+			free(c->slots);
+			free(c);
+			return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: head sizes %lld, %lld are "
+					  "not whole blocks", tfm_type_name(m->kv_type),
+					  (long long)m->head_dim, (long long)m->v_dim);
+		}
+		c->slots[l] = ns;
+		c->k_off[l] = kbytes, c->v_off[l] = vbytes;
+		kbytes += (kb + 63) & ~(size_t)63; /* each layer's cache 64-byte aligned */
+		vbytes += (vb + 63) & ~(size_t)63;
+		c->kv_bytes += (int64_t)(kb + vb);
+		if (ns > c->n_slots)
+			c->n_slots = ns;
+	}
+	if (c->n_slots == 0)
+		c->n_slots = n_ctx;
 	int64_t B = c->n_batch, d = s->n_embd, ff = s->n_ff;
 	int64_t E = s->n_expert > 0 ? s->n_expert : 0, K = E ? s->n_expert_used : 0;
 	for (int64_t l = 0; l < s->n_layer; l++) { /* widest FFN of any kind */
@@ -57,17 +95,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		max_in = ff;
 	int n_tasks = m->n_threads;
 	size_t per_task = al(m->be->scratch_need(max_in, c->n_slots));
-	/* the caches in floats (their bytes rounded up) */
-	c->k_layer_bytes = tfm_k_kv_bytes(m->kv_type, c->n_slots, m->kv_dim / m->head_dim, m->head_dim);
-	c->v_layer_bytes = tfm_k_kv_bytes(m->kv_type, c->n_slots, m->vv_dim / m->v_dim, m->v_dim);
-	if (!c->k_layer_bytes || !c->v_layer_bytes) {
-		free(c);
-		return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: head sizes %lld, %lld are not "
-				  "whole blocks", tfm_type_name(m->kv_type), (long long)m->head_dim,
-				  (long long)m->v_dim);
-	}
-	size_t kv = ((size_t)s->n_layer * c->k_layer_bytes + 3) / 4;
-	size_t vv = ((size_t)s->n_layer * c->v_layer_bytes + 3) / 4;
+	size_t kv = (kbytes + 3) / 4, vv = (vbytes + 3) / 4; /* the caches in floats */
 	size_t sizes[] = {
 		kv, vv,                                   /* kc, vc */
 		(size_t)(B * d), (size_t)(B * d), (size_t)(B * d), (size_t)(B * d), /* x xn h h2 */
@@ -96,6 +124,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		total += al(sizes[i]);
 	c->mem = tfm_amalloc(total * sizeof(float));
 	if (!c->mem) {
+		free(c->slots);
 		free(c);
 		return tfm_adderr(TFM_E_NOMEM, "context of %lld tokens (%.1f MiB)", (long long)n_ctx,
 				  total * 4.0 / 1048576);
@@ -115,6 +144,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	int st = tfm_pool_new(&c->kx.pool, n_tasks);
 	if (st) {
 		tfm_afree(c->mem);
+		free(c->slots);
 		free(c);
 		return st;
 	}
@@ -135,13 +165,14 @@ void tfm_ctx_free(struct tfm_ctx *c)
 		return;
 	tfm_pool_free(c->kx.pool);
 	tfm_afree(c->mem);
+	free(c->slots);
 	free(c);
 }
 
 void tfm_ctx_reset(struct tfm_ctx *c) { c->pos = 0; }
 int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
 {
-	return (int64_t)c->m->spec.n_layer * (int64_t)(c->k_layer_bytes + c->v_layer_bytes);
+	return c->kv_bytes;
 }
 int64_t tfm_ctx_pos(const struct tfm_ctx *c) { return c->pos; }
 int64_t tfm_ctx_size(const struct tfm_ctx *c) { return c->n_ctx; }
@@ -249,12 +280,12 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	int64_t r2 = m->n_rot / 2;
 	struct tfm_attn_args a = {
 		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
-		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->n_slots, .window = L->window,
+		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->slots[l], .window = L->window,
 		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
 		.kv_type = m->kv_type,
 	};
-	void *kc = (uint8_t *)c->kc + (size_t)l * c->k_layer_bytes;
-	void *vc = (uint8_t *)c->vc + (size_t)l * c->v_layer_bytes;
+	void *kc = (uint8_t *)c->kc + c->k_off[l];
+	void *vc = (uint8_t *)c->vc + c->v_off[l];
 	for (int64_t t = 0; t < n; t++) {
 		if (L->rope && !m->mla) {
 			const float *cs = (L->rope_local ? c->cs2 : c->cs) + t * r2;
@@ -262,7 +293,7 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 			be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
 			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
 		}
-		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % c->n_slots, &a);
+		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % a.n_slots, &a);
 	}
 	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
 	be->matmul(&c->kx, c->h, c->att, &L->wo, n);

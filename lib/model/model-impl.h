@@ -86,13 +86,16 @@ struct tfm_model {
 
 struct tfm_ctx {
 	struct tfm_model *m;
-	int64_t n_ctx, n_slots, pos, n_batch;
+	int64_t n_ctx, pos, n_batch;
+	int64_t n_slots;           /* the most slots of any layer */
 	int ring;                  /* positions wrap around the slots (all layers windowed) */
 	int rope_long;             /* this call uses the long LongRoPE factors */
 	float *inv_dyn;            /* [n_rot / 2] dynamic NTK: this context's frequencies */
 	int64_t dyn_max;           /* dynamic NTK: the length they were made for */
-	void *kc, *vc;             /* [n_layer][kv_layer_bytes]: the backend's layout of kv_type */
-	size_t k_layer_bytes, v_layer_bytes; /* tfm_k_kv_bytes of one layer */
+	void *kc, *vc;             /* per layer tfm_k_kv_bytes(slots[l]) (64-byte aligned), the backend's layout of kv_type */
+	int64_t *slots;            /* [n_layer] cache slots of each layer (see tfm_ctx_new); owns k_off, v_off */
+	size_t *k_off, *v_off;     /* [n_layer] byte offsets of each layer's cache in kc, vc */
+	int64_t kv_bytes;          /* sum of tfm_k_kv_bytes over layers (tfm_ctx_kv_bytes) */
 	/* scratch for one batch of up to n_batch tokens */
 	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */
 	float *q, *k, *v, *att;    /* [n_batch][q_dim], [n_batch][kv_dim] x2, [n_batch][q_dim] */

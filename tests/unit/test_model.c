@@ -690,6 +690,94 @@ static void t_window(void)
 	tm_free(&m);
 }
 
+/* all logits of T tokens fed in calls of `chunk` tokens (0: one call) to a
+ * context of n_ctx; the context's tfm_ctx_kv_bytes into *kv_bytes */
+static int run_chunks(struct tm *tm, int64_t n_ctx, const int32_t *tok, int64_t T,
+		      int64_t chunk, int threads, float *out, int64_t *kv_bytes)
+{
+	struct tfm_model_opts o = {.n_threads = threads};
+	struct tfm_model *m;
+	struct tfm_ctx *c;
+	int st = tfm_model_new(&m, &tm->s, tm->t, tm->nt, &o);
+	if (st)
+		return st;
+	if ((st = tfm_ctx_new(&c, m, n_ctx))) {
+		tfm_model_close(m);
+		return st;
+	}
+	if (threads > 1)
+		tfm_ctx_set_par_min(c, 0);
+	*kv_bytes = tfm_ctx_kv_bytes(c);
+	int64_t step = chunk > 0 ? chunk : T;
+	for (int64_t t = 0; !st && t < T; t += step) {
+		int64_t n = T - t < step ? T - t : step;
+		st = tfm_eval(c, tok + t, n, out + t * tm->s.n_vocab, 1);
+	}
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	return st;
+}
+
+/* Window layers keep a ring of min(n_ctx, window + n_batch - 1) slots
+ * (n_batch 256 here: exec.c's MAX_BATCH), not n_ctx: the cache takes what
+ * tfm_spec_kv_bytes gives for a window of window + 255, far below a full
+ * n_ctx cache.  600 tokens wrap those rings twice; the logits equal
+ * (1e-4) those of decode one token at a time, of calls of 7 tokens, and of
+ * a ring of n_ctx 20 (batches of 16) that runs 30 times past its n_ctx. */
+static void t_window_ring(void)
+{
+	enum { T = 600 };
+	struct tm m = {0};
+	t_base_spec(&m.s);
+	m.s.mask = TFM_MASK_WINDOW, m.s.window = 5;
+	m.s.layer_window[0] = m.s.layer_window[1] = 1;
+	build(&m);
+	int64_t V = m.s.n_vocab;
+	int32_t *tok = malloc(T * sizeof *tok);
+	for (int t = 0; t < T; t++)
+		tok[t] = (int32_t)((t * 29 + 7) % V);
+	float *a = malloc(T * V * 4), *b = malloc(T * V * 4);
+	int64_t kvb = 0, kvb2 = 0;
+	/* all layers windowed, n_ctx 4096: 2 layers x 260 slots x (k + v of
+	 * 2 heads x 6) floats */
+	CHECK_OK(run_chunks(&m, 4096, tok, T, 0, 1, a, &kvb));
+	struct tfm_spec s2 = m.s;
+	s2.window = 5 + 255;
+	double full = tfm_spec_kv_bytes(&m.s, 4, 4096);
+	fprintf(stderr, "  ring: %lld bytes (window + 255: %.0f, window alone %.0f, no window %.0f)\n",
+		(long long)kvb, tfm_spec_kv_bytes(&s2, 4, 4096), full,
+		4096.0 * 2 * 2 * 2 * 6 * 4);
+	CHECK(kvb == 2 * 260 * 2 * 2 * 6 * 4);
+	CHECK(kvb == (int64_t)tfm_spec_kv_bytes(&s2, 4, 4096));
+	CHECK_OK(run_chunks(&m, 4096, tok, T, 1, 1, b, &kvb2));
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "ring: decode %g", t_maxdiff(a, b, T * V));
+	CHECK_OK(run_chunks(&m, 4096, tok, T, 7, 2, b, &kvb2));
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "ring: chunks of 7 %g", t_maxdiff(a, b, T * V));
+	CHECK_OK(run_chunks(&m, 20, tok, T, 0, 1, b, &kvb2));
+	CHECK(kvb2 == 2 * 20 * 2 * 2 * 6 * 4);
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "ring of 20: %g", t_maxdiff(a, b, T * V));
+	double sc = 0;
+	for (int64_t i = 0; i < T * V; i++)
+		sc = fmax(sc, fabs(a[i]));
+	CHECK(sc > 0.1);
+	tm_free(&m);
+	/* mixed: layers 0, 2 windowed (4 + 255 slots), layer 1 global (n_ctx) */
+	t_base_spec(&m.s);
+	m.s.n_layer = 3, m.s.window = 4, m.s.layer_window[0] = m.s.layer_window[2] = 1;
+	build(&m);
+	CHECK_OK(run_chunks(&m, T, tok, T, 0, 1, a, &kvb));
+	s2 = m.s;
+	s2.window = 4 + 255;
+	CHECK(kvb == (2 * 259 + T) * 2 * 2 * 6 * 4);
+	CHECK(kvb == (int64_t)tfm_spec_kv_bytes(&s2, 4, T));
+	CHECK_OK(run_chunks(&m, T, tok, T, 1, 2, b, &kvb2));
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "mixed: decode %g", t_maxdiff(a, b, T * V));
+	CHECK_OK(run_chunks(&m, T + 100, tok, T, 7, 1, b, &kvb2));
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "mixed: chunks of 7 %g", t_maxdiff(a, b, T * V));
+	tm_free(&m);
+	free(tok), free(a), free(b);
+}
+
 static void t_gemma3(void)
 {
 	struct tm m = {0};
@@ -1135,6 +1223,7 @@ static const struct t_case t_cases[] = {
 	{"neox", t_neox},
 	{"gpt2", t_gpt2},
 	{"window", t_window},
+	{"window_ring", t_window_ring},
 	{"alibi", t_alibi},
 	{"gemma3", t_gemma3},
 	{"phi3_llama3", t_phi3_llama3},
