@@ -385,6 +385,60 @@ static void t_dispatch(void)
 	CHECK(!tfm_k_type_ok(TFM_TYPE_Q8_K) && tfm_k_type_ok(TFM_TYPE_Q6_K));
 }
 
+/* The 4-row K-quant decode kernels (qgemv-k-avx512.c) on 1 and 3
+ * super-blocks and odd row counts: each row within 1e-5 relative of
+ * lib/quant's scalar dot (the f32 sums run in another order) and the same
+ * whatever rows share a call.  The last case has the largest 16-bit partial
+ * sums the kernels pack (weights all -1 or alternating +-1, activations all
+ * -1: quants at their extremes against -128). */
+static void t_qgemv_k(void)
+{
+	if (strcmp(tfm_quant_isa(), "avx512")) {
+		fprintf(stderr, "  qgemv K: no AVX-512 VNNI here, not run\n");
+		return;
+	}
+	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
+	static const tfm_cpu_qgemv_fn fns[] = {tfm_cpu_qgemv_q4_K_avx512, tfm_cpu_qgemv_q5_K_avx512,
+					       tfm_cpu_qgemv_q6_K_avx512};
+	static const int64_t rowsv[] = {1, 3, 5, 7, 13};
+	enum { MAXN = 768, MAXR = 13 };
+	float *w = malloc(MAXN * MAXR * sizeof *w), *x = malloc(MAXN * sizeof *x);
+	uint8_t *wq = malloc(MAXN * MAXR), *xq = malloc(4 * MAXN);
+	float y[MAXR], y1[MAXR];
+	for (int ti = 0; ti < 3; ti++) {
+		double worst = 0;
+		int same = 1;
+		for (int64_t n = 256; n <= MAXN; n += 512)
+			for (int ri = 0; ri < 5; ri++) {
+				int64_t rows = rowsv[ri];
+				size_t rb = tfm_quant_row_bytes(types[ti], n);
+				fill(w, n * rows, 1);
+				fill(x, n, 2);
+				if (ri == 4) /* extremes */
+					for (int64_t e = 0; e < n * rows; e++) {
+						w[e] = e < n || e % 2 ? -1.0f : 1.0f;
+						x[e % n] = -1.0f;
+					}
+				for (int64_t r = 0; r < rows; r++)
+					CHECK_OK(tfm_quantize_row(types[ti], w + r * n, wq + r * rb, n));
+				CHECK_OK(tfm_quantize_row(TFM_TYPE_Q8_K, x, xq, n));
+				fns[ti](y, wq, rb, xq, n, rows);
+				for (int64_t r = 0; r < rows; r++) {
+					float want = tfm_vec_dot_ref(types[ti])(n, wq + r * rb, xq);
+					fns[ti](y1 + r, wq + r * rb, rb, xq, n, 1);
+					CHECK_CLOSE(y[r], want, 1e-5, 1e-5);
+					same &= !memcmp(&y[r], &y1[r], 4);
+					worst = fmax(worst, fabs((double)y[r] - want));
+				}
+			}
+		fprintf(stderr, "  qgemv %s: worst |4-row - ref| %.2g (extremes: %g, ref %g)\n",
+			tfm_type_name(types[ti]), worst, y[0], tfm_vec_dot_ref(types[ti])(MAXN, wq, xq));
+		CHECK_MSG(same, "qgemv %s: a row alone differs from the row in a group",
+			  tfm_type_name(types[ti]));
+	}
+	free(w), free(x), free(wq), free(xq);
+}
+
 static void setup(void)
 {
 	tfm_pool_new(&pool, 2);
@@ -399,6 +453,7 @@ static const struct t_case t_cases[] = {
 	{"reference", t_reference},
 	{"dispatch", t_dispatch},
 	{"backends", t_backends},
+	{"qgemv_k", t_qgemv_k},
 	{"teardown", t_teardown},
 };
 T_MAIN(t_cases)

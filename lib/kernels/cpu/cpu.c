@@ -3,8 +3,8 @@
  * products; decode and batches up to 16 tokens of quantized weights use
  * integer dots against the activations quantized once per matmul to q8_0 /
  * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
- * qgemv-avx512.c for q4_0, q5_0, q4_1, lib/quant's one-row dots for the
- * others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
+ * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
+ * q6_K, lib/quant's one-row dots for the others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
  * with VNNI is the
  * 8-bit GEMM of igemm-avx512.c (x quantized to q8_0 once, as llama.cpp);
  * otherwise OpenBLAS sgemm on tiles of weight rows converted to f32 in
@@ -341,6 +341,9 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 	case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx512;
 	case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_avx512;
 	case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_avx512;
+	case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4_K_avx512;
+	case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5_K_avx512;
+	case TFM_TYPE_Q6_K: return tfm_cpu_qgemv_q6_K_avx512;
 	}
 	return NULL;
 }
