@@ -722,8 +722,9 @@ static int run_chunks(struct tm *tm, int64_t n_ctx, const int32_t *tok, int64_t 
  * (n_batch 256 here: exec.c's MAX_BATCH), not n_ctx: the cache takes what
  * tfm_spec_kv_bytes gives for a window of window + 255, far below a full
  * n_ctx cache.  600 tokens wrap those rings twice; the logits equal
- * (1e-4) those of decode one token at a time, of calls of 7 tokens, and of
- * a ring of n_ctx 20 (batches of 16) that runs 30 times past its n_ctx. */
+ * (1e-4) those of decode one token at a time, of calls of 7 tokens, of
+ * a ring of n_ctx 20 (batches of 16) that runs 30 times past its n_ctx, and
+ * of the naive pass without a cache. */
 static void t_window_ring(void)
 {
 	enum { T = 600 };
@@ -760,6 +761,8 @@ static void t_window_ring(void)
 	for (int64_t i = 0; i < T * V; i++)
 		sc = fmax(sc, fabs(a[i]));
 	CHECK(sc > 0.1);
+	naive(&m, tok, T, b); /* no cache at all */
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "ring vs naive: %g", t_maxdiff(a, b, T * V));
 	tm_free(&m);
 	/* mixed: layers 0, 2 windowed (4 + 255 slots), layer 1 global (n_ctx) */
 	t_base_spec(&m.s);
@@ -774,6 +777,8 @@ static void t_window_ring(void)
 	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "mixed: decode %g", t_maxdiff(a, b, T * V));
 	CHECK_OK(run_chunks(&m, T + 100, tok, T, 7, 1, b, &kvb2));
 	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "mixed: chunks of 7 %g", t_maxdiff(a, b, T * V));
+	naive(&m, tok, T, b);
+	CHECK_MSG(t_maxdiff(a, b, T * V) < 1e-4, "mixed vs naive: %g", t_maxdiff(a, b, T * V));
 	tm_free(&m);
 	free(tok), free(a), free(b);
 }
