@@ -8,6 +8,9 @@
 #include "format/hfmap.h"
 #include "model-util.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 /* ---- stories260K: a real model, read here straight from the llama2.c file
  * (7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len; then f32
  * tables in run.c's order), so this test needs no importer ---- */
@@ -374,11 +377,21 @@ static void t_open(void)
 	tfm_blob_close(&l.blob);
 	free(path), free(vocab), free(dir), free(gp);
 
-	/* fixtures through the converter */
-	static const char *const fx[] = {"llama", "gemma2", "gpt2", "gpt_neox", "falcon-new", "bloom",
-					 "mixtral", "qwen2_moe", "phi3", "olmo2", "smollm3", "opt",
-					 "deepseek_v2"};
-	for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+	/* every fixture through the converter (tfm-convert's code, in memory) */
+	const char *fx[64];
+	size_t n_fx = 0;
+	DIR *dd = opendir("tests/fixtures");
+	CHECK(dd != NULL);
+	for (struct dirent *e; dd && (e = readdir(dd)) && n_fx < 64;) {
+		char *cj = t_path("tests/fixtures/%s/config.json", e->d_name);
+		if (e->d_name[0] != '.' && access(cj, R_OK) == 0)
+			fx[n_fx++] = strdup(e->d_name);
+		free(cj);
+	}
+	if (dd)
+		closedir(dd);
+	CHECK_MSG(n_fx >= 23, "%zu fixtures", n_fx);
+	for (size_t i = 0; i < n_fx; i++) {
 		char *d = t_path("tests/fixtures/%s", fx[i]), *pp = t_path("%s/prefill.f32", d);
 		char *ip = t_path("%s/input_ids.json", d);
 		json_error_t je;
@@ -408,6 +421,7 @@ static void t_open(void)
 		}
 		json_decref(ids);
 		free(d), free(pp), free(ip), free(pw), free(lg);
+		free((char *)fx[i]);
 	}
 }
 
