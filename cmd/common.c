@@ -71,3 +71,19 @@ int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *
 	}
 	return 0;
 }
+
+int cmd_opt_type(const char *usage, const char *arg, int *type)
+{
+	*type = tfm_type_from_name(arg);
+	if (*type < 0 || !tfm_type_info(*type))
+		return cmd_usage_error(usage, "-k: unknown type '%s'", arg);
+	return 0;
+}
+
+int cmd_opt_kv_type(const char *usage, const char *arg, int *type)
+{
+	*type = tfm_type_from_name(arg);
+	if (*type != TFM_TYPE_F32 && *type != TFM_TYPE_F16 && *type != TFM_TYPE_Q8_0)
+		return cmd_usage_error(usage, "-k %s: the KV cache is f32, f16 or q8_0", arg);
+	return 0;
+}

@@ -22,4 +22,10 @@ int cmd_close_stdout(void);
 int cmd_opt_i64(const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out);
 int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *out);
 
+/* -k TYPE: any ggml type name (tfm-inspect and tfm-bench predict bytes for
+ * any); cmd_opt_kv_type only the KV caches the executor keeps: f32, f16,
+ * q8_0.  On error print the message and usage, return 64. */
+int cmd_opt_type(const char *usage, const char *arg, int *type);
+int cmd_opt_kv_type(const char *usage, const char *arg, int *type);
+
 #endif

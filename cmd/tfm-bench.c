@@ -675,7 +675,7 @@ int main(int argc, char **argv)
 			 .dtype = TFM_TYPE_F32, .kv_type = TFM_TYPE_F32, .heads = 32, .kv_heads = 8,
 			 .head_dim = 128, .window = 4096, .block = 64,
 			 .ctx = {512, 2048, 8192, 32768}, .n_ctx = 4};
-	int attn = 0, measure = 0, ch;
+	int attn = 0, measure = 0, ch, rc;
 	cmd_init("tfm-bench");
 	while ((ch = getopt_long(argc, argv, "c:F:hk:m:n:p:qr:t:Vv", longopts, NULL)) != -1) {
 		int64_t v;
@@ -697,9 +697,8 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return cmd_close_stdout();
 		case 'k':
-			o.kv_type = tfm_type_from_name(optarg);
-			if (o.kv_type < 0 || !tfm_type_info(o.kv_type))
-				return cmd_usage_error(usage, "-k: unknown type '%s'", optarg);
+			if ((rc = cmd_opt_type(usage, optarg, &o.kv_type)))
+				return rc;
 			break;
 		case 'm':
 			o.model = optarg;

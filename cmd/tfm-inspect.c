@@ -370,7 +370,7 @@ int main(int argc, char **argv)
 	};
 	struct opts o = { .fmt = FMT_TABLE, .kv_type = TFM_TYPE_F16 };
 	cmd_init("tfm-inspect");
-	int ch;
+	int ch, rc;
 	while ((ch = getopt_long(argc, argv, "c:F:hk:TV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -391,9 +391,8 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return cmd_close_stdout();
 		case 'k':
-			o.kv_type = tfm_type_from_name(optarg);
-			if (o.kv_type < 0 || !tfm_type_info(o.kv_type))
-				return cmd_usage_error(usage, "-k: unknown type '%s'", optarg);
+			if ((rc = cmd_opt_type(usage, optarg, &o.kv_type)))
+				return rc;
 			break;
 		case 'T':
 			o.tensors = 1;
@@ -423,7 +422,7 @@ int main(int argc, char **argv)
 				return cmd_usage_error(usage, "%s", tfm_errmsg());
 			}
 	json_decref(pj);
-	int rc = 0;
+	rc = 0;
 	for (int i = optind; i < argc; i++) {
 		int st = inspect(argv[i], &o);
 		if (st) {

@@ -300,9 +300,8 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "F:Vc:f:hk:m:n:p:qt:v", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			kv_type = tfm_type_from_name(optarg);
-			if (kv_type != TFM_TYPE_F32 && kv_type != TFM_TYPE_F16 && kv_type != TFM_TYPE_Q8_0)
-				return cmd_usage_error(usage, "-k %s: the KV cache is f32, f16 or q8_0", optarg);
+			if ((rc = cmd_opt_kv_type(usage, optarg, &kv_type)))
+				return rc;
 			break;
 		case 'F': format = optarg; break;
 		case 'V': cmd_version(); return cmd_close_stdout();
