@@ -48,17 +48,27 @@ void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
 	tfm_ppl_add_values(a, nll, ent, best == target, n_bytes);
 }
 
+/* log sum_i exp(logits[i]), computed from the largest logit (whose lowest
+ * index goes to *argmax when it is not NULL). */
+static double log_sum_exp(const float *logits, int64_t n, int64_t *argmax)
+{
+	int64_t best = 0;
+	for (int64_t i = 1; i < n; i++)
+		if (logits[i] > logits[best])
+			best = i;
+	double mx = logits[best], z = 0;
+	for (int64_t i = 0; i < n; i++)
+		z += exp((double)logits[i] - mx);
+	if (argmax)
+		*argmax = best;
+	return log(z) + mx;
+}
+
 void tfm_log_softmax(const float *logits, int64_t n_vocab, float *logp)
 {
-	float mx = logits[0];
-	for (int64_t i = 1; i < n_vocab; i++)
-		mx = logits[i] > mx ? logits[i] : mx;
-	double z = 0;
+	double lz = log_sum_exp(logits, n_vocab, NULL);
 	for (int64_t i = 0; i < n_vocab; i++)
-		z += exp((double)logits[i] - mx);
-	double lz = log(z);
-	for (int64_t i = 0; i < n_vocab; i++)
-		logp[i] = (float)((double)logits[i] - mx - lz);
+		logp[i] = (float)((double)logits[i] - lz);
 }
 
 /* Is (la, ia) ranked before (lb, ib): higher log-probability, then lower id. */
@@ -71,13 +81,7 @@ void tfm_logprobs_make(const float *logits, int64_t n_vocab, int32_t target,
 		       struct tfm_logprobs *r)
 {
 	memset(r, 0, sizeof(*r));
-	float mx = logits[0];
-	for (int64_t i = 1; i < n_vocab; i++)
-		mx = logits[i] > mx ? logits[i] : mx;
-	double z = 0;
-	for (int64_t i = 0; i < n_vocab; i++)
-		z += exp((double)logits[i] - mx);
-	double lz = log(z) + mx;
+	double lz = log_sum_exp(logits, n_vocab, NULL);
 	/* top K by insertion into a sorted list of at most K */
 	int k = 0;
 	for (int64_t i = 0; i < n_vocab; i++) {
@@ -111,14 +115,8 @@ void tfm_logprobs_make(const float *logits, int64_t n_vocab, int32_t target,
 double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *b, const float *logits,
 		  int64_t n_vocab, int32_t target)
 {
-	int64_t mm = 0;
-	for (int64_t i = 1; i < n_vocab; i++)
-		if (logits[i] > logits[mm])
-			mm = i;
-	double mx = logits[mm], z = 0;
-	for (int64_t i = 0; i < n_vocab; i++)
-		z += exp((double)logits[i] - mx);
-	double lz = log(z) + mx, kl = 0, top_m = 0;
+	int64_t mm;
+	double lz = log_sum_exp(logits, n_vocab, &mm), kl = 0, top_m = 0;
 	for (int j = 0; j < b->k; j++) {
 		if (b->id[j] < 0 || b->id[j] >= n_vocab)
 			continue; /* checked when the file is read */
