@@ -48,6 +48,9 @@ void *tfm_malloc(size_t n);
 void *tfm_calloc(size_t n, size_t size);
 void *tfm_realloc(void *p, size_t n);
 char *tfm_strdup(const char *s);
+/* Growable arrays: make room for need elements of elem bytes in *p (capacity
+ * *cap elements), doubling from 16; the new elements are zeroed. */
+int tfm_grow(void **p, int64_t *cap, int64_t need, size_t elem);
 /* 64-byte aligned allocation, freed with tfm_afree(). */
 void *tfm_amalloc(size_t n);
 void tfm_afree(void *p);

@@ -1,6 +1,7 @@
 /* mem.c: allocation helpers that record TFM_E_NOMEM with a message. */
 #include "tfm.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,25 @@ char *tfm_strdup(const char *s)
 	if (p)
 		memcpy(p, s, n);
 	return p;
+}
+
+int tfm_grow(void **p, int64_t *cap, int64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return TFM_OK;
+	int64_t nc = *cap > 0 ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	if ((uint64_t)nc > SIZE_MAX / elem)
+		return tfm_seterr(TFM_E_NOMEM, "out of memory (%lld elements of %zu bytes)",
+				  (long long)nc, elem);
+	char *np = tfm_realloc(*p, (size_t)nc * elem);
+	if (!np)
+		return TFM_E_NOMEM;
+	memset(np + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+	*p = np;
+	*cap = nc;
+	return TFM_OK;
 }
 
 void *tfm_amalloc(size_t n)

@@ -56,25 +56,10 @@ static int hash_grow(struct tfm_ckpt *c, int64_t need)
 	return TFM_OK;
 }
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t elem)
-{
-	if (need <= *cap)
-		return TFM_OK;
-	int64_t nc = *cap ? *cap * 2 : 16;
-	while (nc < need)
-		nc *= 2;
-	void *np = tfm_realloc(*p, (size_t)nc * elem);
-	if (!np)
-		return TFM_E_NOMEM;
-	*p = np;
-	*cap = nc;
-	return TFM_OK;
-}
-
 static int grow_int(void **p, int *cap, int need, size_t elem)
 {
 	int64_t c = *cap;
-	int st = grow(p, &c, need, elem);
+	int st = tfm_grow(p, &c, need, elem);
 	*cap = (int)c;
 	return st;
 }
@@ -153,7 +138,7 @@ int tfm_ckpt_add_tensor(struct tfm_ckpt *c, const char *name, int type, int n_di
 				  c->source, name, nbytes, (unsigned long long)want);
 	if (tfm_ckpt_find(c, name))
 		return tfm_seterr(TFM_E_FORMAT, "%s: tensor %s appears twice", c->source, name);
-	if (grow((void **)&c->tensors, &p->cap_tensors, c->n_tensors + 1, sizeof *c->tensors) ||
+	if (tfm_grow((void **)&c->tensors, &p->cap_tensors, c->n_tensors + 1, sizeof *c->tensors) ||
 	    hash_grow(c, c->n_tensors + 1))
 		return TFM_E_NOMEM;
 	struct tfm_ckpt_tensor *t = &c->tensors[c->n_tensors];

@@ -85,28 +85,12 @@ struct pk {
 	int64_t cap_memo, memo_len;
 };
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t elem)
-{
-	if (need <= *cap)
-		return TFM_OK;
-	int64_t nc = *cap ? *cap * 2 : 16;
-	while (nc < need)
-		nc *= 2;
-	void *np = tfm_realloc(*p, (size_t)nc * elem);
-	if (!np)
-		return TFM_E_NOMEM;
-	memset((char *)np + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
-	*p = np;
-	*cap = nc;
-	return TFM_OK;
-}
-
 #define PKERR(k, fmt, ...) tfm_seterr(TFM_E_FORMAT, "%s: pickle: " fmt, (k)->name, ##__VA_ARGS__)
 
 static struct pk_val *newval(struct pk *k, int kind)
 {
 	struct pk_val *v;
-	if (grow((void **)&k->all, &k->cap_all, k->n_all + 1, sizeof *k->all) ||
+	if (tfm_grow((void **)&k->all, &k->cap_all, k->n_all + 1, sizeof *k->all) ||
 	    !(v = tfm_calloc(1, sizeof *v)))
 		return NULL;
 	v->kind = kind;
@@ -116,7 +100,7 @@ static struct pk_val *newval(struct pk *k, int kind)
 
 static int push(struct pk *k, struct pk_val *v)
 {
-	if (!v || grow((void **)&k->stack, &k->cap_stack, k->sp + 1, sizeof *k->stack))
+	if (!v || tfm_grow((void **)&k->stack, &k->cap_stack, k->sp + 1, sizeof *k->stack))
 		return TFM_E_NOMEM;
 	k->stack[k->sp++] = v;
 	return TFM_OK;
@@ -133,7 +117,7 @@ static int pop(struct pk *k, struct pk_val **v)
 
 static int append(struct pk_val *c, struct pk_val *v)
 {
-	if (grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
+	if (tfm_grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
 		return TFM_E_NOMEM;
 	c->items[c->n++] = v;
 	return TFM_OK;
@@ -303,7 +287,7 @@ static int memo_put(struct pk *k, uint64_t idx)
 			     (unsigned long long)idx);
 	if (!k->sp || (k->n_marks && k->marks[k->n_marks - 1] == k->sp))
 		return PKERR(k, "memo put with an empty stack");
-	if (grow((void **)&k->memo, &k->cap_memo, (int64_t)idx + 1, sizeof *k->memo))
+	if (tfm_grow((void **)&k->memo, &k->cap_memo, (int64_t)idx + 1, sizeof *k->memo))
 		return TFM_E_NOMEM;
 	if (!k->memo[idx])
 		k->memo_len++;
@@ -389,7 +373,7 @@ static int run(struct pk *k, struct pk_val **result)
 				return st;
 			break;
 		case '(': /* MARK */
-			if (grow((void **)&k->marks, &k->cap_marks, k->n_marks + 1, sizeof *k->marks))
+			if (tfm_grow((void **)&k->marks, &k->cap_marks, k->n_marks + 1, sizeof *k->marks))
 				return TFM_E_NOMEM;
 			k->marks[k->n_marks++] = k->sp;
 			break;

@@ -1,6 +1,7 @@
 /* bigram.c: the priority queue of candidate merges shared by the BPE and
  * SentencePiece tokenizers: a binary min-heap on (key, left position), so
- * the best merge comes first and ties go to the leftmost pair. */
+ * the best merge comes first and ties go to the leftmost pair; and the merge
+ * of a popped pair into the symbol list. */
 #include "text/tokenizer-impl.h"
 
 static int before(const struct tfm_bigram *a, const struct tfm_bigram *b)
@@ -48,4 +49,17 @@ struct tfm_bigram tfm_bigram_pop(struct tfm_bigram_heap *h)
 	if (h->n)
 		h->v[i] = last;
 	return top;
+}
+
+int tfm_bigram_apply(struct tfm_sym *sy, const struct tfm_bigram *b)
+{
+	struct tfm_sym *l = &sy[b->left], *r = &sy[b->right];
+	if (l->n == 0 || r->n == 0 || l->n + r->n != b->size)
+		return 0;
+	l->n += r->n;
+	r->n = 0;
+	l->next = r->next;
+	if (r->next >= 0)
+		sy[r->next].prev = b->left;
+	return 1;
 }

@@ -64,44 +64,24 @@ int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n, const char *const *m, const
 	return tfm_pretok_new((struct tfm_pretok **)&t->pretok, t->pre);
 }
 
-struct sym {
-	int prev, next;
-	size_t off, n;
-};
-
 struct enc {
 	const struct tfm_tokenizer *t;
 	struct tfm_ids *out;
 	char *buf;          /* the word in GPT-2 code points, then "left right" keys */
-	size_t cap;
-	struct sym *sy;
-	size_t sycap;
+	int64_t cap;
+	struct tfm_sym *sy;
+	int64_t sycap;
 	struct tfm_bigram_heap h;
 	char *key;
-	size_t keycap;
+	int64_t keycap;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return TFM_OK;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *q = tfm_realloc(*p, c * elem);
-	if (!q)
-		return TFM_E_NOMEM;
-	*p = q;
-	*cap = c;
-	return TFM_OK;
-}
 
 static int add_bigram(struct enc *e, int left, int right)
 {
 	if (left < 0 || right < 0)
 		return TFM_OK;
 	size_t ln = e->sy[left].n, rn = e->sy[right].n;
-	int st = grow((void **)&e->key, &e->keycap, ln + rn + 1, 1);
+	int st = tfm_grow((void **)&e->key, &e->keycap, ln + rn + 1, 1);
 	if (st)
 		return st;
 	memcpy(e->key, e->buf + e->sy[left].off, ln);
@@ -119,7 +99,7 @@ static int encode_word(void *ctx, const char *w, size_t wn)
 	struct enc *e = ctx;
 	const struct tfm_tokenizer *t = e->t;
 	int st;
-	if ((st = grow((void **)&e->buf, &e->cap, wn * 2 + 1, 1)))
+	if ((st = tfm_grow((void **)&e->buf, &e->cap, wn * 2 + 1, 1)))
 		return st;
 	size_t k = 0;
 	for (size_t i = 0; i < wn; i++)
@@ -131,14 +111,14 @@ static int encode_word(void *ctx, const char *w, size_t wn)
 		whole = tfm_strmap_get(&t->map, e->buf, k);
 	if (whole >= 0)
 		return tfm_ids_push(e->out, whole);
-	if ((st = grow((void **)&e->sy, &e->sycap, k, sizeof *e->sy)))
+	if ((st = tfm_grow((void **)&e->sy, &e->sycap, k, sizeof *e->sy)))
 		return st;
 	int ns = 0;
 	for (size_t off = 0; off < k;) {
 		size_t n = tfm_utf8_len((unsigned char)e->buf[off]);
 		if (n > k - off)
 			n = k - off;
-		e->sy[ns] = (struct sym){ ns - 1, -1, off, n };
+		e->sy[ns] = (struct tfm_sym){ ns - 1, -1, off, n };
 		off += n;
 		if (off < k)
 			e->sy[ns].next = ns + 1;
@@ -150,16 +130,10 @@ static int encode_word(void *ctx, const char *w, size_t wn)
 			return st;
 	while (e->h.n) {
 		struct tfm_bigram b = tfm_bigram_pop(&e->h);
-		struct sym *l = &e->sy[b.left], *r = &e->sy[b.right];
-		/* Sizes only grow, so an unchanged total means an unchanged pair. */
-		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
+		if (!tfm_bigram_apply(e->sy, &b))
 			continue;
-		l->n += r->n;
-		r->n = 0;
-		l->next = r->next;
-		if (r->next >= 0)
-			e->sy[r->next].prev = b.left;
-		if ((st = add_bigram(e, l->prev, b.left)) || (st = add_bigram(e, b.left, l->next)))
+		int next = e->sy[b.left].next, prev = e->sy[b.left].prev;
+		if ((st = add_bigram(e, prev, b.left)) || (st = add_bigram(e, b.left, next)))
 			return st;
 	}
 	for (int i = ns ? 0 : -1; i != -1; i = e->sy[i].next) {

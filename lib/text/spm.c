@@ -9,12 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct sym {
-	int prev, next;     /* linked list of live symbols; -1 at the ends */
-	size_t off, n;      /* bytes of the text; n == 0 once merged away */
-};
-
-static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct sym *sy,
+static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct tfm_sym *sy,
 		      struct tfm_bigram_heap *h, int left, int right)
 {
 	if (left < 0 || right < 0)
@@ -34,7 +29,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	/* Preprocess: optional leading space, then spaces -> U+2581. */
 	size_t cap = (len + 1) * 3;
 	char *s = tfm_malloc(cap);
-	struct sym *sy = NULL;
+	struct tfm_sym *sy = NULL;
 	struct tfm_bigram_heap h = { 0 };
 	int st = TFM_E_NOMEM;
 	if (!s)
@@ -74,17 +69,11 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 			goto done;
 	while (h.n) {
 		struct tfm_bigram b = tfm_bigram_pop(&h);
-		struct sym *l = &sy[b.left], *r = &sy[b.right];
-		/* Stale: one side merged since this pair was queued. */
-		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
+		if (!tfm_bigram_apply(sy, &b))
 			continue;
-		l->n += r->n;
-		r->n = 0;
-		l->next = r->next;
-		if (r->next >= 0)
-			sy[r->next].prev = b.left;
-		if ((st = try_bigram(t, s, sy, &h, l->prev, b.left)) ||
-		    (st = try_bigram(t, s, sy, &h, b.left, l->next)))
+		int next = sy[b.left].next, prev = sy[b.left].prev;
+		if ((st = try_bigram(t, s, sy, &h, prev, b.left)) ||
+		    (st = try_bigram(t, s, sy, &h, b.left, next)))
 			goto done;
 	}
 	st = TFM_OK;

@@ -38,6 +38,16 @@ struct tfm_bigram {
 	size_t size;
 };
 struct tfm_bigram_heap { struct tfm_bigram *v; size_t n, cap; };
+/* A symbol of the word being merged: a linked list over the text. */
+struct tfm_sym {
+	int prev, next;     /* live neighbours; -1 at the ends */
+	size_t off, n;      /* bytes of the text; n == 0 once merged away */
+};
+/* Merge the popped pair b into its left symbol.  Returns 0 when the pair is
+ * stale (a side was merged since it was queued; sizes only grow, so an
+ * unchanged total means an unchanged pair), 1 when merged: the caller then
+ * queues the pairs (prev, left) and (left, next). */
+int tfm_bigram_apply(struct tfm_sym *sy, const struct tfm_bigram *b);
 int tfm_bigram_push(struct tfm_bigram_heap *h, struct tfm_bigram b);
 struct tfm_bigram tfm_bigram_pop(struct tfm_bigram_heap *h); /* h->n > 0 */
 

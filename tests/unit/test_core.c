@@ -101,6 +101,27 @@ static void t_blob_and_out(void)
 	free(p), free(pz), free(pa), free(dir);
 }
 
+static void t_grow(void)
+{
+	int32_t *v = NULL;
+	int64_t cap = 0;
+	CHECK_OK(tfm_grow((void **)&v, &cap, 1, sizeof *v));
+	CHECK(cap == 16);
+	v[0] = 7;
+	CHECK_OK(tfm_grow((void **)&v, &cap, 100, sizeof *v));
+	CHECK(cap == 128 && v[0] == 7);
+	int zero = 1;
+	for (int i = 1; i < 128; i++)
+		zero &= v[i] == 0;
+	CHECK(zero); /* new elements are zeroed */
+	CHECK_OK(tfm_grow((void **)&v, &cap, 50, sizeof *v)); /* no shrink */
+	CHECK(cap == 128);
+	/* a count whose bytes overflow size_t is refused, nothing changed */
+	CHECK_ST(tfm_grow((void **)&v, &cap, (int64_t)1 << 62, 16), TFM_E_NOMEM);
+	CHECK(cap == 128 && v[0] == 7);
+	free(v);
+}
+
 static atomic_int hits[1000];
 static void bump(void *ctx, int i, int n) { atomic_fetch_add(&hits[i], 1); }
 
@@ -119,6 +140,6 @@ static void t_pool(void)
 
 static const struct t_case t_cases[] = {
 	{ "errors", t_errors }, { "parse", t_parse }, { "half", t_half },
-	{ "blob_and_out", t_blob_and_out }, { "pool", t_pool },
+	{ "blob_and_out", t_blob_and_out }, { "grow", t_grow }, { "pool", t_pool },
 };
 T_MAIN(t_cases)
