@@ -54,18 +54,12 @@ static int pick_type(int src_type, int n_dims, int dtype)
 	return dtype >= 0 ? dtype : src_type;
 }
 
-/* Produce output tensor t into buf: convert to f32, transform, convert out. */
+/* Produce output tensor t into buf: convert to f32, transform, convert out.
+ * Only tensors that need work get here; add_tensor gives the others their
+ * source bytes directly. */
 static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
 {
 	struct cv_tensor *c = ctx;
-	if (c->buf) {
-		memcpy(buf, c->buf, t->nbytes);
-		return TFM_OK;
-	}
-	if (c->src_type == c->out_type && !c->flags && c->n_src == 1) {
-		memcpy(buf, c->src, t->nbytes);
-		return TFM_OK;
-	}
 	/* f32 staging of one source: the part and, for transforms, a scratch */
 	int64_t np = c->n / c->n_src;
 	size_t out_part = t->nbytes / (size_t)c->n_src;
@@ -352,7 +346,7 @@ int tfm_convert_load(struct tfm_convert *cv)
 		return TFM_OK;
 	/* Produce every tensor that is not direct, then rebuild the GGUF with
 	 * data pointers (the produce callbacks are not visible through the
-	 * public tensor view). */
+	 * public tensor view, and produce is not called again). */
 	struct tfm_gguf *g2;
 	int st = tfm_gguf_new(&g2);
 	if (st)
@@ -363,24 +357,18 @@ int tfm_convert_load(struct tfm_convert *cv)
 	for (int64_t i = 0; i < cv->n_out; i++) {
 		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(cv->g, i);
 		const void *data = t->data;
-		/* sources read in place (zip, tar, safetensors) may be unaligned:
-		 * the model casts weights to element pointers, so copy those */
-		if (data && (uintptr_t)data % 4) {
+		/* produced tensors get a buffer; so do sources read in place (zip,
+		 * tar, safetensors) that are unaligned, since the model casts
+		 * weights to element pointers */
+		if (!data || (uintptr_t)data % 4) {
 			void *buf = tfm_amalloc(t->nbytes);
 			if (!buf) {
 				st = TFM_E_NOMEM;
 				goto fail;
 			}
-			memcpy(buf, data, t->nbytes);
-			cv->ts[i].buf = buf;
-			data = buf;
-		} else if (!data) {
-			void *buf = tfm_amalloc(t->nbytes);
-			if (!buf) {
-				st = TFM_E_NOMEM;
-				goto fail;
-			}
-			if ((st = produce(&cv->ts[i], t, buf))) {
+			if (data)
+				memcpy(buf, data, t->nbytes);
+			else if ((st = produce(&cv->ts[i], t, buf))) {
 				tfm_afree(buf);
 				goto fail;
 			}
