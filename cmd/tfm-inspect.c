@@ -60,8 +60,22 @@ static int input_open(struct input *in, const char *path)
 	memset(in, 0, sizeof(*in));
 	in->path = path;
 	int st;
-	if (strcmp(path, "-") && tfm_path_is_dir(path))
-		goto ckpt;
+	if (strcmp(path, "-")) {
+		if (tfm_path_is_dir(path))
+			goto ckpt;
+		/* checkpoints go straight to the reader, which reads (and
+		 * decompresses) them once: the first bytes tell them apart */
+		uint8_t head[4096];
+		size_t got = 0, sp = 0;
+		st = tfm_input_peek(path, head, sizeof head, &got);
+		if (st && st != TFM_E_INVAL) /* INVAL: a pipe, read it whole below */
+			return st;
+		while (!st && sp < got && (head[sp] == ' ' || head[sp] == '\t' || head[sp] == '\n' ||
+				    head[sp] == '\r'))
+			sp++;
+		if (!st && !tfm_gguf_is_gguf(head, got) && sp < got && head[sp] != '{')
+			goto ckpt;
+	}
 	if ((st = tfm_blob_open(&in->blob, path)))
 		return st;
 	in->have_blob = 1;

@@ -60,19 +60,21 @@ static int load(const struct opts *o, struct tfm_tokenizer **tok)
 		tfm_blob_close(&b);
 		return st;
 	}
-	if (!tfm_path_is_dir(o->model)) {
+	/* a GGUF directly; anything else through the converter, which reads it
+	 * once (the first bytes tell them apart; stdin can only be a GGUF) */
+	int is_gguf = tfm_path_is_dir(o->model) ? 0 : tfm_gguf_probe(o->model);
+	if (is_gguf < 0)
+		return is_gguf;
+	if (is_gguf) {
 		if ((st = tfm_blob_open(&b, o->model)))
 			return st;
-		if (tfm_gguf_is_gguf(b.data, b.size)) {
-			if (!(st = tfm_gguf_parse(&g, b.data, b.size, b.name)))
-				st = tfm_tokenizer_from_gguf(tok, g);
-			if (st)
-				tfm_adderr(st, "%s", b.name);
-			tfm_gguf_free(g);
-			tfm_blob_close(&b);
-			return st;
-		}
+		if (!(st = tfm_gguf_parse(&g, b.data, b.size, b.name)))
+			st = tfm_tokenizer_from_gguf(tok, g);
+		if (st)
+			tfm_adderr(st, "%s", b.name);
+		tfm_gguf_free(g);
 		tfm_blob_close(&b);
+		return st;
 	}
 	struct tfm_convert_opts co = { .vocab = o->vocab, .dtype = -1 };
 	/* the converter's messages name the input already */

@@ -71,6 +71,12 @@ int tfm_blob_open(struct tfm_blob *b, const char *path);
 /* Wrap memory the caller owns (not freed by close). */
 void tfm_blob_wrap(struct tfm_blob *b, const void *data, size_t size, const char *name);
 void tfm_blob_close(struct tfm_blob *b);
+/* The first bytes of a path's content as tfm_blob_open would give them (a
+ * zstd frame's start is decompressed, nothing more), so that a caller can
+ * tell formats apart without reading or decompressing the whole input.
+ * *got < n when the input is shorter.  Only for regular files: stdin ("-"),
+ * pipes and devices can be read only once (TFM_E_INVAL). */
+int tfm_input_peek(const char *path, void *buf, size_t n, size_t *got);
 /* True when path names a directory. */
 int tfm_path_is_dir(const char *path);
 

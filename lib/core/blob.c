@@ -183,6 +183,66 @@ fail:
 	return st;
 }
 
+int tfm_input_peek(const char *path, void *buf, size_t n, size_t *got)
+{
+	*got = 0;
+	if (!path || !strcmp(path, "-"))
+		return tfm_seterr(TFM_E_INVAL, "<stdin>: cannot be peeked at");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tfm_seterr(TFM_E_OPEN, "%s: %s", path, strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		close(fd);
+		return tfm_seterr(TFM_E_OPEN, "%s: is a directory", path);
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return tfm_seterr(TFM_E_INVAL, "%s: not a regular file: cannot be peeked at", path);
+	}
+	uint8_t raw[1 << 16];
+	ZSTD_DStream *ds = NULL;
+	int st = TFM_OK;
+	for (int first = 1; *got < n; first = 0) {
+		ssize_t r = read(fd, raw, sizeof raw);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			st = tfm_seterr(errno == EISDIR ? TFM_E_OPEN : TFM_E_IO, "%s: %s", path,
+					strerror(errno));
+			break;
+		}
+		if (r == 0)
+			break;
+		if (first && is_zstd(raw, (size_t)r) && !(ds = ZSTD_createDStream())) {
+			st = tfm_seterr(TFM_E_NOMEM, "zstd: out of memory");
+			break;
+		}
+		if (!ds) {
+			size_t k = (size_t)r < n - *got ? (size_t)r : n - *got;
+			memcpy((uint8_t *)buf + *got, raw, k);
+			*got += k;
+			continue;
+		}
+		ZSTD_inBuffer in = { raw, (size_t)r, 0 };
+		while (in.pos < in.size && *got < n) {
+			ZSTD_outBuffer ob = { (uint8_t *)buf + *got, n - *got, 0 };
+			size_t z = ZSTD_decompressStream(ds, &ob, &in);
+			if (ZSTD_isError(z)) {
+				st = tfm_seterr(TFM_E_FORMAT, "%s: zstd: %s", path, ZSTD_getErrorName(z));
+				goto out;
+			}
+			*got += ob.pos;
+			if (z == 0) /* end of frame */
+				goto out;
+		}
+	}
+out:
+	ZSTD_freeDStream(ds);
+	close(fd);
+	return st;
+}
+
 void tfm_blob_wrap(struct tfm_blob *b, const void *data, size_t size, const char *name)
 {
 	memset(b, 0, sizeof *b);

@@ -308,26 +308,30 @@ int tfm_convert_open(struct tfm_convert **out, const char *path, const struct tf
 	if (st)
 		goto fail;
 	/* A GGUF (possibly zstd-compressed, possibly on stdin) is re-written;
-	 * anything else is a checkpoint. */
-	if (!tfm_path_is_dir(path)) {
+	 * anything else is a checkpoint.  A path is told apart by its first
+	 * bytes, so a checkpoint is read (and decompressed) once, by ckpt. */
+	if (!path)
+		path = "-";
+	int is_gguf = tfm_path_is_dir(path) ? 0 : tfm_gguf_probe(path);
+	if (is_gguf < 0) {
+		st = is_gguf;
+		goto fail;
+	}
+	if (is_gguf) {
 		if ((st = tfm_blob_open(&cv->blob, path)))
 			goto fail;
-		if (tfm_gguf_is_gguf(cv->blob.data, cv->blob.size)) {
-			st = tfm_gguf_parse(&cv->src, cv->blob.data, cv->blob.size, cv->blob.name);
-			if (!st)
-				st = from_gguf(cv);
-			if (st)
-				goto fail;
-			*out = cv;
-			return TFM_OK;
-		}
-		tfm_blob_close(&cv->blob);
-		if (!path || !strcmp(path, "-")) {
-			/* the bytes are consumed: checkpoints need a path */
-			st = tfm_seterr(TFM_E_UNSUPPORTED, "<stdin>: not a GGUF file; other "
-					"checkpoint formats are read from a path");
+		if (!tfm_gguf_is_gguf(cv->blob.data, cv->blob.size)) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: not a GGUF file; other "
+					"checkpoint formats are read from a path", cv->blob.name);
 			goto fail;
 		}
+		st = tfm_gguf_parse(&cv->src, cv->blob.data, cv->blob.size, cv->blob.name);
+		if (!st)
+			st = from_gguf(cv);
+		if (st)
+			goto fail;
+		*out = cv;
+		return TFM_OK;
 	}
 	if ((st = from_ckpt(cv, path, o)))
 		goto fail;

@@ -440,3 +440,13 @@ int tfm_gguf_is_gguf(const void *data, size_t size)
 {
 	return size >= 4 && !memcmp(data, "GGUF", 4);
 }
+
+int tfm_gguf_probe(const char *path)
+{
+	uint8_t head[4];
+	size_t got;
+	int st = tfm_input_peek(path, head, sizeof head, &got);
+	if (st == TFM_E_INVAL) /* stdin or a pipe */
+		return 1;
+	return st ? st : tfm_gguf_is_gguf(head, got);
+}

@@ -39,6 +39,11 @@ struct tfm_gguf_tensor {
 /* Reading.  name is used in messages. */
 int tfm_gguf_parse(struct tfm_gguf **out, const void *data, size_t size, const char *name);
 int tfm_gguf_is_gguf(const void *data, size_t size); /* magic check only */
+/* Is the file at path (possibly zstd-compressed) a GGUF?  1 or 0 from its
+ * first bytes only, or a negative status when it cannot be opened.  Stdin
+ * ("-") and pipes, which can be read only once, give 1: read them whole as
+ * a GGUF (tfm_blob_open), the one format that comes that way. */
+int tfm_gguf_probe(const char *path);
 
 /* Building. */
 int tfm_gguf_new(struct tfm_gguf **out);

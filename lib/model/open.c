@@ -35,17 +35,19 @@ static int open_source(struct source *src, const char *path, const struct tfm_mo
 {
 	int st;
 	memset(src, 0, sizeof *src);
-	if (!tfm_path_is_dir(path)) {
+	/* a GGUF is parsed in place; anything else goes through the converter,
+	 * which reads it once (the first bytes tell them apart) */
+	int is_gguf = tfm_path_is_dir(path) ? 0 : tfm_gguf_probe(path);
+	if (is_gguf < 0)
+		return is_gguf;
+	if (is_gguf) {
 		if ((st = tfm_blob_open(&src->blob, path)))
 			return st;
 		src->have_blob = 1;
-		if (tfm_gguf_is_gguf(src->blob.data, src->blob.size))
-			return tfm_gguf_parse(&src->g, src->blob.data, src->blob.size, src->blob.name);
-		tfm_blob_close(&src->blob);
-		src->have_blob = 0;
-		if (!strcmp(path, "-"))
-			return tfm_seterr(TFM_E_UNSUPPORTED,
-					  "<stdin>: not a GGUF (convert checkpoints with tfm-convert first)");
+		if (!tfm_gguf_is_gguf(src->blob.data, src->blob.size))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not a GGUF (convert checkpoints "
+					  "with tfm-convert first)", src->blob.name);
+		return tfm_gguf_parse(&src->g, src->blob.data, src->blob.size, src->blob.name);
 	}
 	struct tfm_convert_opts co = {.vocab = o->vocab, .dtype = -1};
 	if ((st = tfm_convert_open(&src->cv, path, &co)))

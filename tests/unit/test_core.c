@@ -96,6 +96,27 @@ static void t_blob_and_out(void)
 	tfm_out_abort(o);
 	CHECK(access(pa, F_OK) != 0);
 
+	/* peeking: the first bytes as tfm_blob_open gives them, zstd or not */
+	uint8_t head[16];
+	size_t got;
+	CHECK_OK(tfm_input_peek(p, head, 5, &got));
+	CHECK(got == 5 && !memcmp(head, "hello", 5));
+	CHECK_OK(tfm_input_peek(p, head, 16, &got));
+	CHECK(got == 13 && !memcmp(head, "hello world 7", 13)); /* shorter input */
+	CHECK_OK(tfm_input_peek(pz, head, 16, &got));
+	CHECK(got == 16 && !memcmp(head, big, 16));
+	CHECK_ST(tfm_input_peek("-", head, 4, &got), TFM_E_INVAL);
+	/* a pipe can be read once: refused, its bytes left for the reader */
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	CHECK(write(fds[1], "GGUF", 4) == 4);
+	char *pp = t_path("/proc/self/fd/%d", fds[0]);
+	CHECK_ST(tfm_input_peek(pp, head, 4, &got), TFM_E_INVAL);
+	CHECK(tfm_gguf_probe(pp) == 1); /* read it whole, as a GGUF */
+	CHECK(read(fds[0], head, 4) == 4 && !memcmp(head, "GGUF", 4));
+	close(fds[0]), close(fds[1]), free(pp);
+	CHECK_ST(tfm_input_peek("/nonexistent/file", head, 4, &got), TFM_E_OPEN);
+	CHECK_ST(tfm_input_peek(dir, head, 4, &got), TFM_E_OPEN);
 	CHECK_ST(tfm_blob_open(&b, "/nonexistent/file"), TFM_E_OPEN);
 	CHECK_ST(tfm_blob_open(&b, dir), TFM_E_OPEN);
 	free(p), free(pz), free(pa), free(dir);

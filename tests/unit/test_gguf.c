@@ -851,8 +851,19 @@ static void t_zstd_input(void)
 		tfm_gguf_free(r);
 	}
 	tfm_blob_close(&b);
+	/* the probe knows it from the first bytes, compressed or not */
+	CHECK(tfm_gguf_probe(path) == 1);
+	char *plain = t_path("%s/p.gguf", dir), *txt = t_path("%s/t.txt", dir);
+	CHECK_OK(tfm_out_open(&o, plain, 0));
+	CHECK_OK(tfm_gguf_write(g, o));
+	CHECK_OK(tfm_out_commit(o));
+	CHECK(tfm_gguf_probe(plain) == 1);
+	CHECK(t_write_file(txt, "not a model", 11) == 0);
+	CHECK(tfm_gguf_probe(txt) == 0);
+	CHECK(tfm_gguf_probe("-") == 1); /* stdin: read whole, GGUF or nothing */
+	CHECK(tfm_gguf_probe("/nonexistent/x.gguf") == TFM_E_OPEN);
 	tfm_gguf_free(g);
-	free(path); free(dir);
+	free(path); free(plain); free(txt); free(dir);
 }
 
 /* ---- llama.cpp's vocab-only files ---- */
