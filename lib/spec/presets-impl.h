@@ -59,6 +59,9 @@ static inline void all_layers(uint8_t *a, int64_t n, int v)
 
 /* Activation names of transformers' ACT2FN. */
 int tfm_preset_act(const char *name, int *act);
+/* config-norm.c: a copy of config.json in the 4.x layout (*type may change:
+ * RefinedWeb -> falcon). */
+int tfm_config_normalize(const json_t *in, const char **type, json_t **out);
 /* GPT-2 style: LayerNorm with bias, biases everywhere, ungated FFN. */
 void tfm_preset_layernorm_biased(struct tfm_spec *s);
 /* The llama family core: sizes, GQA, head_dim, rope, RMSNorm, gated SiLU. */

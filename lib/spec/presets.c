@@ -655,6 +655,8 @@ static const struct preset {
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 };
 
+static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *t);
+
 int tfm_spec_from_config(struct tfm_spec *s, const json_t *config)
 {
 	tfm_spec_init(s);
@@ -669,6 +671,18 @@ int tfm_spec_from_config(struct tfm_spec *s, const json_t *config)
 		config = tc;
 		t = "gemma3_text";
 	}
+	json_t *norm = NULL;
+	int st = tfm_config_normalize(config, &t, &norm);
+	if (st)
+		return tfm_adderr(st, "config.json: %s", t);
+	st = spec_from_norm(s, norm, t);
+	json_decref(norm);
+	return st;
+}
+
+/* The presets and the generic keys, on a config in the 4.x layout. */
+static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *t)
+{
 	const struct preset *p = NULL;
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 		if (!strcmp(presets[i].type, t))

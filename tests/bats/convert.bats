@@ -112,6 +112,67 @@ setup() {
 	done
 }
 
+@test "convert: a config as transformers 5 saves it (rope_parameters) gives the same GGUF as the 4.x layout" {
+	n=0
+	for f in "$ROOT"/tests/fixtures/*/config-v5.json; do
+		d=$(dirname "$f") name=$(basename "$(dirname "$f")")
+		mkdir -p "$T/v5/$name"
+		cp "$d"/* "$T/v5/$name/"
+		cp "$f" "$T/v5/$name/config.json"
+		tfm-convert -o "$T/a.gguf" "$d"
+		tfm-convert -o "$T/b.gguf" "$T/v5/$name"
+		cmp "$T/a.gguf" "$T/b.gguf" || fail "$name: the two layouts differ"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ]
+}
+
+@test "convert: rope_parameters keys tfm does not implement are refused (65), naming the key" {
+	mkdir -p "$T/m"
+	cp "$ROOT"/tests/fixtures/llama/* "$T/m/"
+	jq '.rope_parameters = {"rope_type": "default", "rope_theta": 10000, "mrope_section": [2, 2]}' \
+		"$ROOT/tests/fixtures/llama/config.json" > "$T/m/config.json"
+	run tfm-convert -o "$T/o.gguf" "$T/m"
+	assert_failure 65
+	assert_output --partial 'rope_parameters.mrope_section'
+	[ ! -e "$T/o.gguf" ]
+	jq '.rope_parameters = {"rope_type": "yarn", "factor": 2, "truncate": false}' \
+		"$ROOT/tests/fixtures/llama/config.json" > "$T/m/config.json"
+	run tfm-convert -o "$T/o.gguf" "$T/m"
+	assert_failure 65
+	assert_output --partial 'truncate=false'
+	jq '.model_type = "gemma2" | .rope_parameters = {"full_attention": {"rope_type": "default", "rope_theta": 10000}, "sliding_attention": {"rope_type": "default", "rope_theta": 500}}' \
+		"$ROOT/tests/fixtures/gemma2/config.json" > "$T/m/config.json"
+	run tfm-inspect "$T/m/config.json"
+	assert_failure 65
+	assert_output --partial 'sliding layers'
+}
+
+@test "convert: rope_parameters per layer type: gemma3's sliding rope_theta is its local base" {
+	printf '%s' '{"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6,
+	  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+	  "layer_types": ["sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention"],
+	  "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 12345.0},
+	                      "full_attention": {"rope_type": "default", "rope_theta": 999999.0}}}' > "$T/g3.json"
+	run tfm-inspect "$T/g3.json"
+	assert_success
+	assert_line --regexp '^  rope.theta +999999$'
+	assert_line --regexp '^  rope.theta_local +12345$'
+}
+
+@test "convert: qwen3_moe's expert count under its transformers 5 name (num_local_experts)" {
+	printf '%s' '{"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2,
+	  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+	  "moe_intermediate_size": 32, "num_local_experts": 6, "num_experts_per_tok": 2}' > "$T/q.json"
+	run tfm-inspect "$T/q.json"
+	assert_success
+	assert_line --regexp '^  moe.n_expert +6$'
+	printf '%s' '{"model_type": "qwen3_moe", "num_local_experts": 6, "num_experts": 8}' > "$T/q2.json"
+	run tfm-inspect "$T/q2.json"
+	assert_failure 65
+	assert_output --partial 'disagree'
+}
+
 @test "convert: an HF directory packed as .tar.zst and .zip gives the same GGUF" {
 	d=$ROOT/tests/fixtures/llama
 	tfm-convert -o "$T/dir.gguf" "$d"

@@ -151,14 +151,26 @@ static void t_stories260k(void)
  * library's reader, the spec from config.json, names and layouts through
  * hfmap (what the converter does), then logits against transformers' ---- */
 
-static int fixture_model(const char *dir, struct tfm_spec *s, struct tfm_model **m,
-			 float ***bufs, int64_t *nbufs)
+/* cfg: a config.json to use instead of the checkpoint's (NULL: its own). */
+static int fixture_model(const char *dir, const char *cfg, struct tfm_spec *s,
+			 struct tfm_model **m, float ***bufs, int64_t *nbufs)
 {
 	struct tfm_ckpt *c;
 	int st = tfm_ckpt_open(&c, dir, NULL);
 	if (st)
 		return st;
-	if ((st = tfm_spec_from_config(s, c->config))) {
+	json_t *alt = NULL;
+	if (cfg) {
+		json_error_t je;
+		alt = json_load_file(cfg, 0, &je);
+		if (!alt) {
+			tfm_ckpt_close(c);
+			return tfm_seterr(TFM_E_FORMAT, "%s: %s", cfg, je.text);
+		}
+	}
+	st = tfm_spec_from_config(s, alt ? alt : c->config);
+	json_decref(alt);
+	if (st) {
 		tfm_ckpt_close(c);
 		return st;
 	}
@@ -246,13 +258,24 @@ static void t_fixtures(void)
 	const char *key;
 	json_t *val;
 	int ran = 0;
-	json_object_foreach(fx, key, val) {
+	int ran_v5 = 0;
+	json_object_foreach(fx, key, val)
+	for (int v5 = 0; v5 < 2; v5++) {
+		/* config-v5.json: the same config as transformers 5 saves it
+		 * (rope_parameters, renamed keys), made by scripts/make-configs-v5 */
 		char *dir = t_path("tests/fixtures/%s", key);
+		char *cfg5 = t_path("%s/config-v5.json", dir);
+		if (v5 && access(cfg5, R_OK)) {
+			free(dir), free(cfg5);
+			continue;
+		}
+		const char *lay = v5 ? "(v5 config)" : "";
 		struct tfm_spec s;
 		struct tfm_model *m = NULL;
 		float **bufs = NULL;
 		int64_t nb = 0;
-		int st = fixture_model(dir, &s, &m, &bufs, &nb);
+		int st = fixture_model(dir, v5 ? cfg5 : NULL, &s, &m, &bufs, &nb);
+		free(cfg5);
 		int want_refusal = 0;
 		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
 			want_refusal |= !strcmp(key, refused[i]);
@@ -290,10 +313,12 @@ static void t_fixtures(void)
 					double e = t_maxdiff(lg, dw + i * V, V);
 					ed = e > ed ? e : ed;
 				}
-				fprintf(stderr, "  fixture %-20s vs transformers: prefill %.2g, decode %.2g\n",
-					key, ep, ed);
-				CHECK_MSG(ep < 1e-4 && ed < 1e-4, "%s: prefill %g, decode %g", key, ep, ed);
+				fprintf(stderr, "  fixture %-20s vs transformers: prefill %.2g, decode %.2g %s\n",
+					key, ep, ed, lay);
+				CHECK_MSG(ep < 1e-4 && ed < 1e-4, "%s%s: prefill %g, decode %g", key, lay,
+					  ep, ed);
 				ran++;
+				ran_v5 += v5;
 			}
 			tfm_ctx_free(c);
 			tfm_model_close(m);
@@ -306,6 +331,7 @@ static void t_fixtures(void)
 		free(dir);
 	}
 	CHECK(ran >= 18);
+	CHECK_MSG(ran_v5 >= 20, "%d fixtures with a transformers 5 config", ran_v5);
 	json_decref(man);
 }
 
