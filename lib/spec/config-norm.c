@@ -94,6 +94,7 @@ static int apply_aliases(json_t *c, const char *type)
 			return tfm_seterr(TFM_E_FORMAT, "%s and %s (the same setting) disagree",
 					  a->canon, a->other);
 		json_object_set(c, a->canon, o);
+		json_object_del(c, a->other); /* one name from here on */
 	}
 	return TFM_OK;
 }

@@ -5,13 +5,20 @@
 #define TFM_PRESETS_IMPL_H
 
 #include "spec-impl.h"
+#include "config-keys.h"
 
 #include <string.h>
 
-/* Getters: a missing key or a JSON null gives the default. */
+/* Getters: a missing key or a JSON null gives the default.  Each records
+ * that the preset read the key (config-check.c refuses unread math keys). */
+static inline json_t *gj(const json_t *c, const char *k)
+{
+	tfm_cfg_mark(c, k);
+	return json_object_get(c, k);
+}
 static inline int64_t gi(const json_t *c, const char *k, int64_t d)
 {
-	json_t *v = json_object_get(c, k);
+	json_t *v = gj(c, k);
 	if (json_is_integer(v))
 		return json_integer_value(v);
 	if (json_is_real(v))
@@ -22,12 +29,12 @@ static inline int64_t gi(const json_t *c, const char *k, int64_t d)
 }
 static inline double gf(const json_t *c, const char *k, double d)
 {
-	json_t *v = json_object_get(c, k);
+	json_t *v = gj(c, k);
 	return json_is_number(v) ? json_number_value(v) : d;
 }
 static inline int gb(const json_t *c, const char *k, int d)
 {
-	json_t *v = json_object_get(c, k);
+	json_t *v = gj(c, k);
 	if (json_is_boolean(v))
 		return json_is_true(v);
 	if (json_is_integer(v))
@@ -36,12 +43,12 @@ static inline int gb(const json_t *c, const char *k, int d)
 }
 static const char *gs(const json_t *c, const char *k, const char *d)
 {
-	json_t *v = json_object_get(c, k);
+	json_t *v = gj(c, k);
 	return json_is_string(v) ? json_string_value(v) : d;
 }
 static inline int has(const json_t *c, const char *k)
 {
-	json_t *v = json_object_get(c, k);
+	json_t *v = gj(c, k);
 	return v && !json_is_null(v);
 }
 

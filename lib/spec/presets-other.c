@@ -79,6 +79,7 @@ int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "t5", "t5");
 	s->family = TFM_FAMILY_ENCDEC;
+	tfm_cfg_mark(c, "is_encoder_decoder");
 	s->n_vocab = gi(c, "vocab_size", 32128);
 	s->n_embd = gi(c, "d_model", 512);
 	s->n_layer = gi(c, "num_layers", 6);
@@ -113,6 +114,7 @@ int tfm_preset_bart(struct tfm_spec *s, const json_t *c)
 	set_arch(s, "bart", "bart");
 	tfm_preset_layernorm_biased(s);
 	s->family = TFM_FAMILY_ENCDEC;
+	tfm_cfg_mark(c, "is_encoder_decoder");
 	s->cross_attn = 1;
 	s->n_vocab = gi(c, "vocab_size", 50265);
 	s->n_embd = gi(c, "d_model", 1024);

@@ -29,7 +29,7 @@ int tfm_preset_act(const char *name, int *act)
 /* rope_scaling (or rope_parameters) dict; also partial rotary. */
 static int rope_scaling(struct tfm_spec *s, const json_t *c)
 {
-	json_t *r = json_object_get(c, "rope_scaling");
+	json_t *r = gj(c, "rope_scaling");
 	if (!json_is_object(r))
 		return TFM_OK;
 	const char *t = gs(r, "rope_type", gs(r, "type", "default"));
@@ -121,6 +121,9 @@ int tfm_preset_llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, 
 /* qwen2/qwen3: sliding window from layer max_window_layers on, when enabled. */
 static void qwen_window(struct tfm_spec *s, const json_t *c)
 {
+	/* sliding_window and max_window_layers count only with use_sliding_window */
+	tfm_cfg_mark(c, "sliding_window");
+	tfm_cfg_mark(c, "max_window_layers");
 	if (!gb(c, "use_sliding_window", 0) || !has(c, "sliding_window"))
 		return;
 	s->window = gi(c, "sliding_window", 4096);
@@ -138,7 +141,7 @@ static void qwen_moe(struct tfm_spec *s, const json_t *c, int64_t n_exp, int64_t
 	s->moe_norm_topk = gb(c, "norm_topk_prob", 0);
 	int64_t step = gi(c, "decoder_sparse_step", 1);
 	s->moe_every = step;
-	json_t *mlp_only = json_object_get(c, "mlp_only_layers");
+	json_t *mlp_only = gj(c, "mlp_only_layers");
 	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
 		int dense = 0;
 		size_t j;
@@ -204,8 +207,9 @@ static int p_qwen2_moe(struct tfm_spec *s, const json_t *c)
 	s->n_layer = gi(c, "num_hidden_layers", 24);
 	s->n_head = gi(c, "num_attention_heads", 16);
 	s->n_head_kv = gi(c, "num_key_value_heads", 16);
-	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
-	s->attn_bias_qkv = 1;
+	/* transformers: getattr(config, "head_dim", hidden_size // heads) */
+	s->head_dim = s->rope_dims = gi(c, "head_dim", s->n_embd / s->n_head);
+	s->attn_bias_qkv = gb(c, "qkv_bias", 1);
 	s->attn_bias_out = 0;
 	qwen_moe(s, c, 60, 4, 1408);
 	s->n_ff_shared = gi(c, "shared_expert_intermediate_size", 5632);
@@ -232,6 +236,12 @@ static int p_qwen3_moe(struct tfm_spec *s, const json_t *c)
 	int st = p_qwen3(s, c);
 	set_arch(s, "qwen3_moe", "qwen3moe");
 	qwen_moe(s, c, 128, 8, 768);
+	/* transformers' Qwen3-MoE slides on every layer when use_sliding_window
+	 * is set (max_window_layers is not read) */
+	all_layers(s->layer_window, s->n_layer, 0);
+	s->window = 0;
+	if (gb(c, "use_sliding_window", 0))
+		window_all(s, gi(c, "sliding_window", 4096));
 	return st;
 }
 
@@ -323,6 +333,11 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 	s->qk_nope_dim = gi(c, "qk_nope_head_dim", 128);
 	s->v_head_dim = gi(c, "v_head_dim", 128);
 	s->head_dim = s->qk_nope_dim + s->qk_rope_dim;
+	/* transformers 5 saves the derived qk_head_dim */
+	if (has(c, "qk_head_dim") && gi(c, "qk_head_dim", 0) != s->head_dim)
+		return tfm_seterr(TFM_E_FORMAT, "qk_head_dim=%lld is not qk_nope_head_dim + "
+				  "qk_rope_head_dim (%lld)", (long long)gi(c, "qk_head_dim", 0),
+				  (long long)s->head_dim);
 	s->rope_dims = s->qk_rope_dim;
 	/* deepseek's own modeling code rotates interleaved pairs */
 	s->rope_interleaved = gb(c, "rope_interleave", 1);
@@ -337,6 +352,9 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 	s->moe_topk_group = gi(c, "topk_group", v3 ? 4 : 1);
 	s->moe_first_dense = gi(c, "first_k_dense_replace", v3 ? 3 : 0);
 	s->moe_every = gi(c, "moe_layer_freq", 1);
+	/* the multi-token-prediction layers are not part of transformers'
+	 * forward pass (their weights are skipped on import) */
+	tfm_cfg_mark(c, "num_nextn_predict_layers");
 	const char *scoring = gs(c, "scoring_func", v3 ? "sigmoid" : "softmax");
 	s->moe_gate = !strcmp(scoring, "sigmoid") ? TFM_MOE_GATE_SIGMOID : TFM_MOE_GATE_SOFTMAX;
 	s->moe_gate_bias = v3 || !strcmp(gs(c, "topk_method", ""), "noaux_tc");
@@ -356,9 +374,13 @@ static int p_phi3(struct tfm_spec *s, const json_t *c)
 	s->n_vocab = gi(c, "vocab_size", 32064);
 	s->n_embd = gi(c, "hidden_size", 3072);
 	s->n_ff = gi(c, "intermediate_size", 8192);
-	s->head_dim = s->n_embd / s->n_head;
+	/* transformers: getattr(config, "head_dim", hidden_size // heads) */
+	s->head_dim = gi(c, "head_dim", s->n_embd / s->n_head);
 	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 1.0));
 	window_all(s, gi(c, "sliding_window", 0));
+	/* read by rope_scaling() for longrope; without scaling transformers
+	 * does not use it either */
+	tfm_cfg_mark(c, "original_max_position_embeddings");
 	return st;
 }
 
@@ -454,10 +476,18 @@ static int p_falcon(struct tfm_spec *s, const json_t *c)
 	s->n_head = gi(c, "num_attention_heads", 71);
 	s->head_dim = gi(c, "head_dim", s->n_embd / s->n_head);
 	int new_arch = gb(c, "new_decoder_architecture", 0);
+	/* num_kv_heads counts only in the new architecture; transformers'
+	 * old-architecture attention without multi_query splits the fused QKV
+	 * into n_head heads and cannot run another value */
+	int64_t kvh = gi(c, "num_kv_heads", s->n_head);
 	if (new_arch)
-		s->n_head_kv = gi(c, "num_kv_heads", s->n_head);
+		s->n_head_kv = kvh;
 	else if (gb(c, "multi_query", 1))
 		s->n_head_kv = 1;
+	else if (kvh != s->n_head)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "num_kv_heads=%lld without "
+				  "new_decoder_architecture or multi_query is not supported",
+				  (long long)kvh);
 	else
 		s->n_head_kv = s->n_head;
 	s->n_ff = gi(c, "ffn_hidden_size", 4 * s->n_embd);
@@ -466,7 +496,8 @@ static int p_falcon(struct tfm_spec *s, const json_t *c)
 	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = gb(c, "bias", 0);
 	s->parallel_residual = new_arch || gb(c, "parallel_attn", 1);
 	s->shared_attn_ffn_norm = !new_arch && s->parallel_residual;
-	if (new_arch && gi(c, "num_ln_in_parallel_attn", 2) == 1)
+	/* num_ln_in_parallel_attn counts only in the new architecture */
+	if (gi(c, "num_ln_in_parallel_attn", 2) == 1 && new_arch)
 		s->shared_attn_ffn_norm = 1;
 	s->tied_output = gb(c, "tie_word_embeddings", 1);
 	s->rope_theta = gf(c, "rope_theta", 10000);
@@ -492,11 +523,18 @@ static int p_mpt(struct tfm_spec *s, const json_t *c)
 	s->n_ff = 4 * s->n_embd;
 	s->n_ctx_train = gi(c, "max_seq_len", 2048);
 	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
-	int bias = !gb(c, "no_bias", 1);
-	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = s->norm_bias = bias;
+	/* transformers' MPT creates no bias at all, whatever no_bias says; its
+	 * MLP is 4 * d_model wide whatever expansion_ratio says; it has no
+	 * position table (learned_pos_emb), always a LayerNorm (norm_type) and
+	 * no logit scale: those keys leave its forward pass unchanged. */
+	static const char *const inert_mpt[] = {"no_bias", "expansion_ratio", "learned_pos_emb",
+						"norm_type", "logit_scale"};
+	for (size_t i = 0; i < sizeof inert_mpt / sizeof inert_mpt[0]; i++)
+		tfm_cfg_mark(c, inert_mpt[i]);
+	s->attn_bias_qkv = s->attn_bias_out = s->ffn_bias = s->norm_bias = 0;
 	s->act = TFM_ACT_GELU;
 	s->tied_output = 1;
-	json_t *ac = json_object_get(c, "attn_config");
+	json_t *ac = gj(c, "attn_config");
 	if (!json_is_object(ac))
 		ac = NULL;
 	/* transformers' MPT always runs ALiBi (it has no position table) */
@@ -505,6 +543,8 @@ static int p_mpt(struct tfm_spec *s, const json_t *c)
 	alibi(s, gf(ac, "alibi_bias_max", 8));
 	if (ac && gb(ac, "qk_ln", 0))
 		s->qk_norm = TFM_QK_NORM_FULL;
+	if (ac && has(ac, "softmax_scale"))
+		s->attn_scale = (float)gf(ac, "softmax_scale", 0);
 	if (ac && has(ac, "clip_qkv"))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "mpt: attn_config.clip_qkv is not supported");
 	return TFM_OK;
@@ -549,15 +589,24 @@ static int p_smollm3(struct tfm_spec *s, const json_t *c)
 	s->n_layer = gi(c, "num_hidden_layers", 36);
 	s->n_head = gi(c, "num_attention_heads", 16);
 	s->n_head_kv = gi(c, "num_key_value_heads", 4);
-	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	/* transformers: getattr(config, "head_dim", hidden_size // heads) */
+	s->head_dim = s->rope_dims = gi(c, "head_dim", s->n_embd / s->n_head);
 	s->tied_output = gb(c, "tie_word_embeddings", 1);
-	json_t *nr = json_object_get(c, "no_rope_layers");
+	json_t *nr = gj(c, "no_rope_layers");
 	int64_t every = gi(c, "no_rope_layer_interval", 4);
 	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
 		if (json_is_array(nr) && (size_t)i < json_array_size(nr))
 			s->layer_rope[i] = json_integer_value(json_array_get(nr, i)) != 0;
 		else
 			s->layer_rope[i] = every <= 0 || (i + 1) % every != 0;
+	}
+	/* SmolLM3Config: with use_sliding_window and a sliding_window, the NoPE
+	 * layers slide (layer_types, when given, overrides this later) */
+	int64_t w = gi(c, "sliding_window", 0);
+	if (gb(c, "use_sliding_window", 0) && w > 0) {
+		s->window = w;
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+			s->layer_window[i] = !s->layer_rope[i];
 	}
 	return st;
 }
@@ -595,7 +644,8 @@ static int p_cohere(struct tfm_spec *s, const json_t *c)
 	s->n_layer = gi(c, "num_hidden_layers", 40);
 	s->n_head = gi(c, "num_attention_heads", 64);
 	s->n_head_kv = gi(c, "num_key_value_heads", s->n_head);
-	s->head_dim = s->rope_dims = s->n_embd / s->n_head;
+	/* transformers: getattr(config, "head_dim", hidden_size // heads) */
+	s->head_dim = s->rope_dims = gi(c, "head_dim", s->n_embd / s->n_head);
 	s->norm = TFM_NORM_LAYER;
 	s->norm_bias = 0;
 	s->norm_eps = gf(c, "layer_norm_eps", 1e-5);
@@ -613,7 +663,7 @@ static int p_cohere(struct tfm_spec *s, const json_t *c)
  * pattern the preset derived. */
 static int layer_types(struct tfm_spec *s, const json_t *c)
 {
-	json_t *lt = json_object_get(c, "layer_types");
+	json_t *lt = gj(c, "layer_types");
 	if (!json_is_array(lt))
 		return TFM_OK;
 	if ((int64_t)json_array_size(lt) != s->n_layer)
@@ -689,16 +739,27 @@ static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *
 			p = &presets[i];
 	if (!p)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type '%s' is not supported", t);
+	tfm_cfg_track(config);
+	/* read by tfm_config_normalize or by this function */
+	static const char *const generic[] = {"model_type", "rope_parameters", "rope_interleaved",
+					       "max_position_embeddings", "text_config"};
+	for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
+		tfm_cfg_mark(config, generic[i]);
 	int st = p->fn(s, config);
-	if (st)
+	if (st) {
+		tfm_cfg_track(NULL);
 		return tfm_adderr(st, "%s", t);
+	}
 	if (s->n_ctx_train <= 0)
 		s->n_ctx_train = gi(config, "max_position_embeddings", 0);
 	if (gb(config, "rope_interleaved", 0))
 		s->rope_interleaved = 1;
 	st = layer_types(s, config);
+	if (!st)
+		st = tfm_cfg_check(config, t);
+	tfm_cfg_track(NULL);
 	if (st)
-		return tfm_adderr(st, "config.json");
+		return tfm_adderr(st, "config.json: %s", t);
 	/* a rope preset whose dims were never set rotates the whole head */
 	if (s->pos_attn == TFM_POS_ROPE && s->rope_dims <= 0)
 		s->rope_dims = s->head_dim;
