@@ -228,7 +228,7 @@ static int generate(struct run *r, const char *text, size_t len)
 		st = tfm_seterr(TFM_E_FORMAT, "empty prompt and the model adds no BOS token");
 		goto done;
 	}
-	int32_t bos = tfm_tokenizer_bos(r->tok), eos = tfm_tokenizer_eos(r->tok);
+	int32_t bos = tfm_tokenizer_bos(r->tok);
 	tfm_ctx_reset(r->c);
 	tfm_sampler_reset(r->smp);
 	double t0 = now();
@@ -258,7 +258,7 @@ static int generate(struct run *r, const char *text, size_t len)
 	int64_t n_gen = r->count + 1 - (int64_t)n_ids;
 	for (int64_t g = 0; g < n_gen; g++) {
 		int32_t next = tfm_sampler_sample(r->smp, r->logits);
-		if (next == eos || next == bos)
+		if (tfm_tokenizer_is_eos(r->tok, next))
 			break;
 		if ((st = emit(r, prev, next)))
 			goto done;

@@ -77,6 +77,8 @@ struct tfm_tokenizer {
 	char *arena;              /* all pieces */
 	struct tfm_strmap map;    /* piece -> id */
 	int32_t bos, eos, unk, pad, sep, cls; /* -1 when absent */
+	int32_t eos_ids[8];       /* every id that ends generation (eos first) */
+	int n_eos_ids;
 	int add_bos, add_eos;
 	int add_space_prefix;     /* SPM: prefix a space to the text */
 	int escape_ws;            /* SPM: spaces are U+2581 in pieces (GGUF), not ' ' (llama2.c) */

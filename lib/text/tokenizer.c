@@ -379,6 +379,55 @@ static int32_t gguf_id(const struct tfm_gguf *g, const struct tfm_tokenizer *t, 
 	return (v >= 0 && v < t->n_vocab) ? (int32_t)v : -1;
 }
 
+/* The ids that end generation. */
+static int eos_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	int64_t ids[8], n = 0;
+	if (t->eos >= 0)
+		ids[n++] = t->eos;
+	static const char *const more[] = {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
+	for (int k = 0; k < 2; k++) {
+		int32_t id = gguf_id(g, t, more[k], -1);
+		if (id >= 0)
+			ids[n++] = id;
+	}
+	int64_t i = tfm_gguf_find(g, "tfm.tok.eos_ids");
+	if (i >= 0) {
+		int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+		int64_t v[8];
+		if (m < 0 || m > 5 || tfm_gguf_get_arr_i64(g, "tfm.tok.eos_ids", v, m))
+			return tfm_seterr(TFM_E_FORMAT, "tfm.tok.eos_ids: not an integer array of at "
+					  "most 5 ids");
+		for (int64_t k = 0; k < m; k++) {
+			if (v[k] < 0 || v[k] >= t->n_vocab)
+				return tfm_seterr(TFM_E_FORMAT, "tfm.tok.eos_ids: id %lld out of the "
+						  "vocabulary", (long long)v[k]);
+			ids[n++] = v[k];
+		}
+	}
+	t->n_eos_ids = 0;
+	for (int64_t k = 0; k < n; k++) {
+		int dup = 0;
+		for (int j = 0; j < t->n_eos_ids; j++)
+			dup |= t->eos_ids[j] == ids[k];
+		if (!dup)
+			t->eos_ids[t->n_eos_ids++] = (int32_t)ids[k];
+	}
+	if (t->eos < 0 && t->n_eos_ids > 0)
+		t->eos = t->eos_ids[0];
+	return TFM_OK;
+}
+
+int tfm_tokenizer_is_eos(const struct tfm_tokenizer *t, int32_t id)
+{
+	if (id >= 0 && id == t->eos)
+		return 1;
+	for (int j = 0; j < t->n_eos_ids; j++)
+		if (t->eos_ids[j] == id)
+			return 1;
+	return 0;
+}
+
 int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g)
 {
 	const char *model = tfm_gguf_get_str_or(g, "tokenizer.ggml.model", NULL);
@@ -412,8 +461,10 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		spm_find_bytes(t);
 		break;
 	case TFM_TOK_BPE: {
-		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", 11);
-		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", 11);
+		/* no default: a byte-level BPE vocabulary without the keys has
+		 * no BOS or EOS (id 11 is GPT-2's '.'... of one vocabulary only) */
+		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", -1);
+		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", -1);
 		t->add_bos = 0;
 		const char *key = "tokenizer.ggml.merges";
 		int64_t i = tfm_gguf_find(g, key), n = 0;
@@ -452,7 +503,7 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	t->add_eos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_eos_token", t->add_eos);
 	t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
 							t->add_space_prefix);
-	if ((st = tok_finish(t)))
+	if ((st = eos_set(t, g)) || (st = tok_finish(t)))
 		goto fail;
 	*out = t;
 	return TFM_OK;

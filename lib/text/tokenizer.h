@@ -24,6 +24,11 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t);
 int64_t tfm_tokenizer_n_vocab(const struct tfm_tokenizer *t);
 int32_t tfm_tokenizer_bos(const struct tfm_tokenizer *t); /* -1 if none */
 int32_t tfm_tokenizer_eos(const struct tfm_tokenizer *t);
+/* 1 when id ends generation: the EOS id, tfm.tok.eos_ids (config.json and
+ * generation_config.json's eos_token_id, an int or a list) and llama.cpp's
+ * end-of-turn / end-of-message ids.  BOS is not one (transformers stops only
+ * at eos_token_id). */
+int tfm_tokenizer_is_eos(const struct tfm_tokenizer *t, int32_t id);
 int tfm_tokenizer_add_bos(const struct tfm_tokenizer *t); /* model wants BOS by default */
 
 /* Encode len bytes of UTF-8 text.  *ids is malloc'd (caller frees). */

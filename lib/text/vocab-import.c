@@ -334,23 +334,99 @@ bad:
 
 /* ---- Hugging Face tokenizer.json / vocab.json / vocab.txt ---- */
 
-static json_t *load_json(const struct tfm_ckpt_file *f)
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static json_t *load_json_flags(const struct tfm_ckpt_file *f, size_t flags)
 {
 	json_error_t e;
-	json_t *j = json_loadb((const char *)f->data, f->size, 0, &e);
+	json_t *j = json_loadb((const char *)f->data, f->size, flags, &e);
 	if (!j)
 		tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", f->name, e.line, e.text);
 	return j;
+}
+
+static json_t *load_json(const struct tfm_ckpt_file *f)
+{
+	return load_json_flags(f, 0);
+}
+
+/* tokenizer.json's post_processor: a TemplateProcessing (alone or in a
+ * Sequence, as Llama 3 ships it) adds the special tokens its "single"
+ * template puts first and last.  That is what the tokenizers library adds,
+ * so it decides add_bos/add_eos and which ids they are. */
+static void post_processor(struct vb *v, json_t *pp)
+{
+	const char *type = jstr(pp, "type");
+	if (!type)
+		return;
+	if (!strcmp(type, "Sequence")) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(json_object_get(pp, "processors"), i, e)
+			post_processor(v, e);
+		return;
+	}
+	if (strcmp(type, "TemplateProcessing"))
+		return;
+	json_t *single = json_object_get(pp, "single");
+	size_t n = json_array_size(single);
+	if (!n)
+		return;
+	json_t *sp = json_object_get(pp, "special_tokens");
+	for (int end = 0; end < 2; end++) {
+		json_t *piece = json_object_get(json_array_get(single, end ? n - 1 : 0), "SpecialToken");
+		int64_t id = -1;
+		if (piece) {
+			const char *name = jstr(piece, "id");
+			json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
+			if (json_array_size(ids) == 1 && json_is_integer(json_array_get(ids, 0)))
+				id = json_integer_value(json_array_get(ids, 0));
+			else if (name)
+				id = vb_find(v, name);
+		}
+		if (end) {
+			v->add_eos = id >= 0;
+			if (id >= 0)
+				v->eos = id;
+		} else {
+			v->add_bos = id >= 0;
+			if (id >= 0)
+				v->bos = id;
+		}
+	}
+}
+
+/* eos_token_id of config.json and generation_config.json (an int or a
+ * list): every id that ends generation in transformers. */
+static void eos_id_add(json_t *x, int64_t *ids, int *n)
+{
+	if (!json_is_number(x) || *n >= 5)
+		return;
+	int64_t id = (int64_t)json_number_value(x);
+	for (int k = 0; k < *n; k++)
+		if (ids[k] == id)
+			return;
+	if (id >= 0)
+		ids[(*n)++] = id;
+}
+
+static void eos_ids_from(json_t *j, int64_t *ids, int *n)
+{
+	json_t *e = json_object_get(j, "eos_token_id"), *x;
+	size_t i;
+	if (json_is_number(e))
+		eos_id_add(e, ids, n);
+	json_array_foreach(e, i, x)
+		eos_id_add(x, ids, n);
 }
 
 #define LLAMA3_HF "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 #define QWEN2_HF "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 #define GPT2_HF "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
-static const char *jstr(json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 /* Map a tokenizer.json pre_tokenizer to a llama.cpp pre-tokenizer name by
  * its structure and regex; NULL when not recognised. */
@@ -535,6 +611,7 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 				"(byte-level BPE and WordPiece are)", type ? type : "?");
 		goto done;
 	}
+	post_processor(v, json_object_get(root, "post_processor"));
 	st = TFM_OK;
 done:
 	json_decref(root);
@@ -596,7 +673,10 @@ static int from_vocab_txt(struct vb *v, const struct tfm_ckpt_file *f)
 /* tokenizer_config.json: bos/eos by content, add_bos/add_eos. */
 static int apply_config(struct vb *v, const struct tfm_ckpt_file *f)
 {
-	json_t *root = load_json(f);
+	/* integers as reals: save_pretrained writes model_max_length
+	 * 1000000000000000019884624838656 when unset, beyond int64; only
+	 * strings and booleans are read here */
+	json_t *root = load_json_flags(f, JSON_DECODE_INT_AS_REAL);
 	if (!root)
 		return TFM_E_FORMAT;
 	static const char *const keys[] = { "bos_token", "eos_token", "unk_token", "pad_token" };
@@ -692,7 +772,29 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 		nv = json_integer_value(json_object_get(c->config, "vocab_size"));
 	if ((st = vb_fill(&v, nv)))
 		goto done;
-	st = write_keys(&v, g);
+	if ((st = write_keys(&v, g)))
+		goto done;
+	/* every eos_token_id of config.json and generation_config.json */
+	int64_t eos[5];
+	int n_eos = 0;
+	const struct tfm_ckpt_file *gc = side_file(c, "generation_config.json");
+	if (c->config)
+		eos_ids_from(c->config, eos, &n_eos);
+	if (gc) {
+		json_t *gj = load_json_flags(gc, JSON_DECODE_INT_AS_REAL);
+		if (!gj) {
+			st = TFM_E_FORMAT;
+			goto done;
+		}
+		eos_ids_from(gj, eos, &n_eos);
+		json_decref(gj);
+	}
+	int k = 0;
+	for (int i = 0; i < n_eos; i++)
+		if (eos[i] < v.n)
+			eos[k++] = eos[i];
+	if (k > 1 || (k == 1 && eos[0] != v.eos))
+		st = tfm_gguf_set_arr(g, "tfm.tok.eos_ids", TFM_GGUF_INT64, eos, k);
 done:
 	vb_free(&v);
 	if (st)

@@ -4,6 +4,9 @@
 #include "t.h"
 
 #include "text/tokenizer-impl.h"
+#include "format/convert.h"
+
+#include <jansson.h>
 
 /* Run one llama.cpp vector file: .inp strings separated by
  * "\n__ggml_vocab_test__\n", .out one line of ids per string (no BOS). */
@@ -338,6 +341,60 @@ static void t_import_hf(void)
 	tfm_gguf_free(g);
 }
 
+/* tests/data/tok-llama3 (scripts/make-tok-fixtures): a directory as Llama 3
+ * ships its tokenizer.  BOS comes from tokenizer.json's post_processor
+ * (TemplateProcessing inside a Sequence), tokenizer_config.json carries
+ * model_max_length 1000000000000000019884624838656, eos_token_id is a list
+ * in config.json and generation_config.json.  Ids against transformers'
+ * tokenizer (expected.json). */
+static void t_import_llama3(void)
+{
+	struct tfm_convert *cv = NULL;
+	struct tfm_convert_opts co = { .dtype = -1 };
+	struct tfm_tokenizer *t = NULL;
+	json_error_t je;
+	char *dir = t_path("tests/data/tok-llama3"), *ep = t_path("%s/expected.json", dir);
+	json_t *exp = json_load_file(ep, 0, &je);
+	CHECK_MSG(exp != NULL, "%s: %s", ep, je.text);
+	CHECK_OK(tfm_convert_open(&cv, dir, &co));
+	if (cv)
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, tfm_convert_gguf(cv)));
+	if (!t || !exp)
+		goto done;
+	int32_t bos = (int32_t)json_integer_value(json_object_get(exp, "bos"));
+	CHECK(tfm_tokenizer_add_bos(t) == 1);
+	CHECK(tfm_tokenizer_bos(t) == bos);
+	CHECK(!tfm_tokenizer_is_eos(t, bos));
+	size_t i;
+	json_t *e, *x;
+	json_array_foreach(json_object_get(exp, "eos_ids"), i, x)
+		CHECK_MSG(tfm_tokenizer_is_eos(t, (int32_t)json_integer_value(x)), "eos %zu", i);
+	int n_text = 0;
+	json_array_foreach(json_object_get(exp, "texts"), i, e) {
+		const char *s = json_string_value(json_object_get(e, "text"));
+		for (int plain = 0; plain < 2; plain++) {
+			json_t *w = json_object_get(e, plain ? "ids_plain" : "ids");
+			int32_t *ids = NULL;
+			size_t n = 0;
+			CHECK_OK(tfm_tokenize(t, s, strlen(s), plain ? 0 : tfm_tokenizer_add_bos(t), &ids,
+					      &n));
+			int ok = n == json_array_size(w);
+			for (size_t k = 0; ok && k < n; k++)
+				ok = ids[k] == json_integer_value(json_array_get(w, k));
+			CHECK_MSG(ok, "'%s' (%s): %zu ids, want %zu", s, plain ? "plain" : "with BOS", n,
+				  json_array_size(w));
+			free(ids);
+		}
+		n_text++;
+	}
+	CHECK(n_text >= 5);
+done:
+	tfm_tokenizer_free(t);
+	tfm_convert_close(cv);
+	json_decref(exp);
+	free(dir), free(ep);
+}
+
 /* A SentencePiece ModelProto written by hand (protobuf wire format):
  * pieces <unk> (type 2), <s>, </s> (type 3), "\u2581a" (score -1), "a"
  * (score -2), "b" (score -3); trainer_spec model_type = 2 (BPE). */
@@ -506,6 +563,7 @@ static void t_pretok(void)
 }
 
 static const struct t_case t_cases[] = {
+	{"import_llama3", t_import_llama3},
 	{ "pretok", t_pretok },
 	{ "special", t_special },
 	{ "import_llama2c", t_import_llama2c },
