@@ -281,7 +281,8 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	struct tfm_attn_args a = {
 		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
 		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->slots[l], .window = L->window,
-		.scale = m->attn_scale, .softcap = s->attn_softcap, .alibi = m->alibi,
+		.scale = s->attn_scale_inv_layer ? m->attn_scale / (float)(l + 1) : m->attn_scale,
+		.softcap = s->attn_softcap, .alibi = m->alibi,
 		.kv_type = m->kv_type,
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];
@@ -471,6 +472,19 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	embed(c, tok, n, pos0);
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
+		if (s->norm_place == TFM_NORM_POST) {
+			/* post-LN (BERT, OPT with do_layer_norm_before=false):
+			 * x = ln1(x + attn(x)); x = ln2(x + ffn(x)) */
+			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+			attention(c, l, n, pos0);
+			be->add(c->x, c->x, c->h, n * d);
+			norm_rows(m, c->x, c->x, n, d, &L->attn_norm);
+			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+			ffn(c, l, n, c->h, c->xn);
+			be->add(c->x, c->x, c->h, n * d);
+			norm_rows(m, c->x, c->x, n, d, &L->ffn_norm);
+			continue;
+		}
 		int post = s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN;
 		if (s->norm_place == TFM_NORM_POST_IN)
 			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
@@ -487,7 +501,9 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			be->add(c->x, c->x, c->h, n * d);
 			be->add(c->x, c->x, c->h2, n * d);
 		} else {
-			be->add(c->x, c->x, c->h, n * d);
+			/* bloom's apply_residual_connection_post_layernorm: the
+			 * residual is the normed input */
+			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
 			if (s->norm_place == TFM_NORM_POST_IN)
 				memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
 			else
@@ -495,7 +511,7 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			ffn(c, l, n, c->h, c->xn);
 			if (post)
 				norm_rows(m, c->h, c->h, n, d, &L->ffn_post_norm);
-			be->add(c->x, c->x, c->h, n * d);
+			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
 		}
 	}
 	c->pos += n;

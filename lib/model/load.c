@@ -127,11 +127,11 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("token type embeddings");
 	if (s->norm != TFM_NORM_RMS && s->norm != TFM_NORM_LAYER)
 		return UNSUP("models without norms");
-	if (s->norm_place == TFM_NORM_POST)
-		return UNSUP("post-norm (norm after the residual add)");
 	if (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_SANDWICH &&
-	    s->norm_place != TFM_NORM_POST_IN)
+	    s->norm_place != TFM_NORM_POST_IN && s->norm_place != TFM_NORM_POST)
 		return UNSUP("this norm placement");
+	if (s->residual_from_norm && (s->norm_place != TFM_NORM_PRE || s->parallel_residual))
+		return UNSUP("a residual from the normed input outside a sequential pre-norm block");
 	if (s->norm_place != TFM_NORM_PRE && s->parallel_residual)
 		return UNSUP("sandwich or post_in norms with a parallel residual");
 	if (s->qk_norm != TFM_QK_NORM_NONE && s->qk_norm != TFM_QK_NORM_HEAD &&
@@ -589,7 +589,8 @@ static int positions(struct tfm_model *m)
 		if (!m->alibi)
 			return TFM_E_NOMEM;
 		for (int64_t h = 0; h < nh; h++)
-			m->alibi[h] = (float)(h < n2 ? pow(m0, (double)(h + 1))
+			m->alibi[h] = (s->alibi_scale > 0 ? s->alibi_scale : 1.0f) *
+				      (float)(h < n2 ? pow(m0, (double)(h + 1))
 						     : pow(m1, (double)(2 * (h - n2) + 1)));
 	}
 	return TFM_OK;

@@ -410,6 +410,11 @@ static int p_gpt2(struct tfm_spec *s, const json_t *c)
 	s->tied_output = gb(c, "tie_word_embeddings", 1);
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 50256);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 50256);
+	/* scores / sqrt(head_dim) unless scale_attn_weights is false, and
+	 * / (layer + 1) with scale_attn_by_inverse_layer_idx */
+	if (!gb(c, "scale_attn_weights", 1))
+		s->attn_scale = 1.0f;
+	s->attn_scale_inv_layer = gb(c, "scale_attn_by_inverse_layer_idx", 0);
 	return tfm_preset_act(gs(c, "activation_function", "gelu_new"), &s->act);
 }
 
@@ -462,6 +467,7 @@ static int p_bloom(struct tfm_spec *s, const json_t *c)
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 1);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 3);
+	s->residual_from_norm = gb(c, "apply_residual_connection_post_layernorm", 0);
 	alibi(s, 8);
 	return TFM_OK;
 }
@@ -504,8 +510,13 @@ static int p_falcon(struct tfm_spec *s, const json_t *c)
 	s->rope_dims = s->head_dim;
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 11);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 11);
-	if (gb(c, "alibi", 0))
+	if (gb(c, "alibi", 0)) {
+		/* Falcon adds the bias before the 1/sqrt(head_dim) scaling (its
+		 * sdpa path: alibi / sqrt(head_dim) in the mask; the eager path
+		 * adds it twice, which is not copied) */
 		alibi(s, 8);
+		s->alibi_scale = (float)(1.0 / sqrt((double)s->head_dim));
+	}
 	int st = tfm_preset_act(gs(c, "activation", "gelu"), &s->act);
 	return st ? st : rope_scaling(s, c);
 }

@@ -60,6 +60,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("attn.bias_qkv", attn_bias_qkv),
 	B("attn.bias_out", attn_bias_out),
 	F("attn.scale", attn_scale, 0, 1e6),
+	B("attn.scale_inv_layer", attn_scale_inv_layer),
 	F("attn.softcap", attn_softcap, 0, 1e6),
 	E("attn.qk_norm", qk_norm, n_qk_norm),
 	E("attn.mask", mask, n_mask),
@@ -88,6 +89,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	{ "rope.long_factors", KT_F32ARR, O(rope_long_factors), NULL, 0, 1e9 },
 	{ "rope.short_factors", KT_F32ARR, O(rope_short_factors), NULL, 0, 1e9 },
 	D("alibi.max_bias", alibi_max_bias, 0, 1e6),
+	F("alibi.scale", alibi_scale, 0, 1e6),
 	I("t5.buckets", t5_buckets, 0, 1e6),
 	I("t5.max_distance", t5_max_distance, 0, 1e9),
 
@@ -97,6 +99,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("norm.plus_one", norm_plus_one),
 	E("norm.place", norm_place, n_place),
 	B("norm.parallel_residual", parallel_residual),
+	B("norm.residual_from_norm", residual_from_norm),
 	B("norm.shared_attn_ffn", shared_attn_ffn_norm),
 	B("norm.final", final_norm),
 

@@ -62,6 +62,7 @@ struct tfm_spec {
 	int64_t qk_rope_dim, qk_nope_dim, v_head_dim;
 	int attn_bias_qkv, attn_bias_out;      /* biases present */
 	float attn_scale;         /* 0: 1/sqrt(head_dim) */
+	int attn_scale_inv_layer; /* gpt2 scale_attn_by_inverse_layer_idx: layer l also / (l + 1) */
 	float attn_softcap;       /* 0: none (gemma2: 50) */
 	int qk_norm;              /* enum tfm_qk_norm */
 	int mask;                 /* enum tfm_mask (the default for all layers) */
@@ -95,6 +96,7 @@ struct tfm_spec {
 	float rope_long_factors[TFM_MAX_ROPE_FACTORS];
 	float rope_short_factors[TFM_MAX_ROPE_FACTORS];
 	double alibi_max_bias;    /* 8 in bloom/mpt */
+	float alibi_scale;        /* bias multiplier, 0: 1 (falcon: 1/sqrt(head_dim), like q.k) */
 	int64_t t5_buckets, t5_max_distance;
 
 	/* norms */
@@ -104,6 +106,7 @@ struct tfm_spec {
 	int norm_plus_one;        /* gemma: weight stored as w-1 */
 	int norm_place;           /* enum tfm_norm_place */
 	int parallel_residual;    /* x + attn(ln(x)) + ffn(ln(x)) (gpt-neox, falcon, phi) */
+	int residual_from_norm;   /* bloom apply_residual_connection_post_layernorm: ln(x) + f(ln(x)) */
 	int shared_attn_ffn_norm; /* parallel residual with one norm (falcon-7b, gpt-j) */
 	int final_norm;           /* a norm before the head */
 

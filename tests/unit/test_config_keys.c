@@ -93,9 +93,6 @@ static void t_tables(void)
 static void t_named(void)
 {
 	static const char *const cases[][2] = {
-		{"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}",
-		 "scale_attn_by_inverse_layer_idx"},
-		{"{\"model_type\": \"gpt2\", \"scale_attn_weights\": false}", "scale_attn_weights"},
 		{"{\"model_type\": \"gpt2\", \"add_cross_attention\": true}", "add_cross_attention"},
 		{"{\"model_type\": \"llama\", \"pruned_heads\": {\"0\": [1]}}", "pruned_heads"},
 		{"{\"model_type\": \"opt\", \"layer_norm_elementwise_affine\": false}",
