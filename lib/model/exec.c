@@ -185,13 +185,12 @@ static void norm_rows(const struct tfm_model *m, float *y, const float *x, int64
 		      const struct tfm_norm_w *nw)
 {
 	const struct tfm_spec *s = &m->spec;
+	float eps = nw->eps > 0 ? nw->eps : (float)s->norm_eps;
 	for (int64_t t = 0; t < n; t++) {
 		if (s->norm == TFM_NORM_RMS)
-			m->be->rmsnorm(y + t * w, x + t * w, nw->w, w, (float)s->norm_eps,
-				       s->norm_plus_one);
+			m->be->rmsnorm(y + t * w, x + t * w, nw->w, w, eps, s->norm_plus_one);
 		else
-			m->be->layernorm(y + t * w, x + t * w, nw->w, nw->b, w, (float)s->norm_eps,
-					 s->norm_plus_one);
+			m->be->layernorm(y + t * w, x + t * w, nw->w, nw->b, w, eps, s->norm_plus_one);
 		if (s->norm == TFM_NORM_RMS && nw->b)
 			m->be->add(y + t * w, y + t * w, nw->b, w);
 	}
@@ -312,6 +311,45 @@ static void glu(struct tfm_ctx *c, int64_t n, float *out, const float *in,
 	be->matmul(&c->kx, out, c->g, down, n);
 }
 
+/* The scores experts are chosen by, sc[E], from the router's p[E]: plus the
+ * selection-only bias (DeepSeek-V3's e_score_correction_bias; the weights
+ * stay p), and with grouped routing only the experts of the topk_group best
+ * groups (a group scores its best expert, or with the bias the sum of its
+ * best two, as DeepSeek-V2's group_limited_greedy and V3's noaux_tc do);
+ * the others score 0, as transformers' masked_fill(0.0) leaves them. */
+static void moe_choice(const struct tfm_spec *s, const struct tfm_layer *L, const float *p, float *sc)
+{
+	int64_t E = s->n_expert, G = s->moe_n_group, TG = s->moe_topk_group;
+	for (int64_t e = 0; e < E; e++)
+		sc[e] = p[e] + (L->exp_probs_b ? L->exp_probs_b[e] : 0.0f);
+	if (G <= 1 || TG >= G)
+		return;
+	int64_t per = E / G;
+	float gs[G];
+	uint8_t keep[G];
+	for (int64_t g = 0; g < G; g++) {
+		float a = -INFINITY, b = -INFINITY; /* best two of the group */
+		for (int64_t e = g * per; e < (g + 1) * per; e++) {
+			if (sc[e] > a)
+				b = a, a = sc[e];
+			else if (sc[e] > b)
+				b = sc[e];
+		}
+		gs[g] = L->exp_probs_b ? a + (per > 1 ? b : 0) : a;
+		keep[g] = 0;
+	}
+	for (int64_t k = 0; k < TG; k++) {
+		int64_t best = -1;
+		for (int64_t g = 0; g < G; g++)
+			if (!keep[g] && (best < 0 || gs[g] > gs[best]))
+				best = g;
+		keep[best] = 1;
+	}
+	for (int64_t e = 0; e < E; e++)
+		if (!keep[e / per])
+			sc[e] = 0.0f;
+}
+
 /* Mixture of experts: per token the router's softmax (or sigmoid) over the
  * experts, the top n_expert_used (ties to the lower id), optionally
  * renormalised and scaled; each expert runs once on the batch of tokens
@@ -334,14 +372,15 @@ static void moe(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 		else
 			be->softmax(p, E);
 		int32_t *sel = c->sel + t * K;
-		float *w = c->selw + t * K;
+		float *w = c->selw + t * K, sc[E];
+		moe_choice(s, L, p, sc);
 		for (int64_t k = 0; k < K; k++) {
 			int32_t best = -1;
 			for (int64_t e = 0; e < E; e++) {
 				int taken = 0;
 				for (int64_t j = 0; j < k; j++)
 					taken |= sel[j] == e;
-				if (!taken && (best < 0 || p[e] > p[best]))
+				if (!taken && (best < 0 || sc[e] > sc[best]))
 					best = (int32_t)e;
 			}
 			sel[k] = best;

@@ -44,10 +44,13 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 			return tfm_seterr(TFM_E_FORMAT, "%s: %lld of %lld experts per token, expert "
 					  "n_ff %lld", arch, (long long)s->n_expert_used,
 					  (long long)s->n_expert, (long long)s->n_ff_expert);
-		if (s->moe_n_group > 1)
-			return UNSUP("grouped expert routing (moe.n_group)");
-		if (s->moe_gate_bias)
-			return UNSUP("expert selection bias (moe.gate_bias)");
+		if (s->moe_n_group > 1 && (s->n_expert % s->moe_n_group || s->moe_topk_group < 1 ||
+					   s->moe_topk_group > s->moe_n_group))
+			return tfm_seterr(TFM_E_FORMAT, "%s: %lld experts in %lld groups, top %lld "
+					  "groups", arch, (long long)s->n_expert,
+					  (long long)s->moe_n_group, (long long)s->moe_topk_group);
+		if (s->n_expert > 4096)
+			return UNSUP("more than 4096 experts");
 		if (s->moe_gate != TFM_MOE_GATE_SOFTMAX && s->moe_gate != TFM_MOE_GATE_SIGMOID)
 			return UNSUP("this expert gate");
 		if (!s->gated)
@@ -251,6 +254,7 @@ static int bind_norm(struct binder *b, struct tfm_norm_w *nw, const char *prefix
 		     int required)
 {
 	char name[96];
+	nw->eps = 0; /* the spec's norm.eps unless the caller says otherwise */
 	snprintf(name, sizeof name, "%s.weight", prefix);
 	int st = bind_vec(b, &nw->w, name, n, required);
 	if (st)
@@ -272,12 +276,14 @@ static int bind_mla(struct binder *b, int64_t l)
 	if (ql > 0) {
 		TRY(bind_mat(b, &L->q_a, NM("attn_q_a.weight"), d, ql, 1));
 		TRY(bind_norm(b, &L->q_a_norm, NM("attn_q_a_norm"), ql, 1));
+		L->q_a_norm.eps = (float)s->mla_norm_eps;
 		TRY(bind_mat(b, &L->q_b, NM("attn_q_b.weight"), ql, m->q_dim, 1));
 	} else {
 		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, m->q_dim, 1));
 	}
 	TRY(bind_mat(b, &L->kv_a, NM("attn_kv_a_mqa.weight"), d, kl + s->qk_rope_dim, 1));
 	TRY(bind_norm(b, &L->kv_a_norm, NM("attn_kv_a_norm"), kl, 1));
+	L->kv_a_norm.eps = (float)s->mla_norm_eps;
 	TRY(bind_mat(b, &L->kv_b, NM("attn_kv_b.weight"), kl, nh * (s->qk_nope_dim + m->v_dim), 1));
 #undef NM
 #undef TRY
@@ -324,6 +330,7 @@ static int bind_moe(struct binder *b, int64_t l)
 	L->moe = 1;
 	TRY(bind_mat(b, &L->router, NM("ffn_gate_inp.weight"), d, E, 1));
 	TRY(bind_vec(b, &L->router_b, NM("ffn_gate_inp.bias"), E, 0));
+	TRY(bind_vec(b, &L->exp_probs_b, NM("exp_probs_b.bias"), E, s->moe_gate_bias));
 	TRY(bind_experts(b, &L->gate, &L->exp_stride[0], NM("ffn_gate_exps.weight"), d, fe, E));
 	TRY(bind_experts(b, &L->up, &L->exp_stride[1], NM("ffn_up_exps.weight"), d, fe, E));
 	TRY(bind_experts(b, &L->down, &L->exp_stride[2], NM("ffn_down_exps.weight"), fe, d, E));

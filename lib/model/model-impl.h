@@ -10,6 +10,7 @@
 /* A norm's parameters (f32 copies; b may be NULL). */
 struct tfm_norm_w {
 	float *w, *b;   /* [n] */
+	float eps;      /* 0: the spec's norm.eps */
 };
 
 struct tfm_layer {
@@ -28,6 +29,7 @@ struct tfm_layer {
 	int moe;
 	struct tfm_mat router;       /* {n_embd, n_expert} */
 	float *router_b;             /* [n_expert] or NULL */
+	float *exp_probs_b;          /* [n_expert]: selection-only bias (deepseek v3), or NULL */
 	size_t exp_stride[3];
 	struct tfm_mat sh_gate, sh_up, sh_down; /* shared experts, or data NULL */
 	float *sh_gate_inp;          /* [n_embd]: sigmoid gate of the shared experts, or NULL */

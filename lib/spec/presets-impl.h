@@ -46,6 +46,13 @@ static const char *gs(const json_t *c, const char *k, const char *d)
 	json_t *v = gj(c, k);
 	return json_is_string(v) ? json_string_value(v) : d;
 }
+/* The key is present with a JSON null (None in transformers: for some keys
+ * that means "off", not the class default). */
+static inline int gnull(const json_t *c, const char *k)
+{
+	json_t *v = gj(c, k);
+	return v && json_is_null(v);
+}
 static inline int has(const json_t *c, const char *k)
 {
 	json_t *v = gj(c, k);

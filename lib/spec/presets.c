@@ -240,7 +240,7 @@ static int p_qwen3_moe(struct tfm_spec *s, const json_t *c)
 	 * is set (max_window_layers is not read) */
 	all_layers(s->layer_window, s->n_layer, 0);
 	s->window = 0;
-	if (gb(c, "use_sliding_window", 0))
+	if (gb(c, "use_sliding_window", 0) && !gnull(c, "sliding_window"))
 		window_all(s, gi(c, "sliding_window", 4096));
 	return st;
 }
@@ -327,7 +327,8 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 	s->n_layer = gi(c, "num_hidden_layers", v3 ? 61 : 60);
 	s->n_head = gi(c, "num_attention_heads", 128);
 	s->n_head_kv = gi(c, "num_key_value_heads", 128);
-	s->q_lora_rank = gi(c, "q_lora_rank", 1536);
+	/* null (DeepSeek-V2-Lite): q_proj from the input, no low-rank query */
+	s->q_lora_rank = gnull(c, "q_lora_rank") ? 0 : gi(c, "q_lora_rank", 1536);
 	s->kv_lora_rank = gi(c, "kv_lora_rank", 512);
 	s->qk_rope_dim = gi(c, "qk_rope_head_dim", 64);
 	s->qk_nope_dim = gi(c, "qk_nope_head_dim", 128);
@@ -347,9 +348,21 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 	s->n_expert_shared = gi(c, "n_shared_experts", v3 ? 1 : 2);
 	s->n_ff_shared = s->n_expert_shared * s->n_ff_expert;
 	s->moe_routed_scale = gf(c, "routed_scaling_factor", v3 ? 2.5 : 1.0);
-	s->moe_norm_topk = gb(c, "norm_topk_prob", v3);
+	/* transformers' DeepSeek-V2 router never renormalises (norm_topk_prob
+	 * is stored, not used) and groups experts only with
+	 * group_limited_greedy; V3 always routes by groups (noaux_tc) */
+	int norm = gb(c, "norm_topk_prob", v3);
+	s->moe_norm_topk = v3 ? norm : 0;
 	s->moe_n_group = gi(c, "n_group", v3 ? 8 : 1);
 	s->moe_topk_group = gi(c, "topk_group", v3 ? 4 : 1);
+	if (!v3) {
+		const char *tm = gs(c, "topk_method", "greedy");
+		if (!strcmp(tm, "greedy"))
+			s->moe_n_group = s->moe_topk_group = 1;
+		else if (strcmp(tm, "group_limited_greedy"))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "topk_method=%s is not supported (transformers' "
+					  "DeepSeek-V2 runs greedy and group_limited_greedy)", tm);
+	}
 	s->moe_first_dense = gi(c, "first_k_dense_replace", v3 ? 3 : 0);
 	s->moe_every = gi(c, "moe_layer_freq", 1);
 	/* the multi-token-prediction layers are not part of transformers'
@@ -357,7 +370,7 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 	tfm_cfg_mark(c, "num_nextn_predict_layers");
 	const char *scoring = gs(c, "scoring_func", v3 ? "sigmoid" : "softmax");
 	s->moe_gate = !strcmp(scoring, "sigmoid") ? TFM_MOE_GATE_SIGMOID : TFM_MOE_GATE_SOFTMAX;
-	s->moe_gate_bias = v3 || !strcmp(gs(c, "topk_method", ""), "noaux_tc");
+	s->moe_gate_bias = v3;
 	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
 		s->layer_moe[i] = s->n_expert > 0 && i >= s->moe_first_dense &&
 				  s->moe_every > 0 && i % s->moe_every == 0;

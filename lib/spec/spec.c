@@ -57,6 +57,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("attn.qk_rope_dim", qk_rope_dim, 0, 1e6),
 	I("attn.qk_nope_dim", qk_nope_dim, 0, 1e6),
 	I("attn.v_head_dim", v_head_dim, 0, 1e6),
+	D("attn.mla_norm_eps", mla_norm_eps, 0, 1),
 	B("attn.bias_qkv", attn_bias_qkv),
 	B("attn.bias_out", attn_bias_out),
 	F("attn.scale", attn_scale, 0, 1e6),
@@ -206,6 +207,7 @@ void tfm_spec_init(struct tfm_spec *s)
 	s->pos_attn = TFM_POS_ROPE;
 	s->rope_theta = 10000.0;
 	s->rope_factor = 1.0;
+	s->mla_norm_eps = 1e-6;
 	s->yarn_beta_fast = 32.0;
 	s->yarn_beta_slow = 1.0;
 	s->llama3_low_freq_factor = 1.0;

@@ -60,6 +60,7 @@ struct tfm_spec {
 	int64_t n_head, n_head_kv, head_dim;   /* head_dim may differ from n_embd/n_head */
 	int64_t q_lora_rank, kv_lora_rank;     /* MLA (deepseek); 0 = not MLA */
 	int64_t qk_rope_dim, qk_nope_dim, v_head_dim;
+	double mla_norm_eps;      /* eps of the q_a / kv_a latent norms (transformers: 1e-6 always) */
 	int attn_bias_qkv, attn_bias_out;      /* biases present */
 	float attn_scale;         /* 0: 1/sqrt(head_dim) */
 	int attn_scale_inv_layer; /* gpt2 scale_attn_by_inverse_layer_idx: layer l also / (l + 1) */
