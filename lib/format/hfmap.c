@@ -267,6 +267,8 @@ static const struct arch archs[] = {
 	{"qwen3_moe", {"model.", ""}, {qk_plain, qk_norm, mlp_moe, llama_base}},
 	{"gemma", {"model.", ""}, {gemma_norms, qk_plain, llama_base}},
 	{"gemma2", {"model.", ""}, {gemma2_norms, qk_plain, llama_base}},
+	{"gemma3", {"model.language_model.", "language_model.model.", "model.", ""},
+	 {gemma2_norms, qk_plain, llama_base}},
 	{"olmo2", {"model.", ""}, {olmo2_norms, qk_plain, qk_norm, llama_base}},
 	{"phi3", {"model.", ""}, {phi3_fused, llama_base}},
 	{"deepseek_v2", {"model.", ""}, {mla, mlp_moe, llama_base}},
