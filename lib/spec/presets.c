@@ -200,7 +200,7 @@ static int p_qwen2(struct tfm_spec *s, const json_t *c)
 static int p_qwen2_moe(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "qwen2_moe", "qwen2moe");
-	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 8192);
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 32768);
 	s->n_vocab = gi(c, "vocab_size", 151936);
 	s->n_embd = gi(c, "hidden_size", 2048);
 	s->n_ff = gi(c, "intermediate_size", 5632);
@@ -235,6 +235,14 @@ static int p_qwen3_moe(struct tfm_spec *s, const json_t *c)
 {
 	int st = p_qwen3(s, c);
 	set_arch(s, "qwen3_moe", "qwen3moe");
+	/* Qwen3MoeConfig's own defaults; it has no head_dim attribute, so
+	 * transformers' getattr falls back to hidden_size / heads */
+	s->n_embd = gi(c, "hidden_size", 2048);
+	s->n_ff = gi(c, "intermediate_size", 6144);
+	s->n_layer = gi(c, "num_hidden_layers", 24);
+	s->n_head = gi(c, "num_attention_heads", 32);
+	s->n_head_kv = gi(c, "num_key_value_heads", 4);
+	s->head_dim = s->rope_dims = gi(c, "head_dim", s->n_head ? s->n_embd / s->n_head : 0);
 	qwen_moe(s, c, 128, 8, 768);
 	/* transformers' Qwen3-MoE slides on every layer when use_sliding_window
 	 * is set (max_window_layers is not read) */
@@ -321,12 +329,13 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 {
 	set_arch(s, v3 ? "deepseek_v3" : "deepseek_v2", "deepseek2");
 	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, v3 ? 4096 : 2048);
-	s->n_vocab = gi(c, "vocab_size", v3 ? 129280 : 102400);
-	s->n_embd = gi(c, "hidden_size", v3 ? 7168 : 5120);
-	s->n_ff = gi(c, "intermediate_size", v3 ? 18432 : 12288);
-	s->n_layer = gi(c, "num_hidden_layers", v3 ? 61 : 60);
-	s->n_head = gi(c, "num_attention_heads", 128);
-	s->n_head_kv = gi(c, "num_key_value_heads", 128);
+	/* the configuration classes' defaults (V2's are not DeepSeek-V2's sizes) */
+	s->n_vocab = gi(c, "vocab_size", v3 ? 129280 : 32000);
+	s->n_embd = gi(c, "hidden_size", v3 ? 7168 : 4096);
+	s->n_ff = gi(c, "intermediate_size", v3 ? 18432 : 11008);
+	s->n_layer = gi(c, "num_hidden_layers", v3 ? 61 : 32);
+	s->n_head = gi(c, "num_attention_heads", v3 ? 128 : 32);
+	s->n_head_kv = gi(c, "num_key_value_heads", v3 ? 128 : 32);
 	/* null (DeepSeek-V2-Lite): q_proj from the input, no low-rank query */
 	s->q_lora_rank = gnull(c, "q_lora_rank") ? 0 : gi(c, "q_lora_rank", 1536);
 	s->kv_lora_rank = gi(c, "kv_lora_rank", 512);
@@ -342,9 +351,9 @@ static int p_deepseek(struct tfm_spec *s, const json_t *c, int v3)
 	s->rope_dims = s->qk_rope_dim;
 	/* deepseek's own modeling code rotates interleaved pairs */
 	s->rope_interleaved = gb(c, "rope_interleave", 1);
-	s->n_expert = gi(c, "n_routed_experts", v3 ? 256 : 160);
+	s->n_expert = gi(c, "n_routed_experts", v3 ? 256 : 64);
 	s->n_expert_used = gi(c, "num_experts_per_tok", v3 ? 8 : 6);
-	s->n_ff_expert = gi(c, "moe_intermediate_size", v3 ? 2048 : 1536);
+	s->n_ff_expert = gi(c, "moe_intermediate_size", v3 ? 2048 : 1407);
 	s->n_expert_shared = gi(c, "n_shared_experts", v3 ? 1 : 2);
 	s->n_ff_shared = s->n_expert_shared * s->n_ff_expert;
 	s->moe_routed_scale = gf(c, "routed_scaling_factor", v3 ? 2.5 : 1.0);
@@ -642,6 +651,7 @@ static int p_stablelm(struct tfm_spec *s, const json_t *c)
 	s->n_vocab = gi(c, "vocab_size", 50304);
 	s->n_embd = gi(c, "hidden_size", 2560);
 	s->n_ff = gi(c, "intermediate_size", 6912);
+	s->n_head_kv = gi(c, "num_key_value_heads", 32); /* StableLmConfig's default, not n_head */
 	s->head_dim = s->n_embd / s->n_head;
 	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 0.25));
 	s->norm = TFM_NORM_LAYER;

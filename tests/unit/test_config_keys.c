@@ -89,6 +89,62 @@ static void t_tables(void)
 	CHECK(types >= 20);
 }
 
+/* A missing key takes transformers' class default: for every type, the
+ * spec of {model_type} alone, and of the config with every key of the class
+ * at its default but one, equal the spec of the config with all of them. */
+static json_t *all_defaults(const char *type, const struct tfm_cfg_key *tab)
+{
+	json_t *c = json_pack("{ss}", "model_type", type);
+	const struct tfm_cfg_key *tabs[] = {tfm_cfg_common, tab};
+	for (int i = 0; i < 2; i++)
+		for (const struct tfm_cfg_key *k = tabs[i]; k->key; k++)
+			/* rope_parameters (5.x only) repeats rope_theta: cohere's
+			 * default theta is 10000 in 4.57.1 and 500000 in 5.23.0, and
+			 * tfm keeps the 4.x one for a config that names neither */
+			if (strcmp(k->key, "model_type") && strcmp(k->key, "transformers_version") &&
+			    strcmp(k->key, "rope_parameters"))
+				json_object_set_new(c, k->key, json_loads(k->dflt, JSON_DECODE_ANY, NULL));
+	return c;
+}
+
+/* Token ids live in the tokenizer import (tokenizer.ggml.*); the spec's
+ * copies are not compared here. */
+static int same_spec(struct tfm_spec *a, struct tfm_spec *b)
+{
+	a->bos_id = b->bos_id = a->eos_id = b->eos_id = a->pad_id = b->pad_id = 0;
+	return !memcmp(a, b, sizeof *a);
+}
+
+static void t_defaults(void)
+{
+	for (const struct tfm_cfg_keys *t = tfm_cfg_keys; t->type; t++) {
+		json_t *full = all_defaults(t->type, t->keys), *bare = json_pack("{ss}", "model_type",
+									      t->type);
+		struct tfm_spec want, got;
+		int st = tfm_spec_from_config(&want, full);
+		CHECK_MSG(st == TFM_OK, "%s: all defaults: %s", t->type, tfm_errmsg());
+		if (st) {
+			json_decref(full), json_decref(bare);
+			continue;
+		}
+		CHECK_OK(tfm_spec_from_config(&got, bare));
+		CHECK_MSG(same_spec(&want, &got), "%s: {model_type} alone differs from "
+			  "the class defaults written out", t->type);
+		for (const struct tfm_cfg_key *k = t->keys; k->key; k++) {
+			if (!strcmp(k->key, "model_type"))
+				continue;
+			json_t *c = json_deep_copy(full);
+			json_object_del(c, k->key);
+			st = tfm_spec_from_config(&got, c);
+			CHECK_MSG(st == TFM_OK && same_spec(&want, &got),
+				  "%s: without %s the spec is not the class default's (%s)", t->type,
+				  k->key, st ? tfm_errmsg() : "differs");
+			json_decref(c);
+		}
+		json_decref(full), json_decref(bare);
+	}
+}
+
 /* The defects named in the config issue, refused by name until implemented. */
 static void t_named(void)
 {
@@ -118,5 +174,6 @@ static void t_named(void)
 static const struct t_case t_cases[] = {
 	{"tables", t_tables},
 	{"named", t_named},
+	{"defaults", t_defaults},
 };
 T_MAIN(t_cases)
