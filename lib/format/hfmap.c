@@ -249,6 +249,45 @@ static const struct ent bert[] = {
 	END
 };
 
+/* ---- StarCoder2: llama names, ungated MLP c_fc / c_proj ---- */
+static const struct ent starcoder2_mlp[] = {
+	{"layers.#.mlp.c_fc.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.mlp.c_proj.$", "blk.#.ffn_down.$", 0},
+	END
+};
+
+/* ---- Phi-1/1.5/2 ---- */
+static const struct ent phi[] = {
+	{"embed_tokens.$", "token_embd.$", 0},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
+	{"layers.#.self_attn.v_proj.$", "blk.#.attn_v.$", 0},
+	{"layers.#.self_attn.dense.$", "blk.#.attn_output.$", 0},
+	{"layers.#.mlp.fc1.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.mlp.fc2.$", "blk.#.ffn_down.$", 0},
+	{"final_layernorm.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
+/* ---- GPT-J ---- */
+static const struct ent gptj[] = {
+	{"h.#.attn.bias", NULL, SKIP},
+	{"h.#.attn.masked_bias", NULL, SKIP},
+	{"wte.$", "token_embd.$", 0},
+	{"h.#.ln_1.$", "blk.#.attn_norm.$", 0},
+	{"h.#.attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"h.#.attn.k_proj.$", "blk.#.attn_k.$", 0},
+	{"h.#.attn.v_proj.$", "blk.#.attn_v.$", 0},
+	{"h.#.attn.out_proj.$", "blk.#.attn_output.$", 0},
+	{"h.#.mlp.fc_in.$", "blk.#.ffn_up.$", 0},
+	{"h.#.mlp.fc_out.$", "blk.#.ffn_down.$", 0},
+	{"ln_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	END
+};
+
 #define MAX_TABLES 5
 struct arch {
 	const char *name;
@@ -273,6 +312,11 @@ static const struct arch archs[] = {
 	{"olmo2", {"model.", ""}, {olmo2_norms, qk_plain, qk_norm, llama_base}},
 	{"phi3", {"model.", ""}, {phi3_fused, llama_base}},
 	{"stablelm", {"model.", ""}, {qk_plain, llama_base}},
+	{"starcoder2", {"model.", ""}, {starcoder2_mlp, qk_plain, llama_base}},
+	{"phi", {"model.", ""}, {phi}},
+	{"gptj", {"transformer.", ""}, {gptj}},
+	{"granite", {"model.", ""}, {qk_permuted, llama_base}},
+	{"olmoe", {"model.", ""}, {qk_plain, qk_norm, mlp_moe, llama_base}},
 	{"cohere", {"model.", ""}, {qk_plain, llama_base}},
 	{"deepseek_v2", {"model.", ""}, {mla, mlp_moe, llama_base}},
 	{"deepseek_v3", {"model.", ""}, {mla, mlp_moe, llama_base}},

@@ -500,6 +500,14 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 			}
 }
 
+/* granite's residual_multiplier: x + m * f(x) */
+static void residual_scale(const struct tfm_spec *s, float *h, int64_t n)
+{
+	if (s->residual_scale != 0 && s->residual_scale != 1)
+		for (int64_t i = 0; i < n; i++)
+			h[i] *= s->residual_scale;
+}
+
 /* One batch of n <= n_batch tokens; logits for rows [first, n) into logits. */
 static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *logits,
 		    int64_t first)
@@ -537,11 +545,14 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			if (L->ffn_norm.w && !s->shared_attn_ffn_norm)
 				norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
 			ffn(c, l, n, c->h2, c->xn);
+			residual_scale(s, c->h, n * d);
+			residual_scale(s, c->h2, n * d);
 			be->add(c->x, c->x, c->h, n * d);
 			be->add(c->x, c->x, c->h2, n * d);
 		} else {
 			/* bloom's apply_residual_connection_post_layernorm: the
 			 * residual is the normed input */
+			residual_scale(s, c->h, n * d);
 			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
 			if (s->norm_place == TFM_NORM_POST_IN)
 				memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
@@ -550,6 +561,7 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			ffn(c, l, n, c->h, c->xn);
 			if (post)
 				norm_rows(m, c->h, c->h, n, d, &L->ffn_post_norm);
+			residual_scale(s, c->h, n * d);
 			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
 		}
 	}

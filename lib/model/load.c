@@ -133,6 +133,8 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_SANDWICH &&
 	    s->norm_place != TFM_NORM_POST_IN && s->norm_place != TFM_NORM_POST)
 		return UNSUP("this norm placement");
+	if (s->residual_scale != 0 && s->residual_scale != 1 && s->norm_place == TFM_NORM_POST)
+		return UNSUP("a residual multiplier with post-norm blocks");
 	if (s->residual_from_norm && (s->norm_place != TFM_NORM_PRE || s->parallel_residual))
 		return UNSUP("a residual from the normed input outside a sequential pre-norm block");
 	if (s->norm_place != TFM_NORM_PRE && s->parallel_residual)
@@ -667,7 +669,7 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		goto fail;
 	if (!m->output.data)
 		m->output = m->tok_embd;  /* tied */
-	if ((st = bind_vec(&b, &m->out_b, "output.bias", s->n_vocab, 0)))
+	if ((st = bind_vec(&b, &m->out_b, "output.bias", s->n_vocab, s->head_bias)))
 		goto fail;
 	for (int64_t l = 0; l < s->n_layer; l++)
 		if ((st = bind_layer(&b, l)))

@@ -215,6 +215,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 
 	if (s->head == TFM_HEAD_LM && !s->tied_output)
 		c->head += s->n_vocab * e;
+	if (s->head == TFM_HEAD_LM && s->head_bias)
+		c->head += s->n_vocab;
 	if (s->pooler)
 		c->head += e * e + e;
 	if (s->head == TFM_HEAD_CLASSIFIER && s->n_labels > 0)

@@ -84,6 +84,11 @@ int tfm_preset_llama_core(struct tfm_spec *s, const json_t *c, double eps_dflt, 
 
 /* presets-other.c: encoders, encoder-decoders, state-space and RWKV. */
 int tfm_preset_bert(struct tfm_spec *s, const json_t *c);
+int tfm_preset_starcoder2(struct tfm_spec *s, const json_t *c);
+int tfm_preset_phi(struct tfm_spec *s, const json_t *c);
+int tfm_preset_gptj(struct tfm_spec *s, const json_t *c);
+int tfm_preset_granite(struct tfm_spec *s, const json_t *c);
+int tfm_preset_olmoe(struct tfm_spec *s, const json_t *c);
 int tfm_preset_roberta(struct tfm_spec *s, const json_t *c);
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_t5(struct tfm_spec *s, const json_t *c);

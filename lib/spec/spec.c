@@ -101,6 +101,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	E("norm.place", norm_place, n_place),
 	B("norm.parallel_residual", parallel_residual),
 	B("norm.residual_from_norm", residual_from_norm),
+	F("norm.residual_scale", residual_scale, 0, 1e6),
 	B("norm.shared_attn_ffn", shared_attn_ffn_norm),
 	B("norm.final", final_norm),
 
@@ -142,6 +143,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("head.n_labels", n_labels, 0, 1e9),
 	B("head.pooler", pooler),
 	F("head.scale", head_scale, 0, 1e6),
+	B("head.bias", head_bias),
 
 	{ "layer.kind", KT_U8ARR, O(layer_kind), n_kind, 0, 3 },
 	{ "layer.moe", KT_U8ARR, O(layer_moe), NULL, 0, 1 },

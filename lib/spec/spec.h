@@ -108,6 +108,7 @@ struct tfm_spec {
 	int norm_place;           /* enum tfm_norm_place */
 	int parallel_residual;    /* x + attn(ln(x)) + ffn(ln(x)) (gpt-neox, falcon, phi) */
 	int residual_from_norm;   /* bloom apply_residual_connection_post_layernorm: ln(x) + f(ln(x)) */
+	float residual_scale;     /* 0 or 1: none; granite: x + m * f(x) */
 	int shared_attn_ffn_norm; /* parallel residual with one norm (falcon-7b, gpt-j) */
 	int final_norm;           /* a norm before the head */
 
@@ -144,6 +145,7 @@ struct tfm_spec {
 	int pooling;              /* enum tfm_pooling */
 	int64_t n_labels;
 	int pooler;               /* bert: dense + tanh pooler on the first token */
+	int head_bias;            /* the LM head has a bias [n_vocab] (phi, gpt-j) */
 	float head_scale;         /* 0 or 1: none; scales the final hidden state (so the
 	                             logits): t5 tied n_embd^-0.5, cohere logit_scale */
 
