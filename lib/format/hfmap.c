@@ -317,6 +317,7 @@ static const struct arch archs[] = {
 	{"gptj", {"transformer.", ""}, {gptj}},
 	{"granite", {"model.", ""}, {qk_permuted, llama_base}},
 	{"olmoe", {"model.", ""}, {qk_plain, qk_norm, mlp_moe, llama_base}},
+	{"olmo", {"model.", ""}, {qk_plain, llama_base}},
 	{"cohere", {"model.", ""}, {qk_plain, llama_base}},
 	{"deepseek_v2", {"model.", ""}, {mla, mlp_moe, llama_base}},
 	{"deepseek_v3", {"model.", ""}, {mla, mlp_moe, llama_base}},

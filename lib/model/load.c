@@ -257,6 +257,8 @@ static int bind_norm(struct binder *b, struct tfm_norm_w *nw, const char *prefix
 {
 	char name[96];
 	nw->eps = 0; /* the spec's norm.eps unless the caller says otherwise */
+	if (b->m->spec.norm_no_affine)
+		required = 0; /* olmo: norms without weights (x - mean) / std */
 	snprintf(name, sizeof name, "%s.weight", prefix);
 	int st = bind_vec(b, &nw->w, name, n, required);
 	if (st)

@@ -878,6 +878,30 @@ static const struct tfm_cfg_key k_olmoe[] = {
 	{ "vocab_size", "50304" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_olmo[] = {
+	{ "attention_bias", "false" },
+	{ "attention_dropout", "0.0" },
+	{ "bos_token_id", "null" },
+	{ "clip_qkv", "null" },
+	{ "eos_token_id", "50279" },
+	{ "hidden_act", "\"silu\"" },
+	{ "hidden_size", "4096" },
+	{ "initializer_range", "0.02" },
+	{ "intermediate_size", "11008" },
+	{ "max_position_embeddings", "2048" },
+	{ "model_type", "\"olmo\"" },
+	{ "num_attention_heads", "32" },
+	{ "num_hidden_layers", "32" },
+	{ "num_key_value_heads", "32" },
+	{ "pad_token_id", "1" },
+	{ "rope_parameters", "{\"rope_theta\": 10000.0, \"rope_type\": \"default\"}" },
+	{ "rope_scaling", "null" },
+	{ "rope_theta", "10000.0" },
+	{ "tie_word_embeddings", "false" },
+	{ "use_cache", "true" },
+	{ "vocab_size", "50304" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -908,5 +932,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "gptj", k_gptj },
 	{ "granite", k_granite },
 	{ "olmoe", k_olmoe },
+	{ "olmo", k_olmo },
 	{ NULL, NULL },
 };

@@ -111,6 +111,22 @@ int tfm_preset_granite(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
+/* OLMo (v1): llama blocks with non-parametric LayerNorms (no weight, no
+ * bias, eps 1e-5), clip_qkv refused. */
+int tfm_preset_olmo(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "olmo", "olmo");
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 2048);
+	s->n_vocab = gi(c, "vocab_size", 50304);
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 0;
+	s->norm_no_affine = 1;
+	s->norm_eps = 1e-5; /* OlmoLayerNorm's fixed eps */
+	if (!gnull(c, "clip_qkv") && has(c, "clip_qkv"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "olmo: clip_qkv is not supported");
+	return st;
+}
+
 /* OLMoE: llama-like blocks, q/k RMSNorm over all heads, MoE without shared
  * experts; clip_qkv refused. */
 int tfm_preset_olmoe(struct tfm_spec *s, const json_t *c)

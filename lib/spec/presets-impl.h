@@ -89,6 +89,7 @@ int tfm_preset_phi(struct tfm_spec *s, const json_t *c);
 int tfm_preset_gptj(struct tfm_spec *s, const json_t *c);
 int tfm_preset_granite(struct tfm_spec *s, const json_t *c);
 int tfm_preset_olmoe(struct tfm_spec *s, const json_t *c);
+int tfm_preset_olmo(struct tfm_spec *s, const json_t *c);
 int tfm_preset_roberta(struct tfm_spec *s, const json_t *c);
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_t5(struct tfm_spec *s, const json_t *c);

@@ -738,7 +738,7 @@ static const struct preset {
 	{ "mamba", tfm_preset_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "rwkv", tfm_preset_rwkv },
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 	{ "starcoder2", tfm_preset_starcoder2 }, { "phi", tfm_preset_phi }, { "gptj", tfm_preset_gptj },
-	{ "granite", tfm_preset_granite }, { "olmoe", tfm_preset_olmoe },
+	{ "granite", tfm_preset_granite }, { "olmoe", tfm_preset_olmoe }, { "olmo", tfm_preset_olmo },
 };
 
 static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *t);

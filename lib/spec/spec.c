@@ -98,6 +98,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	D("norm.eps", norm_eps, 0, 1),
 	B("norm.bias", norm_bias),
 	B("norm.plus_one", norm_plus_one),
+	B("norm.no_affine", norm_no_affine),
 	E("norm.place", norm_place, n_place),
 	B("norm.parallel_residual", parallel_residual),
 	B("norm.residual_from_norm", residual_from_norm),

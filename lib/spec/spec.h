@@ -105,6 +105,7 @@ struct tfm_spec {
 	double norm_eps;
 	int norm_bias;            /* LayerNorm with bias */
 	int norm_plus_one;        /* gemma: weight stored as w-1 */
+	int norm_no_affine;       /* norms have no weight or bias (olmo; opt layer_norm_elementwise_affine=false) */
 	int norm_place;           /* enum tfm_norm_place */
 	int parallel_residual;    /* x + attn(ln(x)) + ffn(ln(x)) (gpt-neox, falcon, phi) */
 	int residual_from_norm;   /* bloom apply_residual_connection_post_layernorm: ln(x) + f(ln(x)) */
