@@ -222,6 +222,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	if (s->head == TFM_HEAD_CLASSIFIER && s->n_labels > 0)
 		c->head += s->n_labels * e + s->n_labels;
 
+	if (s->norm_no_affine)
+		c->norms = 0; /* olmo: the norms have no parameters */
 	c->total = c->attn + c->ffn + c->norms + c->embd + c->head + c->ssm;
 	c->active = c->total - unused;
 	c->embedding = c->embd;
