@@ -165,6 +165,8 @@ static const struct ent gpt_neox[] = {
 static const struct ent opt[] = {
 	{"embed_tokens.$", "token_embd.$", 0},
 	{"embed_positions.$", "position_embd.$", 0},
+	{"project_in.$", "project_in.$", 0},
+	{"project_out.$", "project_out.$", 0},
 	{"layers.#.self_attn_layer_norm.$", "blk.#.attn_norm.$", 0},
 	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
 	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},

@@ -465,12 +465,18 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 {
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
-	int64_t d = s->n_embd;
+	int64_t d = s->n_embd, io = s->n_embd_io > 0 ? s->n_embd_io : d;
+	if (m->proj_in.data) { /* narrower word embeddings, then project_in */
+		for (int64_t t = 0; t < n; t++)
+			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
+					 (size_t)tok[t] * m->tok_embd.row_bytes, c->xn + t * io, io);
+		m->be->matmul(&c->kx, c->x, c->xn, &m->proj_in, n);
+	}
 	for (int64_t t = 0; t < n; t++) {
 		float *x = c->x + t * d;
-		tfm_k_row_to_f32(m->tok_embd.type,
-				 (const uint8_t *)m->tok_embd.data + (size_t)tok[t] * m->tok_embd.row_bytes,
-				 x, d);
+		if (!m->proj_in.data)
+			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
+					 (size_t)tok[t] * m->tok_embd.row_bytes, x, d);
 		if (s->embd_scale != 0 && s->embd_scale != 1)
 			for (int64_t i = 0; i < d; i++)
 				x[i] *= s->embd_scale;
@@ -573,6 +579,10 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	if (s->final_norm) {
 		norm_rows(m, c->xn, xr, nr, d, &m->out_norm);
 		xr = c->xn;
+	}
+	if (m->proj_out.data) { /* back to the word-embedding width */
+		be->matmul(&c->kx, c->h, xr, &m->proj_out, nr);
+		xr = c->h;
 	}
 	be->matmul(&c->kx, logits, xr, &m->output, nr);
 	if (s->head_scale != 0 && s->head_scale != 1) /* on the hidden state, so before the bias */

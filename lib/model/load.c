@@ -658,7 +658,18 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	for (int64_t i = 0; i < n_tensors; i++)
 		b.sorted[i] = &t[i];
 	qsort(b.sorted, (size_t)n_tensors, sizeof *b.sorted, by_name);
-	if ((st = bind_mat(&b, &m->tok_embd, "token_embd.weight", s->n_embd, s->n_vocab, 1)))
+	int64_t io = s->n_embd_io > 0 ? s->n_embd_io : s->n_embd;
+	if (s->n_embd_io > s->n_embd) {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: token embeddings wider than the model "
+				"(%lld > %lld) are not supported", b.arch, (long long)s->n_embd_io,
+				(long long)s->n_embd);
+		goto fail;
+	}
+	if ((st = bind_mat(&b, &m->tok_embd, "token_embd.weight", io, s->n_vocab, 1)))
+		goto fail;
+	if (s->n_embd_io > 0 &&
+	    ((st = bind_mat(&b, &m->proj_in, "project_in.weight", io, s->n_embd, 1)) ||
+	     (st = bind_mat(&b, &m->proj_out, "project_out.weight", s->n_embd, io, 1))))
 		goto fail;
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED &&
 	    (st = bind_mat(&b, &m->pos_embd, "position_embd.weight", s->n_embd, -1, 1)))
@@ -667,7 +678,7 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		goto fail;
 	if (s->final_norm && (st = bind_norm(&b, &m->out_norm, "output_norm", s->n_embd, 1)))
 		goto fail;
-	if ((st = bind_mat(&b, &m->output, "output.weight", s->n_embd, s->n_vocab, !s->tied_output)))
+	if ((st = bind_mat(&b, &m->output, "output.weight", io, s->n_vocab, !s->tied_output)))
 		goto fail;
 	if (!m->output.data)
 		m->output = m->tok_embd;  /* tied */

@@ -55,7 +55,9 @@ struct tfm_model {
 	int mla;                   /* multi-head latent attention */
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
-	struct tfm_mat output;     /* {n_embd, n_vocab} (token_embd when tied) */
+	struct tfm_mat output;     /* {n_io, n_vocab} (token_embd when tied) */
+	struct tfm_mat proj_in;    /* {n_io, n_embd} when spec.n_embd_io, else data NULL */
+	struct tfm_mat proj_out;   /* {n_embd, n_io} */
 	float *out_b;              /* [n_vocab] output.bias, or NULL */
 	struct tfm_norm_w embd_norm, out_norm;
 	struct tfm_layer *layers;  /* [n_layer] */

@@ -162,7 +162,10 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	 * the token table between the stacks but each stack has its own
 	 * position table and embedding norm */
 	int stacks = encdec ? 2 : 1;
-	c->embd = s->n_vocab * e + s->n_token_types * e;
+	int64_t io = s->n_embd_io > 0 ? s->n_embd_io : e; /* word-embedding width */
+	c->embd = s->n_vocab * io + s->n_token_types * e;
+	if (s->n_embd_io > 0) /* project_in, project_out: matmuls, counted as head */
+		c->head += 2 * io * e;
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
 		c->embd += stacks * (s->n_ctx_train + s->pos_offset) * e;
 	if (s->embd_norm)
@@ -214,7 +217,7 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	}
 
 	if (s->head == TFM_HEAD_LM && !s->tied_output)
-		c->head += s->n_vocab * e;
+		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && s->head_bias)
 		c->head += s->n_vocab;
 	if (s->pooler)
@@ -234,7 +237,7 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	 * head when it reuses the embedding table */
 	double mm = (double)(c->active - c->embd - c->norms);
 	if (s->head == TFM_HEAD_LM && s->tied_output)
-		mm += (double)s->n_vocab * e;
+		mm += (double)s->n_vocab * (s->n_embd_io > 0 ? s->n_embd_io : e);
 	c->flops_per_token = 2.0 * mm + attn_flops;
 	double st = 0;
 	for (int64_t i = 0; i < nl; i++)

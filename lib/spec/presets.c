@@ -605,9 +605,10 @@ static int p_opt(struct tfm_spec *s, const json_t *c)
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 2);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
-	if (gi(c, "word_embed_proj_dim", s->n_embd) != s->n_embd)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "opt: word_embed_proj_dim != hidden_size "
-				  "(project_in/out) is not supported");
+	/* word embeddings of another width: project_in after the lookup,
+	 * project_out before the (tied) head */
+	int64_t io = gi(c, "word_embed_proj_dim", s->n_embd);
+	s->n_embd_io = io != s->n_embd ? io : 0;
 	return tfm_preset_act(gs(c, "activation_function", "relu"), &s->act);
 }
 

@@ -48,6 +48,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("embd.n_token_types", n_token_types, 0, 1e6),
 	B("embd.norm", embd_norm),
 	B("embd.tied_output", tied_output),
+	I("embd.n_io", n_embd_io, 0, 1e7),
 
 	I("attn.n_head", n_head, 0, 1e6),
 	I("attn.n_head_kv", n_head_kv, 0, 1e6),

@@ -55,6 +55,8 @@ struct tfm_spec {
 	int64_t n_token_types;    /* bert: 2 */
 	int embd_norm;            /* bloom, bert: a norm right after the embeddings */
 	int tied_output;          /* output head shares token_embd */
+	int64_t n_embd_io;        /* 0: n_embd; else token embeddings and head are this wide, with
+	                             project_in/project_out to and from n_embd (OPT-350m) */
 
 	/* attention */
 	int64_t n_head, n_head_kv, head_dim;   /* head_dim may differ from n_embd/n_head */

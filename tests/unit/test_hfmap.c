@@ -191,7 +191,8 @@ static void t_fixture_names(void)
 		CHECK_MSG(json_object_get(seen, "token_embd.weight#0"), "%s: no token_embd", fname);
 		/* post-LN models (OPT with do_layer_norm_before=false) end without one */
 		/* ... and olmo's norms have no weights */
-		int post_ln = strstr(fname, "postln") != NULL || !strcmp(fname, "olmo");
+		int post_ln = strstr(fname, "postln") != NULL || !strcmp(fname, "opt-350m") ||
+			      !strcmp(fname, "olmo");
 		CHECK_MSG(post_ln != !!json_object_get(seen, "output_norm.weight#0"),
 			  "%s: output_norm %s", fname, post_ln ? "present" : "missing");
 		CHECK_MSG(json_object_get(seen, "blk.1.attn_output.weight#0"), "%s: no attn_output", fname);

@@ -89,6 +89,15 @@ static void t_small_models(void)
 	CHECK(c.total == 60506624LL);
 	CHECK(s.family == TFM_FAMILY_ENCDEC && s.n_layer_dec == 6 && s.pos_attn == TFM_POS_T5);
 	CHECK(s.act == TFM_ACT_RELU && !s.gated && s.attn_scale == 1.0f);
+
+	/* facebook/opt-350m's published count; by hand: embeddings 50272*512 +
+	 * 2050*1024; project_in/out 2*512*1024; per layer 4*(1024*1024+1024) +
+	 * 2*(1024*4096)+4096+1024 + 2*2*1024 = 12,596,224; 24 layers; no final
+	 * norm (post-LN); head tied: 25,739,264 + 2,099,200 + 1,048,576 +
+	 * 302,309,376 = 331,196,416 */
+	CHECK_OK(spec_of("opt-350m.json", &s, &c, 2048));
+	CHECK(c.total == 331196416LL);
+	CHECK(s.norm_place == TFM_NORM_POST && s.n_embd_io == 512 && !s.final_norm);
 }
 
 static void t_window_mla(void)
