@@ -11,6 +11,7 @@
 #include "presets-impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Keys of a rope_parameters object that the presets' rope_scaling() honours.
@@ -202,13 +203,48 @@ static int apply_nested(json_t *c, json_t *rp, const char *type)
 	return TFM_OK;
 }
 
+/* Sizes every preset divides by or allocates from: a number given for one
+ * of them must be a whole number in [1, 2^31) before any arithmetic (a
+ * config with num_attention_heads 0 crashed with SIGFPE). */
+static const char *const sizes[] = {
+	"num_attention_heads", "n_head", "n_heads", "num_key_value_heads", "num_kv_heads",
+	"n_head_kv", "hidden_size", "n_embd", "n_embed", "d_model", "num_hidden_layers", "n_layer",
+	"n_layers", "num_layers", "vocab_size", "head_dim", "intermediate_size", "ffn_dim", "n_inner",
+	"d_ff", "ffn_hidden_size", "max_position_embeddings", "n_positions", "max_seq_len",
+	"num_experts", "num_local_experts", "n_routed_experts", "num_experts_per_tok",
+	"moe_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+	"v_head_dim", "word_embed_proj_dim", "rotary_dim", "n_group", "topk_group", "num_heads",
+	"d_kv", "num_decoder_layers", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+	"decoder_attention_heads", "state_size", "conv_kernel", "expand", NULL,
+};
+
+static int check_sizes(const json_t *c)
+{
+	for (const char *const *k = sizes; *k; k++) {
+		json_t *v = json_object_get(c, *k);
+		if (!v || json_is_null(v))
+			continue;
+		double x = json_is_number(v) ? json_number_value(v) : -1;
+		if (!json_is_number(v) || !(x >= 1 && x < 2147483648.0) || x != floor(x)) {
+			char *txt = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			int st = tfm_seterr(TFM_E_FORMAT, "%s=%.40s is out of range (a whole number "
+					    "from 1 to 2^31-1)", *k, txt ? txt : "?");
+			free(txt);
+			return st;
+		}
+	}
+	return TFM_OK;
+}
+
 int tfm_config_normalize(const json_t *in, const char **typep, json_t **out)
 {
 	*out = NULL;
 	json_t *c = json_deep_copy((json_t *)in);
 	if (!c)
 		return TFM_E_NOMEM;
-	int st = refined_web(c, typep);
+	int st = check_sizes(c);
+	if (!st)
+		st = refined_web(c, typep);
 	const char *type = *typep;
 	if (!st)
 		st = apply_aliases(c, type);

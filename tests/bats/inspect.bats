@@ -187,3 +187,15 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	done
 	[ "$n" -ge 20 ]
 }
+
+@test "inspect: num_attention_heads 0 in a config is refused (65), not a crash; tfm-bench --config too" {
+	printf '{"model_type": "llama", "num_attention_heads": 0}' > "$BATS_TEST_TMPDIR/h0.json"
+	run tfm-inspect "$BATS_TEST_TMPDIR/h0.json"
+	assert_failure 65
+	assert_output --partial 'num_attention_heads=0 is out of range'
+	run tfm-bench --config "$BATS_TEST_TMPDIR/h0.json"
+	assert_failure 65
+	printf '{"model_type": "gpt2", "n_head": -1, "n_embd": -9223372036854775808}' > "$BATS_TEST_TMPDIR/h1.json"
+	run tfm-inspect "$BATS_TEST_TMPDIR/h1.json"
+	assert_failure 65
+}
