@@ -8,10 +8,29 @@
 
 const char *prog = "tfm";
 
+/* An interrupted run leaves no temporary output behind, and still dies of
+ * the signal (exit status 128 + signal, as the shell expects). */
+static void on_signal(int sig)
+{
+	tfm_out_unlink_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 void cmd_init(const char *name)
 {
 	prog = name;
 	signal(SIGPIPE, SIG_IGN);
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa, old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue; /* started with it ignored (nohup): keep that */
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
 	const char *lvl = getenv("TFM_LOG");
 	if (lvl && *lvl >= '0' && *lvl <= '4')
 		tfm_log_set_level(*lvl - '0');

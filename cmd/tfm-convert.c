@@ -70,7 +70,10 @@ int main(int argc, char **argv)
 
 	struct tfm_convert *cv = NULL;
 	struct tfm_out *out = NULL;
-	int st = tfm_convert_open(&cv, input, &o);
+	int st = tfm_out_check_path(output); /* before the work, not after it */
+	if (st)
+		return cmd_fail(st);
+	st = tfm_convert_open(&cv, input, &o);
 	if (st)
 		goto done;
 	struct tfm_gguf *g = tfm_convert_gguf(cv);

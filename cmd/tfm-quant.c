@@ -325,6 +325,8 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
+	if (!dry && (st = tfm_out_check_path(output))) /* before the work */
+		goto fail;
 	if ((st = tfm_blob_open(&blob, input)))
 		goto fail;
 	blob_open = 1;

@@ -91,6 +91,12 @@ int tfm_out_printf(struct tfm_out *o, const char *fmt, ...) __attribute__((forma
 int64_t tfm_out_tell(struct tfm_out *o); /* bytes written so far (before zstd) */
 int tfm_out_commit(struct tfm_out *o);  /* flush, fsync, rename; frees o */
 void tfm_out_abort(struct tfm_out *o);  /* discard; frees o */
+/* Remove every temporary file of an open output; async-signal-safe, for a
+ * program's SIGINT/SIGTERM/SIGHUP handler. */
+void tfm_out_unlink_temps(void);
+/* Before the work: TFM_E_CREATE when path cannot become an output (empty,
+ * a directory, a directory that takes no files); "-" and NULL pass. */
+int tfm_out_check_path(const char *path);
 /* Is this output a terminal (refuse binary to a terminal)? */
 int tfm_out_isatty(const char *path);
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,62 @@ struct tfm_out {
 	ZSTD_CStream *zs;
 	uint8_t *buf; size_t cap, len; /* write buffer (raw or compressed) */
 };
+
+/* Temporary files being written, for tfm_out_unlink_temps() from a signal
+ * handler: slots are set and cleared with the signals blocked, and the
+ * handler only reads them and calls unlink (async-signal-safe). */
+#define MAX_TEMPS 16
+static char *volatile temps[MAX_TEMPS];
+
+static void temps_set(char *old, char *new)
+{
+	sigset_t all, prev;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &prev);
+	for (int i = 0; i < MAX_TEMPS; i++)
+		if (temps[i] == old) {
+			temps[i] = new;
+			break;
+		}
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
+void tfm_out_unlink_temps(void)
+{
+	for (int i = 0; i < MAX_TEMPS; i++)
+		if (temps[i])
+			unlink(temps[i]);
+}
+
+int tfm_out_check_path(const char *path)
+{
+	struct stat st;
+	if (!path || !strcmp(path, "-"))
+		return TFM_OK;
+	if (!*path)
+		return tfm_seterr(TFM_E_CREATE, "empty output path");
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return tfm_seterr(TFM_E_CREATE, "%s: is a directory", path);
+	/* the temporary file goes beside it: the directory must take files */
+	size_t n = strlen(path);
+	char *dir = tfm_malloc(n + 2);
+	if (!dir)
+		return TFM_E_NOMEM;
+	memcpy(dir, path, n + 1);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	int ok = access(dir, W_OK | X_OK) == 0;
+	int e = errno;
+	free(dir);
+	if (!ok)
+		return tfm_seterr(TFM_E_CREATE, "%s: %s", path, strerror(e));
+	return TFM_OK;
+}
 
 static int raw_write(struct tfm_out *o, const void *p, size_t n)
 {
@@ -72,6 +129,7 @@ int tfm_out_open(struct tfm_out **out, const char *path, int zstd)
 			tfm_out_abort(o);
 			return st;
 		}
+		temps_set(NULL, o->tmp);
 		/* mkstemp makes 0600; give the output the usual mode */
 		mode_t um = umask(0);
 		umask(um);
@@ -168,6 +226,7 @@ int tfm_out_commit(struct tfm_out *o)
 		if (!st && rename(o->tmp, o->path) < 0)
 			st = tfm_seterr(TFM_E_CREATE, "%s: rename: %s", o->path, strerror(errno));
 		if (!st) {
+			temps_set(o->tmp, NULL);
 			free(o->tmp);
 			o->tmp = NULL;
 		}
@@ -184,6 +243,7 @@ void tfm_out_abort(struct tfm_out *o)
 		if (o->fd >= 0)
 			close(o->fd);
 		unlink(o->tmp);
+		temps_set(o->tmp, NULL);
 	}
 	if (o->zs)
 		ZSTD_freeCStream(o->zs);

@@ -179,3 +179,45 @@ model() {
 	run sh -c "tfm-quant -v -o '$T/v.gguf' q4_0 '$M' 2>&1 | grep -c ' rmse '"
 	assert_output "$n"
 }
+
+# A 145 MB llama2.c checkpoint of zeros (dim 512, 4 layers, vocab 32000):
+# quantizing it takes long enough to be interrupted while writing.
+big_checkpoint() {
+	printf '\000\002\000\000\000\012\000\000\004\000\000\000\010\000\000\000\010\000\000\000\000\175\000\000\000\001\000\000' > "$T/hdr"
+	{ cat "$T/hdr"; head -c $((36327936 * 4)) /dev/zero; } > "$T/big.bin"
+	tfm-convert -o "$T/big.gguf" "$T/big.bin"
+}
+
+@test "quant: SIGTERM or SIGHUP while writing removes the temporary file; exit 128+signal" {
+	big_checkpoint
+	for sig in TERM HUP; do
+		rm -f "$T"/out.gguf*
+		tfm-quant -o "$T/out.gguf" q4_K "$T/big.gguf" 2>/dev/null &
+		pid=$!
+		for i in $(seq 500); do
+			ls "$T"/out.gguf.tmp* >/dev/null 2>&1 && break
+			sleep 0.01
+		done
+		ls "$T"/out.gguf.tmp* >/dev/null 2>&1 || fail "no temporary file seen"
+		kill -$sig $pid
+		rc=0
+		wait $pid || rc=$?
+		[ "$rc" -eq $((128 + $(kill -l $sig))) ] || fail "$sig: exit $rc"
+		! ls "$T"/out.gguf* 2>/dev/null || fail "$sig: left $(ls "$T"/out.gguf*)"
+	done
+}
+
+@test "quant and convert: -o '' and -o DIR fail with 73 before any work" {
+	run tfm-quant -o '' q8_0 "$T/none.gguf"
+	assert_failure 73
+	assert_output --partial 'empty output path'
+	run tfm-quant -o "$T" q8_0 "$T/none.gguf"
+	assert_failure 73
+	assert_output --partial 'is a directory'
+	run tfm-convert -o '' "$T/none.bin"
+	assert_failure 73
+	run tfm-convert -o "$T" "$T/none.bin"
+	assert_failure 73
+	run tfm-convert -o "$T/no/such/dir/x.gguf" "$T/none.bin"
+	assert_failure 73
+}
