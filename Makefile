@@ -106,13 +106,13 @@ deps:
 # check: install what is missing, build, then unit tests, bats, man lint.
 check: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
-	@./tests/run-all $(TEST_BIN)
+	@TFM_BIN=$(CURDIR)/$(B)/bin ./tests/run-all $(TEST_BIN)
 
 unit: all $(TEST_BIN)
 	@./tests/run-all --unit $(TEST_BIN)
 
 bats: all
-	@./tests/run-all --bats
+	@TFM_BIN=$(CURDIR)/$(B)/bin ./tests/run-all --bats
 
 manlint:
 	@./tests/run-all --man

@@ -52,6 +52,17 @@ static const struct qtype *find(int type)
 	return NULL;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+/* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does
+ * not know "f16c", so the tree did not build with clang. */
+static int have_f16c(void)
+{
+	unsigned a, b, c, d;
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 int tfm_quant_cpu_avx2(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -59,7 +70,7 @@ int tfm_quant_cpu_avx2(void)
 	if (cached < 0) {
 		__builtin_cpu_init();
 		cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-			 __builtin_cpu_supports("f16c");
+			 have_f16c();
 	}
 	return cached;
 #else

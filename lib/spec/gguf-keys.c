@@ -67,10 +67,9 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 	int st = TFM_OK;
 	const char *a = arch_of(s);
 	char k[128];
-	int has_attn = 0, n_moe = 0, n_window = 0;
+	int has_attn = 0, n_window = 0;
 	for (int64_t i = 0; i < tfm_spec_n_layers(s); i++) {
 		has_attn |= s->layer_kind[i] == TFM_LAYER_ATTN;
-		n_moe += s->layer_moe[i];
 		n_window += s->layer_window[i];
 	}
 	TRY(tfm_gguf_set_str(g, "general.architecture", a));

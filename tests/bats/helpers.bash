@@ -2,7 +2,7 @@
 # Puts build/bin on PATH, loads bats-support and bats-assert, and gives
 # SHARED (../shared; tests fail, never skip, when it is missing).
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-PATH="$ROOT/build/bin:$PATH"
+PATH="${TFM_BIN:-$ROOT/build/bin}:$PATH" # TFM_BIN: another build's programs (make B=...)
 SHARED=${TFM_SHARED:-$ROOT/../shared}
 load /usr/lib/bats/bats-support/load
 load /usr/lib/bats/bats-assert/load

@@ -17,13 +17,13 @@ usage_of() {
 }
 
 @test "manpages: every tool has a man page" {
-	for b in "$ROOT"/build/bin/tfm-*; do
+	for b in "${TFM_BIN:-$ROOT/build/bin}"/tfm-*; do
 		[ -f "$ROOT/man/$(basename "$b").1" ] || fail "no man page for $(basename "$b")"
 	done
 }
 
 @test "manpages: --help usage equals the SYNOPSIS" {
-	for b in "$ROOT"/build/bin/tfm-*; do
+	for b in "${TFM_BIN:-$ROOT/build/bin}"/tfm-*; do
 		n=$(basename "$b")
 		u=$(usage_of "$b")
 		s=$(synopsis "$ROOT/man/$n.1")
@@ -34,7 +34,7 @@ usage_of() {
 }
 
 @test "manpages: every long option of --help is in the man page" {
-	for b in "$ROOT"/build/bin/tfm-*; do
+	for b in "${TFM_BIN:-$ROOT/build/bin}"/tfm-*; do
 		n=$(basename "$b")
 		page=$(MANWIDTH=1000 mandoc -T ascii "$ROOT/man/$n.1" | col -b)
 		for o in $("$b" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
