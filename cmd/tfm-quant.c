@@ -15,7 +15,8 @@
 
 static const char usage[] =
 	"usage: tfm-quant [-hqVvz] [-o OUTPUT] [-t N] [--tensor-type REGEX=TYPE ...]\n"
-	"                 [--keep-embeddings] [--allow-requantize] [--dry-run] TYPE [INPUT]\n";
+	"                 [--keep-embeddings] [--allow-requantize] [--allow-nonfinite]\n"
+	"                 [--dry-run] TYPE [INPUT]\n";
 
 /* The TYPE argument: the default tensor type and llama.cpp's file type
  * number (LLAMA_FTYPE_*) written to general.file_type. */
@@ -68,6 +69,7 @@ struct plan {
 struct quant {
 	struct tfm_pool *pool;
 	int verbose;
+	int allow_nonfinite; /* quantize NaN/Inf as 0 instead of refusing */
 	struct plan *plan;
 	int64_t n;
 };
@@ -135,6 +137,8 @@ struct rows_job {
 	int64_t nrows;
 	double *sse, *sx2; /* [n_tasks] */
 	int *st;           /* [n_tasks] */
+	int64_t *bad;      /* [n_tasks] first non-finite element, or -1 */
+	float *badv;       /* [n_tasks] its value */
 };
 
 static void rows_task(void *ctx, int i, int n)
@@ -155,6 +159,20 @@ static void rows_task(void *ctx, int i, int n)
 		const uint8_t *src = (const uint8_t *)t->data + r * ib;
 		uint8_t *dst = j->dst + r * ob;
 		if ((st = tfm_dequantize_row(t->type, src, x, ne0)))
+			break;
+		/* a non-finite weight would be cast to an integer (undefined) and
+		 * poison its whole block: refused, or 0 with --allow-nonfinite */
+		for (int64_t k = 0; k < ne0; k++)
+			if (!isfinite(x[k])) {
+				if (j->p->q->allow_nonfinite) {
+					x[k] = 0;
+				} else if (j->bad[i] < 0) {
+					j->bad[i] = r * ne0 + k;
+					j->badv[i] = x[k];
+					st = TFM_E_FORMAT;
+				}
+			}
+		if (st)
 			break;
 		if ((st = tfm_quantize_row_ref(j->p->type, x, dst, ne0)))
 			break;
@@ -189,10 +207,19 @@ static int produce(void *ctx, const struct tfm_gguf_tensor *ot, void *buf)
 		nt = 1;
 	double sse[nt], sx2[nt];
 	int st[nt];
-	struct rows_job j = {p, buf, nrows, sse, sx2, st};
+	int64_t bad[nt];
+	float badv[nt];
+	for (int i = 0; i < nt; i++)
+		bad[i] = -1;
+	struct rows_job j = {p, buf, nrows, sse, sx2, st, bad, badv};
 	tfm_pool_run(q->pool, rows_task, &j, nt);
 	p->sse = p->sx2 = 0;
 	for (int i = 0; i < nt; i++) {
+		if (bad[i] >= 0)
+			return tfm_seterr(TFM_E_FORMAT, "%s: element %lld is %s: non-finite weights are "
+					  "refused (--allow-nonfinite quantizes them as 0)", ot->name,
+					  (long long)bad[i], isnan(badv[i]) ? "NaN" :
+					  badv[i] > 0 ? "+Inf" : "-Inf");
 		if (st[i]) /* the message was set on a worker thread */
 			return tfm_seterr(st[i], "%s: converting to %s: %s", ot->name,
 					  tfm_type_name(p->type), tfm_strstatus(st[i]));
@@ -215,7 +242,7 @@ static int64_t nel_of(const struct tfm_gguf_tensor *t)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_TT = 256, OPT_KEEP, OPT_REQ, OPT_DRY };
+	enum { OPT_TT = 256, OPT_KEEP, OPT_REQ, OPT_DRY, OPT_NONFINITE };
 	static const struct option lopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"output", required_argument, NULL, 'o'},
@@ -227,6 +254,7 @@ int main(int argc, char **argv)
 		{"tensor-type", required_argument, NULL, OPT_TT},
 		{"keep-embeddings", no_argument, NULL, OPT_KEEP},
 		{"allow-requantize", no_argument, NULL, OPT_REQ},
+		{"allow-nonfinite", no_argument, NULL, OPT_NONFINITE},
 		{"dry-run", no_argument, NULL, OPT_DRY},
 		{NULL, 0, NULL, 0},
 	};
@@ -297,6 +325,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REQ:
 			allow_req = 1;
+			break;
+		case OPT_NONFINITE:
+			q.allow_nonfinite = 1;
 			break;
 		case OPT_DRY:
 			dry = 1;

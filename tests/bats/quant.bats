@@ -221,3 +221,23 @@ big_checkpoint() {
 	run tfm-convert -o "$T/no/such/dir/x.gguf" "$T/none.bin"
 	assert_failure 73
 }
+
+# A tiny llama2.c checkpoint of zeros (dim 32, hidden 64, 1 layer, 4 heads,
+# vocab 64, seq 16: 12,512 floats) with one NaN: the first element of wq.
+nan_checkpoint() {
+	printf '\040\000\000\000\100\000\000\000\001\000\000\000\004\000\000\000\004\000\000\000\100\000\000\000\020\000\000\000' > "$T/hdr"
+	{ cat "$T/hdr"; head -c $((2080 * 4)) /dev/zero; printf '\000\000\300\177';
+	  head -c $(((12512 - 2081) * 4)) /dev/zero; } > "$T/nan.bin"
+	tfm-convert -o "$T/nan.gguf" "$T/nan.bin"
+}
+
+@test "quant: a NaN weight is refused (65) naming the tensor and index, unless --allow-nonfinite" {
+	nan_checkpoint
+	run tfm-quant -o "$T/q.gguf" q8_0 "$T/nan.gguf"
+	assert_failure 65
+	assert_output --partial 'blk.0.attn_q.weight: element 0 is NaN'
+	[ ! -e "$T/q.gguf" ]
+	run tfm-quant -o "$T/q.gguf" --allow-nonfinite q8_0 "$T/nan.gguf"
+	assert_success
+	[ -s "$T/q.gguf" ]
+}
