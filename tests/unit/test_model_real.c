@@ -6,6 +6,8 @@
 #include "t.h"
 #include "model/model-impl.h"
 #include "format/hfmap.h"
+#include "format/convert.h"
+#include "format/gguf.h"
 #include "model-util.h"
 
 #include <dirent.h>
@@ -451,7 +453,89 @@ static void t_open(void)
 	}
 }
 
+/* Every fixture converted, then stripped of its tfm.* keys: what remains is
+ * what llama.cpp's own converter writes for the architecture.  For the
+ * fixtures whose knobs llama.cpp's keys express, the spec derived from
+ * llama.cpp's keys alone gives the same logits; the others (knobs llama.cpp
+ * has no key for: dynamic NTK, llama3 scaling and LongRoPE factors, which it
+ * keeps in tensors tfm does not write, gemma2's query_pre_attn_scalar, GPT-2's
+ * attention-scale knobs) run as llama.cpp would run such a file, and are only
+ * reported; an architecture tfm cannot derive is refused. */
+static const char *const llamacpp_exact[] = {
+	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
+	"llama-rope-linear", "llama-rope-yarn",
+};
+
+static void t_llamacpp_only(void)
+{
+	DIR *dd = opendir("tests/fixtures");
+	char *dir = t_tmpdir(), *gp = t_path("%s/stripped.gguf", dir);
+	int ran = 0, refused = 0;
+	CHECK(dd != NULL);
+	for (struct dirent *e; dd && (e = readdir(dd));) {
+		char *d = t_path("tests/fixtures/%s", e->d_name), *pp = t_path("%s/prefill.f32", d);
+		char *ip = t_path("%s/input_ids.json", d);
+		struct tfm_convert *cv = NULL;
+		struct tfm_convert_opts co = { .dtype = -1 };
+		if (e->d_name[0] == '.' || access(pp, R_OK) ||
+		    tfm_convert_open(&cv, d, &co) != TFM_OK) {
+			free(d), free(pp), free(ip);
+			continue;
+		}
+		struct tfm_gguf *g = tfm_convert_gguf(cv);
+		for (int64_t i = tfm_gguf_n_kv(g) - 1; i >= 0; i--)
+			if (!strncmp(tfm_gguf_key(g, i), "tfm.", 4))
+				tfm_gguf_remove(g, tfm_gguf_key(g, i));
+		struct tfm_out *out;
+		CHECK_OK(tfm_out_open(&out, gp, 0));
+		CHECK_OK(tfm_gguf_write(g, out));
+		CHECK_OK(tfm_out_commit(out));
+		tfm_convert_close(cv);
+		struct tfm_model *m = NULL;
+		int st = tfm_model_open(&m, gp, NULL);
+		int exact = 0;
+		for (size_t i = 0; i < sizeof llamacpp_exact / sizeof llamacpp_exact[0]; i++)
+			exact |= !strcmp(e->d_name, llamacpp_exact[i]);
+		if (st) {
+			CHECK_MSG(!exact && (st == TFM_E_UNSUPPORTED || st == TFM_E_FORMAT), "%s: %s",
+				  e->d_name, tfm_errmsg());
+			refused++;
+		} else {
+			json_error_t je;
+			json_t *ids = json_load_file(ip, 0, &je);
+			json_t *pa = json_object_get(ids, "prefill");
+			int64_t np = (int64_t)json_array_size(pa), V = tfm_model_spec(m)->n_vocab;
+			int32_t tok[64];
+			for (int64_t i = 0; i < np && i < 64; i++)
+				tok[i] = (int32_t)json_integer_value(json_array_get(pa, (size_t)i));
+			size_t nw = 0;
+			float *want = read_f32(pp, &nw), *lg = malloc((size_t)(np * V) * sizeof *lg);
+			struct tfm_ctx *c = NULL;
+			CHECK_OK(tfm_ctx_new(&c, m, 64));
+			if (c && want && nw == (size_t)(np * V)) {
+				CHECK_OK(tfm_eval(c, tok, np, lg, 1));
+				double err = t_maxdiff(lg, want, np * V);
+				fprintf(stderr, "  llama.cpp keys only %-20s %.2g%s\n", e->d_name, err,
+					exact ? "" : " (knobs llama.cpp has no key for)");
+				CHECK_MSG(!exact || err < 1e-4, "%s: llama.cpp keys only: %g", e->d_name, err);
+				ran += exact;
+			}
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+			json_decref(ids);
+			free(want), free(lg);
+		}
+		free(d), free(pp), free(ip);
+	}
+	if (dd)
+		closedir(dd);
+	fprintf(stderr, "  llama.cpp keys only: %d ran, %d refused by architecture\n", ran, refused);
+	CHECK(ran == (int)(sizeof llamacpp_exact / sizeof llamacpp_exact[0]));
+	free(dir), free(gp);
+}
+
 static const struct t_case t_cases[] = {
+	{"llamacpp_only", t_llamacpp_only},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"open", t_open},
