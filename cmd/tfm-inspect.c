@@ -154,15 +154,19 @@ static const char *commas(char *buf, int64_t v)
 }
 
 /* The report of one input as JSON (also the source of the table and tsv). */
-static json_t *report(const struct input *in, const struct opts *o, int64_t *tensor_params)
+/* NULL with *st set: TFM_E_NOMEM, or the counting's own status. */
+static json_t *report(const struct input *in, const struct opts *o, int64_t *tensor_params,
+		      int *st)
 {
 	const struct tfm_spec *s = &in->spec;
 	const struct tfm_type_info *ti = tfm_type_info(o->kv_type);
 	double elem = ti ? (double)ti->size / (double)ti->blck : 2.0;
 	int64_t ctx = o->ctx > 0 ? o->ctx : (s->n_ctx_train > 0 ? s->n_ctx_train : 4096);
 	struct tfm_counts c;
-	if (tfm_spec_count(s, elem, ctx, &c))
+	*st = TFM_E_NOMEM;
+	if ((*st = tfm_spec_count(s, elem, ctx, &c)))
 		return NULL;
+	*st = TFM_E_NOMEM;
 	json_t *r = json_object();
 	json_object_set_new(r, "input", json_string(in->path));
 	json_object_set_new(r, "format", json_string(in->format));
@@ -218,6 +222,7 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	if (tl)
 		json_object_set_new(r, "tensors", tl);
 	json_object_set_new(r, "spec", tfm_spec_to_json(s));
+	*st = TFM_OK;
 	return r;
 }
 
@@ -340,8 +345,8 @@ static int inspect(const char *path, const struct opts *o)
 		st = tfm_spec_set(&in.spec, o->sets[i]);
 	json_t *r = NULL;
 	int64_t tp = -1;
-	if (!st && !(r = report(&in, o, &tp)))
-		st = TFM_E_NOMEM;
+	if (!st)
+		r = report(&in, o, &tp, &st);
 	if (st) {
 		if (!strstr(tfm_errmsg(), path) && strcmp(path, "-"))
 			tfm_adderr(st, "%s", path);

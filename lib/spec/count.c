@@ -148,12 +148,42 @@ double tfm_spec_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t
 	return b;
 }
 
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* A generous upper bound of the count, in double: every product the counting
+ * below forms, with each factor rounded up.  When it passes 2^62 the int64
+ * sums could wrap (a config with a 2e9-wide model printed a negative count
+ * with exit 0), so the counting refuses instead. */
+static double count_bound(const struct tfm_spec *s)
+{
+	double e = (double)s->n_embd + 1, nl = (double)tfm_spec_n_layers(s) + 1;
+	double io = dmax((double)s->n_embd_io, e) + 1;
+	double heads = (double)s->n_head + 2.0 * s->n_head_kv + 1;
+	double hd = dmax((double)s->head_dim, (double)(s->qk_nope_dim + s->qk_rope_dim +
+						       s->v_head_dim)) + 1;
+	double lora = (double)s->q_lora_rank + s->kv_lora_rank + 1;
+	double ff = dmax(dmax((double)s->n_ff, (double)s->n_ff_expert), (double)s->n_ff_shared) + 1;
+	double ssm = dmax((double)s->ssm_d_inner, e) *
+		     ((double)s->ssm_d_state + s->ssm_dt_rank + s->ssm_d_conv + s->ssm_n_head +
+		      s->ssm_n_group + 8);
+	double layer = 4 * e * heads * hd + 4 * lora * (e + heads * hd) +
+		       4 * ((double)s->n_expert + 2) * e * ff + 8 * ssm + 16 * e * e;
+	return 2 * nl * layer + 4 * ((double)s->n_vocab + s->n_ctx_train + s->pos_offset +
+				     s->n_token_types + s->n_labels + 8) * io +
+	       4 * nl * ((double)s->t5_buckets + 1) * ((double)s->n_head + 1);
+}
+
 int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		   struct tfm_counts *c)
 {
 	memset(c, 0, sizeof(*c));
 	if (ctx < 0 || kv_elem_bytes < 0)
 		return tfm_seterr(TFM_E_INVAL, "count: negative context or element size");
+	double bound = count_bound(s);
+	if (!(bound < 4611686018427387904.0)) /* 2^62 */
+		return tfm_seterr(TFM_E_FORMAT, "%s: the parameter count does not fit in 64 bits "
+				  "(sizes of the order of %.3g parameters)",
+				  s->arch[0] ? s->arch : "spec", bound);
 	int64_t e = s->n_embd, nl = tfm_spec_n_layers(s), unused = 0;
 	int encdec = s->family == TFM_FAMILY_ENCDEC;
 	double attn_flops = 0;

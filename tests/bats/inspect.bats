@@ -199,3 +199,14 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	run tfm-inspect "$BATS_TEST_TMPDIR/h1.json"
 	assert_failure 65
 }
+
+@test "inspect: a count that would overflow 64 bits is refused (65), never printed negative" {
+	printf '{"model_type": "llama", "hidden_size": 2000000000, "num_attention_heads": 1, "intermediate_size": 2000000000}' > "$BATS_TEST_TMPDIR/big.json"
+	run tfm-inspect "$BATS_TEST_TMPDIR/big.json"
+	assert_failure 65
+	assert_output --partial 'does not fit in 64 bits'
+	refute_output --partial ' -'
+	printf '{"model_type": "mixtral", "num_local_experts": 2000000000, "num_experts_per_tok": 1}' > "$BATS_TEST_TMPDIR/moe.json"
+	run tfm-inspect -F json "$BATS_TEST_TMPDIR/moe.json"
+	assert_failure 65
+}
