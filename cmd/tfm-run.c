@@ -423,8 +423,7 @@ fail:
 	free(r.logits);
 	free(r.top);
 	free(set);
-	if (r.pipe_closed)
+	if (r.pipe_closed || rc) /* an error already said: one message, not two */
 		return rc;
-	int rc2 = cmd_close_stdout();
-	return rc ? rc : rc2;
+	return cmd_close_stdout();
 }

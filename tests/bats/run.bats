@@ -148,3 +148,11 @@ setup() {
 	run tfm-run -m "$STORIES" --vocab "$TOK512" -k q4_0 -p x
 	assert_failure 64
 }
+
+@test "run: a full disk (ENOSPC on stdout) is one message and exit 74" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run sh -c "echo 'Once upon a time' | tfm-run -m '$STORIES' --vocab '$TOK512' --temp 0 -n 64 > /dev/full"
+	assert_failure 74
+	[ "$(printf '%s\n' "$output" | grep -c .)" -eq 1 ] || fail "messages: $output"
+	assert_output --partial 'No space left on device'
+}
