@@ -5,6 +5,8 @@
 
 #include "tfm.h"
 
+#include <string.h>
+
 typedef void (*quant_fn)(const float *x, void *y, int64_t n);
 typedef void (*dequant_fn)(const void *x, float *y, int64_t n);
 
@@ -131,29 +133,32 @@ static int check(const struct qtype *q, int type, int64_t n)
 }
 
 /* The plain types, element by element. */
+/* The plain types go through memcpy: a GGUF with alignment 1 is valid, so
+ * tensor data need not be aligned for float or uint16_t loads. */
 static void from_f32(int type, const float *x, void *vy, int64_t n)
 {
+	uint8_t *y = vy;
 	if (type == TFM_TYPE_F32) {
-		float *y = vy;
-		for (int64_t i = 0; i < n; i++)
-			y[i] = x[i];
-	} else {
-		uint16_t *y = vy;
-		for (int64_t i = 0; i < n; i++)
-			y[i] = type == TFM_TYPE_F16 ? tfm_f32_to_f16(x[i]) : tfm_f32_to_bf16(x[i]);
+		memcpy(y, x, (size_t)n * sizeof(float));
+		return;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		uint16_t h = type == TFM_TYPE_F16 ? tfm_f32_to_f16(x[i]) : tfm_f32_to_bf16(x[i]);
+		memcpy(y + 2 * i, &h, 2);
 	}
 }
 
 static void to_f32(int type, const void *vx, float *y, int64_t n)
 {
+	const uint8_t *x = vx;
 	if (type == TFM_TYPE_F32) {
-		const float *x = vx;
-		for (int64_t i = 0; i < n; i++)
-			y[i] = x[i];
-	} else {
-		const uint16_t *x = vx;
-		for (int64_t i = 0; i < n; i++)
-			y[i] = type == TFM_TYPE_F16 ? tfm_f16_to_f32(x[i]) : tfm_bf16_to_f32(x[i]);
+		memcpy(y, x, (size_t)n * sizeof(float));
+		return;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		uint16_t h;
+		memcpy(&h, x + 2 * i, 2);
+		y[i] = type == TFM_TYPE_F16 ? tfm_f16_to_f32(h) : tfm_bf16_to_f32(h);
 	}
 }
 

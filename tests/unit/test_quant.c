@@ -544,7 +544,27 @@ static void t_dot_isa(void)
 	free(qa);
 }
 
+/* A GGUF with alignment 1 is valid: plain-type rows at odd addresses
+ * convert both ways (memcpy loads; UBSan builds check the alignment). */
+static void t_misaligned(void)
+{
+	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16};
+	float x[33], y[33];
+	for (int i = 0; i < 33; i++)
+		x[i] = (float)(i - 16) * 0.25f;
+	for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+		unsigned char buf[33 * 4 + 8];
+		for (int off = 1; off < 4; off++) {
+			CHECK_OK(tfm_quantize_row_ref(types[k], x, buf + off, 33));
+			CHECK_OK(tfm_dequantize_row_ref(types[k], buf + off, y, 33));
+			CHECK_MSG(!memcmp(x, y, sizeof x), "%s at offset %d", tfm_type_name(types[k]),
+				  off); /* quarter steps are exact in f16 and bf16 */
+		}
+	}
+}
+
 static const struct t_case t_cases[] = {
+	{"misaligned", t_misaligned},
 	{"dot_isa", t_dot_isa},
 	{"gguf", t_gguf},
 	{"ggml_golden", t_ggml_golden},
