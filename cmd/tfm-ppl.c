@@ -75,6 +75,13 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 	return h;
 }
 
+/* A JSON number, or null where it is not finite (JSON has no inf or NaN:
+ * jansson would refuse it and the key would silently go missing). */
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
 static json_t *result_json(const struct meta *m, const struct tfm_ppl_acc *a)
 {
 	struct tfm_ppl_result r;
@@ -86,28 +93,28 @@ static json_t *result_json(const struct meta *m, const struct tfm_ppl_acc *a)
 			      "windows", (json_int_t)m->windows);
 	if (!j)
 		return NULL;
-	json_object_set_new(j, "nll", json_real(r.nll));
-	json_object_set_new(j, "nll_stderr", json_real(r.nll_stderr));
-	json_object_set_new(j, "ppl", json_real(r.ppl));
-	json_object_set_new(j, "ppl_stderr", json_real(r.ppl_stderr));
-	json_object_set_new(j, "bits_per_token", json_real(r.bits_per_token));
-	json_object_set_new(j, "bits_per_byte", json_real(r.bits_per_byte));
-	json_object_set_new(j, "entropy_bits", json_real(r.entropy_bits));
-	json_object_set_new(j, "top1", json_real(r.top1));
+	json_object_set_new(j, "nll", jnum(r.nll));
+	json_object_set_new(j, "nll_stderr", jnum(r.nll_stderr));
+	json_object_set_new(j, "ppl", jnum(r.ppl));
+	json_object_set_new(j, "ppl_stderr", jnum(r.ppl_stderr));
+	json_object_set_new(j, "bits_per_token", jnum(r.bits_per_token));
+	json_object_set_new(j, "bits_per_byte", jnum(r.bits_per_byte));
+	json_object_set_new(j, "entropy_bits", jnum(r.entropy_bits));
+	json_object_set_new(j, "top1", jnum(r.top1));
 	if (r.kl_positions) {
 		json_t *k = json_object();
 		json_object_set_new(k, "positions", json_integer(r.kl_positions));
-		json_object_set_new(k, "mean", json_real(r.kld));
-		json_object_set_new(k, "stderr", json_real(r.kld_stderr));
+		json_object_set_new(k, "mean", jnum(r.kld));
+		json_object_set_new(k, "stderr", jnum(r.kld_stderr));
 		if (m->have_pct) {
-			json_object_set_new(k, "median", json_real(m->kl_median));
-			json_object_set_new(k, "p99", json_real(m->kl_p99));
+			json_object_set_new(k, "median", jnum(m->kl_median));
+			json_object_set_new(k, "p99", jnum(m->kl_p99));
 		}
-		json_object_set_new(k, "max", json_real(r.kld_max));
-		json_object_set_new(k, "same_top1", json_real(r.top1_agree));
-		json_object_set_new(k, "dp_mean", json_real(r.dp_mean));
-		json_object_set_new(k, "dp_rms", json_real(r.dp_rms));
-		json_object_set_new(k, "ln_ppl_ratio", json_real(r.ln_ppl_ratio));
+		json_object_set_new(k, "max", jnum(r.kld_max));
+		json_object_set_new(k, "same_top1", jnum(r.top1_agree));
+		json_object_set_new(k, "dp_mean", jnum(r.dp_mean));
+		json_object_set_new(k, "dp_rms", jnum(r.dp_rms));
+		json_object_set_new(k, "ln_ppl_ratio", jnum(r.ln_ppl_ratio));
 		json_object_set_new(j, "kl", k);
 	}
 	if (m->shard_n) {
@@ -131,6 +138,10 @@ static int meta_from_json(struct meta *m, const json_t *j, const char *name)
 	if (!model || !hash || !mode || !json_is_integer(tb) || !json_is_integer(tt) ||
 	    !json_is_integer(c) || !json_is_integer(s) || !json_is_integer(w))
 		return tfm_seterr(TFM_E_FORMAT, "%s: not a tfm-ppl -F json result", name);
+	if (json_integer_value(tb) < 0 || json_integer_value(tt) < 0 || json_integer_value(c) < 1 ||
+	    json_integer_value(s) < 0 || json_integer_value(w) < 0)
+		return tfm_seterr(TFM_E_FORMAT,
+				  "%s: text_bytes, text_tokens, ctx, stride or windows out of range", name);
 	snprintf(m->model, sizeof(m->model), "%s", model);
 	snprintf(m->text_hash, sizeof(m->text_hash), "%s", hash);
 	snprintf(m->mode, sizeof(m->mode), "%s", mode);
@@ -278,6 +289,16 @@ static int merge(const struct opts *o, int n, char **files)
 			st = tfm_seterr(TFM_E_FORMAT, "%s: not a shard (no \"shard\")", files[i]);
 			goto done;
 		}
+		if (m.shard_n != n) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: shard %lld/%lld, but %d result files given",
+					files[i], (long long)m.shard_i, (long long)m.shard_n, n);
+			goto done;
+		}
+		if (part.n > m.text_tokens) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: %lld tokens scored of a %lld-token text",
+					files[i], (long long)part.n, (long long)m.text_tokens);
+			goto done;
+		}
 		if (i == 0) {
 			m0 = m;
 			seen = tfm_calloc((size_t)m.shard_n, 1);
@@ -295,7 +316,15 @@ static int merge(const struct opts *o, int n, char **files)
 					(long long)m.shard_i, (long long)m.shard_n);
 			goto done;
 		}
-		tfm_ppl_merge(&total, &part);
+		if ((st = tfm_ppl_merge(&total, &part))) {
+			tfm_adderr(st, "%s", files[i]);
+			goto done;
+		}
+		if (total.n > m0.text_tokens) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: the shards score %lld tokens of a %lld-token text",
+					files[i], (long long)total.n, (long long)m0.text_tokens);
+			goto done;
+		}
 	}
 	for (int64_t i = 0; i < m0.shard_n; i++)
 		if (!seen[i]) {
@@ -616,7 +645,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 				row++;
 			}
 		}
-		tfm_ppl_merge(total, &acc);
+		(void)tfm_ppl_merge(total, &acc); /* per-window sums: no overflow */
 		if (o->fmt == FMT_JSONL) {
 			/* this window's tokens and mean NLL; the perplexity so far */
 			struct tfm_ppl_result r, so_far;

@@ -146,22 +146,27 @@ double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *b, const flo
 	return kl;
 }
 
-void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
+int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 {
-	dst->n_kl += src->n_kl;
-	dst->n_agree += src->n_agree;
-	dst->kl += src->kl;
-	dst->kl2 += src->kl2;
-	dst->kl_max = src->kl_max > dst->kl_max ? src->kl_max : dst->kl_max;
-	dst->dp += src->dp;
-	dst->dp2 += src->dp2;
-	dst->nll_base += src->nll_base;
-	dst->n += src->n;
-	dst->n_top1 += src->n_top1;
-	dst->n_bytes += src->n_bytes;
-	dst->nll += src->nll;
-	dst->nll2 += src->nll2;
-	dst->ent += src->ent;
+	struct tfm_ppl_acc t = *dst;
+	int ovf = __builtin_add_overflow(t.n_kl, src->n_kl, &t.n_kl) |
+		  __builtin_add_overflow(t.n_agree, src->n_agree, &t.n_agree) |
+		  __builtin_add_overflow(t.kl, src->kl, &t.kl) |
+		  __builtin_add_overflow(t.kl2, src->kl2, &t.kl2) |
+		  __builtin_add_overflow(t.dp, src->dp, &t.dp) |
+		  __builtin_add_overflow(t.dp2, src->dp2, &t.dp2) |
+		  __builtin_add_overflow(t.nll_base, src->nll_base, &t.nll_base) |
+		  __builtin_add_overflow(t.n, src->n, &t.n) |
+		  __builtin_add_overflow(t.n_top1, src->n_top1, &t.n_top1) |
+		  __builtin_add_overflow(t.n_bytes, src->n_bytes, &t.n_bytes) |
+		  __builtin_add_overflow(t.nll, src->nll, &t.nll) |
+		  __builtin_add_overflow(t.nll2, src->nll2, &t.nll2) |
+		  __builtin_add_overflow(t.ent, src->ent, &t.ent);
+	if (ovf)
+		return tfm_seterr(TFM_E_FORMAT, "partial results: sums overflow when merged");
+	t.kl_max = src->kl_max > dst->kl_max ? src->kl_max : dst->kl_max;
+	*dst = t;
+	return TFM_OK;
 }
 
 /* An i128 as a double: exact enough (53 bits) for means. */
@@ -262,6 +267,35 @@ json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a)
 	return j;
 }
 
+/* Can these sums be what tfm_ppl_add and tfm_kl_add produce?  Every term
+ * added is >= 0 except dp (|dp| <= 1 per position), each sum of squares
+ * bounds its sum (Cauchy-Schwarz: (sum q)^2 <= n sum q^2), no KL term is
+ * above kl_max.  A shard file that
+ * fails these was not written by tfm-ppl. */
+static int acc_check(const struct tfm_ppl_acc *a)
+{
+	const double q32 = 4294967296.0, q64 = q32 * q32;
+	const char *bad = NULL;
+	double n = (double)a->n, nk = (double)a->n_kl;
+	double nll = (double)a->nll, nll2 = (double)a->nll2, kl = (double)a->kl,
+	       kl2 = (double)a->kl2, dp = (double)a->dp, dp2 = (double)a->dp2;
+	if (a->nll < 0 || a->nll2 < 0 || a->ent < 0)
+		bad = "negative nll or entropy sums";
+	else if (nll * nll > n * nll2 * (1 + 1e-9) + q64)
+		bad = "nll2_q64 is smaller than nll_q32 allows";
+	else if (a->kl < 0 || a->kl2 < 0 || a->nll_base < 0 || a->dp2 < 0)
+		bad = "negative KL sums";
+	else if (kl * kl > nk * kl2 * (1 + 1e-9) + q64 || dp * dp > nk * dp2 * (1 + 1e-9) + q64)
+		bad = "sums of squares smaller than their sums allow";
+	else if (fabs(dp) > nk * q32 + 1 || dp2 > nk * q64 * (1 + 1e-9) + 1)
+		bad = "dp_q32 or dp2_q64 out of range (|dp| <= 1)";
+	else if (kl > nk * (double)a->kl_max * (1 + 1e-9) + 1)
+		bad = "kl_q32 above n_kl * kl_max_q32";
+	if (bad)
+		return tfm_seterr(TFM_E_FORMAT, "partial result: %s", bad);
+	return TFM_OK;
+}
+
 int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 {
 	tfm_ppl_init(a);
@@ -280,7 +314,7 @@ int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 		return st;
 	json_t *nk = json_object_get(j, "n_kl"), *na = json_object_get(j, "n_agree");
 	if (!nk)
-		return TFM_OK;
+		return acc_check(a);
 	if (!json_is_integer(nk) || !json_is_integer(na) || json_integer_value(nk) < 0 ||
 	    json_integer_value(na) < 0 || json_integer_value(na) > json_integer_value(nk))
 		return tfm_seterr(TFM_E_FORMAT, "partial result: bad n_kl, n_agree");
@@ -294,5 +328,5 @@ int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 	if (!json_is_integer(km) || json_integer_value(km) < 0)
 		return tfm_seterr(TFM_E_FORMAT, "partial result: bad kl_max_q32");
 	a->kl_max = json_integer_value(km);
-	return TFM_OK;
+	return acc_check(a);
 }

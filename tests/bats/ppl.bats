@@ -129,6 +129,42 @@ setup() {
 	assert_failure 65
 }
 
+@test "ppl: --merge refuses crafted shard files (65) instead of printing garbage" {
+	for i in 0 1; do
+		tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 4 --shard $i/2 -F json > "$T/s$i.json"
+	done
+	tfm-ppl --merge -F json "$T/s0.json" "$T/s1.json" | jq -e '.ppl > 1'
+	# Each edit of shard 1 makes a file tfm-ppl cannot have written.
+	bad() {
+		jq "$1" "$T/s1.json" > "$T/bad.json"
+		run tfm-ppl --merge -F json "$T/s0.json" "$T/bad.json"
+		assert_failure 65
+		refute_output --partial '"ppl"'
+	}
+	bad '.sums.nll_q32 = "-99999999999999999999999"'             # ppl 3.6e-121
+	bad '.sums.nll2_q64 = "1"'                                    # (sum q)^2 > n sum q^2
+	bad '.sums.ent_q32 = "-1"'
+	bad '.sums.n = 9000000000000000000'                           # more than the text
+	bad '.sums.n_top1 = (.sums.n + 1)'
+	bad '.sums.nll_q32 = "85070591730234615865843651857942052863" | .sums.nll2_q64 = "85070591730234615865843651857942052863"'
+	bad '.shard = "1/4611686018427387904"'                        # would allocate 4 EB
+	bad '.shard = "1/3"'                                          # 3 shards, 2 files
+	bad '.ctx = -5'
+	bad '.text_tokens = -1'
+	bad 'del(.sums)'
+	# Sums that each pass but overflow when added up are refused too.
+	for i in 0 1 2 3; do
+		jq --arg s "$i/4" '.shard = $s | .text_tokens = 1000 | .sums.n = 1 | .sums.n_top1 = 0 |
+			.sums.nll_q32 = "4294967296" | .sums.ent_q32 = "0" |
+			.sums.nll2_q64 = "85070591730234615865843651857942052863"' "$T/s0.json" > "$T/b$i.json"
+	done
+	run tfm-ppl --merge -F json "$T/b0.json" "$T/b1.json"
+	assert_failure 65
+	run tfm-ppl --merge -F json "$T/b0.json" "$T/b1.json" "$T/b2.json" "$T/b3.json"
+	assert_failure 65
+	assert_output --partial 'overflow'
+}
+
 @test "ppl: gates: baseline tolerance (1), mismatched baseline (65), --max-ppl (1)" {
 	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 4 -F json > "$T/base.json"
 	run tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 4 --baseline "$T/base.json"

@@ -110,9 +110,11 @@ static void t_merge(void)
 	CHECK(whole.nll2 > (tfm_i128)INT64_MAX); /* the test reaches 128 bits */
 	json_object_set_new(j, "nll_q32", json_string("12x"));
 	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
-	json_object_set_new(j, "nll_q32", json_string("-5"));
+	json_object_set_new(j, "nll_q32", json_string("-5")); /* no NLL is negative */
+	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
+	json_object_set_new(j, "nll_q32", json_string("5")); /* 5^2 <= n * nll2 */
 	CHECK_OK(tfm_ppl_acc_from_json(&back, j));
-	CHECK(back.nll == -5);
+	CHECK(back.nll == 5);
 	json_object_del(j, "n");
 	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
 	json_decref(j);
@@ -179,8 +181,8 @@ static void t_kl(void)
 	CHECK(b.n_kl == 2 && b.n_agree == 0 && b.kl == a.kl && b.kl2 == a.kl2 &&
 	      b.kl_max == a.kl_max && b.dp == a.dp && b.dp2 == a.dp2 && b.nll_base == a.nll_base);
 	tfm_ppl_init(&m);
-	tfm_ppl_merge(&m, &b);
-	tfm_ppl_merge(&m, &b);
+	CHECK_OK(tfm_ppl_merge(&m, &b));
+	CHECK_OK(tfm_ppl_merge(&m, &b));
 	CHECK(m.n_kl == 4 && m.kl == 2 * a.kl && m.kl_max == a.kl_max);
 	json_decref(j);
 }
