@@ -16,7 +16,7 @@
 
 static const char usage[] =
 	"usage: tfm-bench [-hqVv] [-F FORMAT] [-k TYPE] [-n N] [-p N] [-r N] [-t N]\n"
-	"                 [--dtype TYPE] [--limits FILE] [--set KEY=VALUE]\n"
+	"                 [--dtype TYPE] [--limits FILE] [--mem-limit SIZE] [--set KEY=VALUE]\n"
 	"                 -m MODEL | --config FILE\n"
 	"       tfm-bench --attn [-qv] [-c LIST] [-F FORMAT] [-k TYPE] [-r N] [-t N]\n"
 	"                 [--block N] [--head-dim D] [--heads H] [--kv-heads K]\n"
@@ -644,7 +644,7 @@ static int parse_ctx_list(struct opts *o, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_SET = 256, OPT_CONFIG, OPT_DTYPE, OPT_LIMITS, OPT_ATTN, OPT_MEASURE, OPT_HEADS,
-	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK };
+	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK, OPT_MEMLIM };
 	static const struct option longopts[] = {
 		{ "ctx", required_argument, NULL, 'c' },
 		{ "format", required_argument, NULL, 'F' },
@@ -662,6 +662,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "limits", required_argument, NULL, OPT_LIMITS },
+		{ "mem-limit", required_argument, NULL, OPT_MEMLIM },
 		{ "attn", no_argument, NULL, OPT_ATTN },
 		{ "measure-limits", no_argument, NULL, OPT_MEASURE },
 		{ "heads", required_argument, NULL, OPT_HEADS },
@@ -740,6 +741,10 @@ int main(int argc, char **argv)
 			o.dtype = tfm_type_from_name(optarg);
 			if (o.dtype < 0 || !tfm_type_info(o.dtype))
 				return cmd_usage_error(usage, "--dtype: unknown type '%s'", optarg);
+			break;
+		case OPT_MEMLIM:
+			if (tfm_mem_set_limit(optarg))
+				return cmd_usage_error(usage, "%s", tfm_errmsg());
 			break;
 		case OPT_LIMITS:
 			o.limits = optarg;

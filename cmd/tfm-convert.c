@@ -7,7 +7,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: tfm-convert [-hqVvz] [--dtype TYPE] [-o OUTPUT] [--vocab FILE] [INPUT]\n";
+	"usage: tfm-convert [-hqVvz] [--dtype TYPE] [--mem-limit SIZE] [-o OUTPUT] [--vocab FILE]\n"
+	"                   [INPUT]\n";
 
 static void help(void)
 {
@@ -15,6 +16,7 @@ static void help(void)
 	fputs("\n"
 	      "  -o, --output FILE  write the GGUF to FILE (default: stdout, not a terminal)\n"
 	      "      --dtype TYPE   f32, f16 or bf16 for 2-D weights (default: as the source)\n"
+	      "      --mem-limit SIZE  refuse input that decompresses to more (8G, none)\n"
 	      "      --vocab FILE   llama2.c tokenizer.bin for a llama2.c checkpoint\n"
 	      "  -z, --zstd         compress the output with zstd\n"
 	      "  -q, --quiet        print nothing but errors\n"
@@ -32,6 +34,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "dtype", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "mem-limit", required_argument, NULL, 'L' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -53,6 +56,10 @@ int main(int argc, char **argv)
 				return cmd_usage_error(usage, "--dtype %s: want f32, f16 or bf16", optarg);
 			break;
 		case 'h': help(); return cmd_close_stdout();
+		case 'L':
+			if (tfm_mem_set_limit(optarg))
+				return cmd_usage_error(usage, "%s", tfm_errmsg());
+			break;
 		case 'o': output = optarg; break;
 		case 'q': tfm_log_set_level(TFM_LOG_ERROR); break;
 		case 'V': cmd_version(); return cmd_close_stdout();

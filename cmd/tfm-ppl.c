@@ -16,14 +16,14 @@
 static const char usage[] =
 	"usage: tfm-ppl -m MODEL [-hqVv] [-b N] [-c N] [-F text | json | jsonl] [-f FILE]\n"
 	"               [-k TYPE] [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
-	"               [--max-ppl X] [--mode chunked | strided] [--save-logits FILE]\n"
-	"               [--set KEY=VALUE] [--shard I/N] [--stride S] [--tolerance PCT]\n"
-	"               [--vocab FILE]\n"
+	"               [--max-ppl X] [--mem-limit SIZE] [--mode chunked | strided]\n"
+	"               [--save-logits FILE] [--set KEY=VALUE] [--shard I/N] [--stride S]\n"
+	"               [--tolerance PCT] [--vocab FILE]\n"
 	"       tfm-ppl --merge [-hqVv] [-F text | json | jsonl] [--baseline FILE]\n"
 	"               [--max-ppl X] [--tolerance PCT] FILE ...\n";
 
 enum { O_BASE = 256, O_CHUNKS, O_MAXPPL, O_MODE, O_SET, O_SHARD, O_STRIDE, O_TOL, O_VOCAB,
-       O_MERGE, O_KLBASE, O_SAVE };
+       O_MERGE, O_KLBASE, O_SAVE, O_MEMLIM };
 
 static const struct option longopts[] = {
 	{ "batch", required_argument, NULL, 'b' },
@@ -40,6 +40,7 @@ static const struct option longopts[] = {
 	{ "chunks", required_argument, NULL, O_CHUNKS },
 	{ "kl-base", required_argument, NULL, O_KLBASE },
 	{ "max-ppl", required_argument, NULL, O_MAXPPL },
+	{ "mem-limit", required_argument, NULL, O_MEMLIM },
 	{ "merge", no_argument, NULL, O_MERGE },
 	{ "mode", required_argument, NULL, O_MODE },
 	{ "save-logits", required_argument, NULL, O_SAVE },
@@ -722,6 +723,10 @@ int main(int argc, char **argv)
 		case O_KLBASE: o.kl_base = optarg; break;
 		case O_SAVE: o.save_logits = optarg; break;
 		case O_MAXPPL: if ((rc = cmd_opt_f64("--max-ppl", optarg, 1, 1e300, &o.max_ppl))) return rc; break;
+		case O_MEMLIM:
+			if (tfm_mem_set_limit(optarg))
+				return cmd_usage_error(usage, "%s", tfm_errmsg());
+			break;
 		case O_MERGE: do_merge = 1; break;
 		case O_MODE: mode = optarg; break;
 		case O_SET: {

@@ -14,11 +14,12 @@
 
 static const char usage[] =
 	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-k TYPE]\n"
-	"               [-n N] [-p PROMPT] [-t N] [--logprobs K] [--min-p P] [--repeat-last-n N]\n"
-	"               [--repeat-penalty R] [--seed S] [--set KEY=VALUE] [--temp T]\n"
-	"               [--top-k K] [--top-p P] [--vocab FILE]\n";
+	"               [-n N] [-p PROMPT] [-t N] [--logprobs K] [--mem-limit SIZE] [--min-p P]\n"
+	"               [--repeat-last-n N] [--repeat-penalty R] [--seed S] [--set KEY=VALUE]\n"
+	"               [--temp T] [--top-k K] [--top-p P] [--vocab FILE]\n";
 
-enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET };
+enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
+       O_MEMLIM };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -33,6 +34,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "logprobs", required_argument, NULL, O_LOGPROBS },
+	{ "mem-limit", required_argument, NULL, O_MEMLIM },
 	{ "min-p", required_argument, NULL, O_MINP },
 	{ "repeat-last-n", required_argument, NULL, O_PENN },
 	{ "repeat-penalty", required_argument, NULL, O_PEN },
@@ -327,6 +329,10 @@ int main(int argc, char **argv)
 			have_seed = 1;
 			break;
 		case O_LOGPROBS: if ((rc = cmd_opt_i64("--logprobs", optarg, 0, 100, &logprobs))) return rc; break;
+		case O_MEMLIM:
+			if (tfm_mem_set_limit(optarg))
+				return cmd_usage_error(usage, "%s", tfm_errmsg());
+			break;
 		case O_VOCAB: vocab = optarg; break;
 		case O_SET: {
 			const char **ns = realloc(set, (size_t)(n_set + 1) * sizeof(*set));

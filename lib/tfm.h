@@ -55,6 +55,22 @@ int tfm_grow(void **p, int64_t *cap, int64_t need, size_t elem);
 void *tfm_amalloc(size_t n);
 void tfm_afree(void *p);
 
+/* Memory limits (limit.c).  The limit is tfm_mem_set_limit's (the tools'
+ * --mem-limit SIZE), else TFM_MEM_LIMIT, else the machine's MemAvailable;
+ * 0 means none.  *source (may be NULL) says which.  tfm_mem_check refuses
+ * (TFM_E_NOMEM, with both numbers) a need above the limit; the message
+ * names what needs it (printf format). */
+int tfm_mem_parse_size(const char *s, int64_t *out); /* "8G", "512M", "none" */
+int tfm_mem_set_limit(const char *s);
+int64_t tfm_mem_limit(const char **source);
+int tfm_mem_check(double need, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tfm_mem_human(int64_t n, char *buf, size_t cap);  /* "1.5 GiB" */
+/* Decompression: at most TFM_EXPAND_RATIO (default 1000) times the
+ * compressed size, at least 256 MiB; TFM_E_FORMAT past it, and the memory
+ * limit applies (tfm_mem_check). */
+int64_t tfm_expand_cap(int64_t compressed);
+int tfm_expand_check(int64_t compressed, int64_t expanded, const char *name);
+
 /* Input: the whole of a path, "-" (stdin) or a pipe, as bytes in memory.
  * A regular file is mmapped, anything else is read.  A zstd frame is
  * decompressed transparently.  data stays valid until tfm_blob_close(). */

@@ -49,17 +49,47 @@ static int is_zstd(const uint8_t *p, size_t n)
 	return n >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD;
 }
 
-/* Decompress a zstd stream of unknown size with the streaming API. */
+/* The decompression buffer grows by doubling up to max bytes (the expansion
+ * and memory caps); needing more than max is refused. */
+static int zgrow(uint8_t **buf, size_t *cap, size_t max, const struct tfm_blob *b)
+{
+	if (*cap > max) /* already past: the check names both sizes */
+		return tfm_expand_check((int64_t)b->size, (int64_t)*cap, b->name);
+	size_t nc = *cap * 2 > max ? max + 1 : *cap * 2;
+	uint8_t *nb = tfm_realloc(*buf, nc);
+	if (!nb)
+		return TFM_E_NOMEM;
+	*buf = nb;
+	*cap = nc;
+	return TFM_OK;
+}
+
+/* Decompress a zstd stream of unknown size with the streaming API.  A
+ * declared content size is checked before anything is allocated, and the
+ * output may not pass tfm_expand_cap() or the memory limit. */
 static int unzstd(struct tfm_blob *b)
 {
+	int64_t lim = tfm_expand_cap((int64_t)b->size);
+	const char *src;
+	int64_t mem = tfm_mem_limit(&src);
+	if (mem > 0 && mem < lim)
+		lim = mem;
+	size_t max = (uint64_t)lim > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)lim;
+	size_t cap = b->size * 4 + (1 << 20), n = 0;
+	unsigned long long hint = ZSTD_getFrameContentSize(b->data, b->size);
+	if (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR) {
+		int st = tfm_expand_check((int64_t)b->size,
+					  hint > (unsigned long long)INT64_MAX ? INT64_MAX
+									      : (int64_t)hint, b->name);
+		if (st)
+			return tfm_adderr(st, "zstd frame header");
+		cap = (size_t)hint + 1;
+	}
+	if (cap > max + 1)
+		cap = max + 1;
 	ZSTD_DStream *ds = ZSTD_createDStream();
 	if (!ds)
 		return tfm_seterr(TFM_E_NOMEM, "zstd: out of memory");
-	size_t cap = b->size * 4 + (1 << 20), n = 0;
-	unsigned long long hint = ZSTD_getFrameContentSize(b->data, b->size);
-	if (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR &&
-	    hint < ((size_t)1 << 40))
-		cap = (size_t)hint + 1;
 	uint8_t *buf = tfm_malloc(cap);
 	int st = TFM_OK;
 	if (!buf) {
@@ -69,15 +99,8 @@ static int unzstd(struct tfm_blob *b)
 	ZSTD_inBuffer in = { b->data, b->size, 0 };
 	size_t ret = 1;
 	while (in.pos < in.size) {
-		if (n == cap) {
-			uint8_t *nb = tfm_realloc(buf, cap * 2);
-			if (!nb) {
-				st = TFM_E_NOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
+		if (n == cap && (st = zgrow(&buf, &cap, max, b)))
+			goto out;
 		ZSTD_outBuffer ob = { buf + n, cap - n, 0 };
 		ret = ZSTD_decompressStream(ds, &ob, &in);
 		if (ZSTD_isError(ret)) {
@@ -91,15 +114,8 @@ static int unzstd(struct tfm_blob *b)
 	}
 	/* flush what remains buffered inside the decoder */
 	while (ret != 0) {
-		if (n == cap) {
-			uint8_t *nb = tfm_realloc(buf, cap * 2);
-			if (!nb) {
-				st = TFM_E_NOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
+		if (n == cap && (st = zgrow(&buf, &cap, max, b)))
+			goto out;
 		ZSTD_outBuffer ob = { buf + n, cap - n, 0 };
 		ret = ZSTD_decompressStream(ds, &ob, &in);
 		if (ZSTD_isError(ret)) {
@@ -113,6 +129,8 @@ static int unzstd(struct tfm_blob *b)
 			goto out;
 		}
 	}
+	if (n > max)
+		st = tfm_expand_check((int64_t)b->size, (int64_t)n, b->name);
 out:
 	ZSTD_freeDStream(ds);
 	if (st) {

@@ -266,25 +266,42 @@ void tfm_ckpt_members_free(struct tfm_ckpt_member *m, int n)
 	free(m);
 }
 
+/* What the members of one archive may expand to, together. */
+struct expand {
+	int64_t in;    /* the archive's bytes */
+	size_t max;    /* tfm_expand_cap and the memory limit */
+	size_t used;   /* members read so far */
+};
+
 static int read_member(struct archive *a, struct archive_entry *e, const char *aname,
-		       const char *name, uint8_t **out, size_t *size)
+		       const char *name, uint8_t **out, size_t *size, struct expand *x)
 {
-	/* the header's size is a hint: a lying one must not allocate terabytes */
+	size_t room = x->max - x->used, *budget = &room;
+	/* the header's size is a hint: a lying one must not allocate terabytes;
+	 * all members together may expand at most to *budget bytes */
 	int64_t hint = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
 	size_t cap = hint >= 0 && hint < ((int64_t)1 << 30) ? (size_t)hint + 1 :
 		     hint >= 0 ? (size_t)1 << 30 : (size_t)1 << 16, n = 0;
+	if (cap > *budget + 1)
+		cap = *budget + 1;
 	uint8_t *buf = tfm_malloc(cap);
 	if (!buf)
 		return TFM_E_NOMEM;
 	for (;;) {
 		if (n == cap) {
-			uint8_t *nb = tfm_realloc(buf, cap * 2);
+			if (n > *budget) {
+				free(buf);
+				return tfm_adderr(tfm_expand_check(x->in, (int64_t)(x->used + n), aname),
+						  "member %s", name);
+			}
+			size_t nc = cap * 2 > *budget + 1 ? *budget + 1 : cap * 2;
+			uint8_t *nb = tfm_realloc(buf, nc);
 			if (!nb) {
 				free(buf);
 				return TFM_E_NOMEM;
 			}
 			buf = nb;
-			cap *= 2;
+			cap = nc;
 		}
 		la_ssize_t r = archive_read_data(a, buf + n, cap - n);
 		if (r < 0) {
@@ -297,6 +314,7 @@ static int read_member(struct archive *a, struct archive_entry *e, const char *a
 			break;
 		n += (size_t)r;
 	}
+	x->used += n;
 	*out = buf;
 	*size = n;
 	return TFM_OK;
@@ -308,6 +326,12 @@ int tfm_ckpt_archive_read(const uint8_t *data, size_t size, const char *aname,
 {
 	struct tfm_ckpt_member *m = NULL;
 	int n = 0, cap = 0, st = TFM_OK;
+	struct expand x = { .in = (int64_t)size };
+	const char *src;
+	int64_t lim = tfm_expand_cap((int64_t)size), mem = tfm_mem_limit(&src);
+	if (mem > 0 && mem < lim)
+		lim = mem;
+	x.max = (uint64_t)lim > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)lim;
 	struct archive *a = archive_read_new();
 	if (!a)
 		return tfm_seterr(TFM_E_NOMEM, "libarchive: out of memory");
@@ -348,7 +372,8 @@ int tfm_ckpt_archive_read(const uint8_t *data, size_t size, const char *aname,
 		}
 		n++;
 		if (want && want(m[n - 1].name, ctx) &&
-		    (st = read_member(a, e, aname, m[n - 1].name, &m[n - 1].data, &m[n - 1].size)))
+		    (st = read_member(a, e, aname, m[n - 1].name, &m[n - 1].data, &m[n - 1].size,
+				      &x)))
 			goto out;
 	}
 out:

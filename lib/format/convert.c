@@ -184,6 +184,20 @@ static int add_experts(struct tfm_convert *cv, struct expert_group *eg)
 	return TFM_OK;
 }
 
+/* config.json's vocab_size against the rows of the embedding (or head):
+ * a declared size the tensors do not have is refused here, not when the
+ * model is run, and it bounds the tokenizer's ids (vocab-import.c). */
+static int check_vocab_rows(struct tfm_convert *cv)
+{
+	const struct tfm_gguf_tensor *t = tfm_gguf_find_tensor(cv->g, "token_embd.weight");
+	if (!t)
+		t = tfm_gguf_find_tensor(cv->g, "output.weight");
+	if (!t || t->n_dims < 2 || t->ne[1] == cv->spec.n_vocab)
+		return TFM_OK;
+	return tfm_seterr(TFM_E_FORMAT, "config.json: vocab_size %lld, but %s has %lld rows",
+			  (long long)cv->spec.n_vocab, t->name, (long long)t->ne[1]);
+}
+
 static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_convert_opts *o)
 {
 	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL };
@@ -253,6 +267,8 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 	/* gemma norms are stored as w (not w-1) in GGUF, as llama.cpp does */
 	if (seen & TFM_HFMAP_ADD_ONE)
 		cv->spec.norm_plus_one = 0;
+	if ((st = check_vocab_rows(cv)))
+		goto out;
 	if ((st = tfm_spec_to_gguf(&cv->spec, cv->g)))
 		goto out;
 	char name[256];

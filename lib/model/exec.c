@@ -122,6 +122,13 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		total += al(sizes[i]);
+	int st = tfm_mem_check((double)total * sizeof(float),
+			       "a context of %lld tokens (KV cache and scratch)", (long long)n_ctx);
+	if (st) {
+		free(c->slots);
+		free(c);
+		return st;
+	}
 	c->mem = tfm_amalloc(total * sizeof(float));
 	if (!c->mem) {
 		free(c->slots);
@@ -141,7 +148,7 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	c->sel = (int32_t *)sel;   /* int32 and float have the same size */
 	c->list = (int32_t *)list;
 	memset(kc, 0, (al(kv) + al(vv)) * sizeof(float));
-	int st = tfm_pool_new(&c->kx.pool, n_tasks);
+	st = tfm_pool_new(&c->kx.pool, n_tasks);
 	if (st) {
 		tfm_afree(c->mem);
 		free(c->slots);

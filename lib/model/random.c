@@ -202,6 +202,14 @@ int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, u
 		return st;
 	if (!tfm_k_type_ok(type))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "random weights of type %s", tfm_type_name(type));
+	/* the weights in memory, before any is made: a 7B spec in f32 is 27 GB */
+	struct tfm_counts cn;
+	if ((st = tfm_spec_count(s, 4, 1, &cn)))
+		return st;
+	if ((st = tfm_mem_check((double)cn.total * (double)tfm_type_nbytes(type, 256) / 256.0,
+				"random %s weights of %lld parameters", tfm_type_name(type),
+				(long long)cn.total)))
+		return st;
 	tensors(&r, s);
 	if (!(st = r.st) && !(st = tfm_model_new(m, s, r.t, r.n, o))) {
 		(*m)->tensor_bufs = r.bufs;

@@ -24,6 +24,8 @@ struct vb {
 	int64_t bos, eos, unk, sep, pad, cls, mask;
 	int add_bos, add_eos, add_space_prefix; /* -1: do not write */
 	int has_scores;
+	int64_t id_limit;   /* ids must be below: the model's rows, or about the entries */
+	int limit_is_model; /* id_limit is the model's vocab_size */
 };
 
 static void vb_init(struct vb *v)
@@ -51,6 +53,18 @@ static int vb_set(struct vb *v, int64_t id, const char *s, size_t n, float score
 {
 	if (id < 0 || id > (1 << 26))
 		return tfm_seterr(TFM_E_FORMAT, "token id %lld out of range", (long long)id);
+	/* Ids past the model's embedding cannot be embedded (llama.cpp's
+	 * converter asserts the same); without a model they must be about
+	 * dense: a few bytes of JSON naming id 2^26 must not become a
+	 * vocabulary of 2^26 "[PAD]" entries and a GGUF of gigabytes. */
+	if (v->id_limit > 0 && id >= v->id_limit)
+		return v->limit_is_model
+			? tfm_seterr(TFM_E_FORMAT, "token id %lld ('%.*s') is past the model's "
+				     "vocabulary of %lld", (long long)id, (int)(n < 64 ? n : 64), s,
+				     (long long)v->id_limit)
+			: tfm_seterr(TFM_E_FORMAT, "token id %lld ('%.*s') is far past the %lld "
+				     "entries the tokenizer defines", (long long)id,
+				     (int)(n < 64 ? n : 64), s, (long long)(v->id_limit - 1024) / 2);
 	if (id >= v->cap) {
 		int64_t cap = v->cap ? v->cap : 256;
 		while (cap <= id)
@@ -574,6 +588,9 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 		return TFM_E_FORMAT;
 	json_t *model = json_object_get(root, "model");
 	const char *type = jstr(model, "type");
+	if (!v->id_limit)
+		v->id_limit = 2 * (int64_t)(json_object_size(json_object_get(model, "vocab")) +
+					    json_array_size(json_object_get(root, "added_tokens"))) + 1024;
 	if (!type && json_object_get(model, "merges"))
 		type = "BPE";
 	if (type && !strcmp(type, "BPE")) {
@@ -625,6 +642,8 @@ static int from_vocab_merges(struct vb *v, const struct tfm_ckpt_file *fv,
 	int st;
 	if (!root)
 		return TFM_E_FORMAT;
+	if (!v->id_limit)
+		v->id_limit = 2 * (int64_t)json_object_size(root) + 1024;
 	st = bpe_vocab(v, root);
 	json_decref(root);
 	if (st)
@@ -750,6 +769,10 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	struct vb v;
 	int st;
 	vb_init(&v);
+	if (c->config && json_integer_value(json_object_get(c->config, "vocab_size")) > 0) {
+		v.id_limit = json_integer_value(json_object_get(c->config, "vocab_size"));
+		v.limit_is_model = 1;
+	}
 	if (bin)
 		st = from_llama2c(&v, bin);
 	else if (spm)

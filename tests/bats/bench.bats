@@ -195,3 +195,9 @@ setup() {
 	assert_success
 	echo "$output" | jq -e '.results[] | select(.variant == "MHA" and .ctx == 64) | .kv_bytes_per_token == 136 and .ctx_kv_alloc_bytes == null'
 }
+
+@test "bench: --config of a 7B model is refused before its random weights are made (70)" {
+	run tfm-bench --mem-limit 8G --config "$ROOT/tests/data/configs/llama-2-7b.json"
+	assert_failure 70
+	assert_output --regexp 'random f32 weights of 6738415616 parameters needs 25.1 GiB, more than the --mem-limit of 8.0 GiB'
+}

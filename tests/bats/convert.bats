@@ -207,3 +207,72 @@ setup() {
 	[ -n "$readme" ]
 	[ "$readme" = "$fixtures" ] || fail "README: $(echo $readme) / fixtures: $(echo $fixtures)"
 }
+
+@test "convert: a tokenizer id past the embedding is refused (65) at once, no GGUF of gigabytes" {
+	T=$BATS_TEST_TMPDIR
+	mkdir "$T/m"
+	cp "$ROOT/tests/fixtures/llama/config.json" "$ROOT/tests/fixtures/llama/model.safetensors" "$T/m/"
+	# 223 bytes naming token 2^26: once a 1.7 GB GGUF after 23 s and 6.9 GB
+	printf '%s' '{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":[]},"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true},"added_tokens":[{"id":67108864,"content":"x","special":true}]}' > "$T/m/tokenizer.json"
+	run tfm-convert -o "$T/out.gguf" "$T/m"
+	assert_failure 65
+	assert_output --partial "token id 67108864 ('x') is past the model's vocabulary of 256"
+	[ ! -e "$T/out.gguf" ]
+	# without a vocab_size (llama's default 32000 is not the 256 rows either)
+	jq 'del(.vocab_size)' "$ROOT/tests/fixtures/llama/config.json" > "$T/m/config.json"
+	run tfm-convert -o "$T/out.gguf" "$T/m"
+	assert_failure 65
+	assert_output --partial "vocab_size 32000, but token_embd.weight has 256 rows"
+}
+
+@test "convert: config.json's vocab_size must be the embedding's rows (65)" {
+	T=$BATS_TEST_TMPDIR
+	mkdir "$T/m"
+	cp "$ROOT/tests/fixtures/llama/model.safetensors" "$T/m/"
+	jq '.vocab_size = 67108864' "$ROOT/tests/fixtures/llama/config.json" > "$T/m/config.json"
+	run tfm-convert -o "$T/out.gguf" "$T/m"
+	assert_failure 65
+	assert_output --partial "vocab_size 67108864, but token_embd.weight has 256 rows"
+	[ ! -e "$T/out.gguf" ]
+}
+
+@test "convert: decompression bombs: capped expansion (65), memory limit (70), both overridable" {
+	T=$BATS_TEST_TMPDIR
+	# 300 MiB of zeros in ~10 KB of zstd, as an archive member and as a file
+	head -c 300M /dev/zero > "$T/zeros"
+	tar -C "$T" -cf - zeros | zstd -q -c > "$T/bomb.tar.zst"
+	zstd -q -c < "$T/zeros" > "$T/bomb.zst"
+	rm "$T/zeros"
+	run tfm-convert -o "$T/out.gguf" "$T/bomb.tar.zst"
+	assert_failure 65
+	assert_output --partial 'a decompression bomb?'
+	[ ! -e "$T/out.gguf" ]
+	run tfm-inspect "$T/bomb.zst"
+	assert_failure 65
+	assert_output --partial 'a decompression bomb?'
+	# lifting the ratio cap lets it through to the next check (not a model)
+	TFM_EXPAND_RATIO=0 run tfm-convert -o "$T/out.gguf" "$T/bomb.tar.zst"
+	refute_output --partial 'decompression bomb'
+	# a real archive within the ratio but over --mem-limit or TFM_MEM_LIMIT: 70, both numbers
+	tar -C "$ROOT/tests/fixtures" -cf - llama | zstd -q -c > "$T/llama.tar.zst"
+	run tfm-convert --mem-limit 100K -o "$T/out.gguf" "$T/llama.tar.zst"
+	assert_failure 70
+	assert_output --regexp 'expand to .* more than the --mem-limit of 100.0 KiB'
+	TFM_MEM_LIMIT=100K run tfm-convert -o "$T/out.gguf" "$T/llama.tar.zst"
+	assert_failure 70
+	assert_output --partial 'TFM_MEM_LIMIT of 100.0 KiB'
+	run tfm-convert --mem-limit 1G -o "$T/out.gguf" "$T/llama.tar.zst"
+	assert_success
+	run tfm-convert --mem-limit lots -o "$T/out.gguf" "$T/llama.tar.zst"
+	assert_failure 64
+}
+
+@test "convert: a 17-byte zstd header declaring 776 GiB is refused (65), not allocated" {
+	T=$BATS_TEST_TMPDIR
+	printf '\x28\xb5\x2f\xfd\xe0\x00\x00\x00\x00\xc2\x00\x00\x00\x01\x00\x00\x00' > "$T/h.zst"
+	run tfm-convert -o "$T/out.gguf" "$T/h.zst"
+	assert_failure 65
+	run tfm-ppl -m "$STORIES" --vocab "$TOK512" -f "$T/h.zst"
+	assert_failure 65
+	assert_output --partial 'decompression bomb'
+}

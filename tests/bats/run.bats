@@ -156,3 +156,18 @@ setup() {
 	[ "$(printf '%s\n' "$output" | grep -c .)" -eq 1 ] || fail "messages: $output"
 	assert_output --partial 'No space left on device'
 }
+
+@test "run: a context that cannot fit in memory is refused before allocating (70), with both numbers" {
+	run tfm-run -m "$STORIES" --vocab "$TOK512" -c 300000000 -p Once -n 4
+	assert_failure 70
+	assert_output --regexp 'a context of 300000000 tokens .* needs [0-9.]+ GiB, more than the available memory of'
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --mem-limit 1M -c 100000 -p Once -n 4
+	assert_failure 70
+	assert_output --partial 'more than the --mem-limit of 1.0 MiB'
+	TFM_MEM_LIMIT=1M run tfm-run -m "$STORIES" --vocab "$TOK512" -c 100000 -p Once -n 4
+	assert_failure 70
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --mem-limit none -c 1000 -p Once -n 4
+	assert_success
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --mem-limit -5 -p Once
+	assert_failure 64
+}

@@ -159,8 +159,45 @@ static void t_pool(void)
 	tfm_pool_free(p);
 }
 
+/* Sizes for --mem-limit, the limit's sources and the expansion cap. */
+static void t_limits(void)
+{
+	int64_t v;
+	CHECK_OK(tfm_mem_parse_size("8G", &v));
+	CHECK(v == 8LL << 30);
+	CHECK_OK(tfm_mem_parse_size("1.5MiB", &v));
+	CHECK(v == 3LL << 19);
+	CHECK_OK(tfm_mem_parse_size("100k", &v));
+	CHECK(v == 102400);
+	CHECK_OK(tfm_mem_parse_size("123", &v));
+	CHECK(v == 123);
+	CHECK_OK(tfm_mem_parse_size("none", &v));
+	CHECK(v == 0);
+	const char *bad[] = { "", "-1", "8X", "G", "nan", "inf", "1e30", "8GG" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK_ST(tfm_mem_parse_size(bad[i], &v), TFM_E_INVAL);
+	const char *src;
+	setenv("TFM_MEM_LIMIT", "2M", 1);
+	CHECK(tfm_mem_limit(&src) == 2 << 20 && !strcmp(src, "TFM_MEM_LIMIT"));
+	CHECK_OK(tfm_mem_check(2 << 20, "x"));
+	CHECK_ST(tfm_mem_check((2 << 20) + 1, "a test of %d", 1), TFM_E_NOMEM);
+	CHECK(strstr(tfm_errmsg(), "a test of 1 needs 2.0 MiB, more than the TFM_MEM_LIMIT of 2.0 MiB"));
+	CHECK_OK(tfm_mem_set_limit("none"));
+	CHECK(tfm_mem_limit(&src) == 0 && !strcmp(src, "--mem-limit"));
+	CHECK_OK(tfm_mem_check(1e30, "anything"));
+	unsetenv("TFM_MEM_LIMIT");
+	CHECK(tfm_expand_cap(1) == 256LL << 20);          /* the floor */
+	CHECK(tfm_expand_cap(1LL << 30) == 1000LL << 30); /* 1000x */
+	CHECK_ST(tfm_expand_check(1LL << 30, 1001LL << 30, "f"), TFM_E_FORMAT);
+	setenv("TFM_EXPAND_RATIO", "0", 1);
+	CHECK(tfm_expand_cap(1) == INT64_MAX);
+	CHECK_OK(tfm_expand_check(1, 1LL << 40, "f"));
+	unsetenv("TFM_EXPAND_RATIO");
+}
+
 static const struct t_case t_cases[] = {
 	{ "errors", t_errors }, { "parse", t_parse }, { "half", t_half },
 	{ "blob_and_out", t_blob_and_out }, { "grow", t_grow }, { "pool", t_pool },
+	{ "limits", t_limits },
 };
 T_MAIN(t_cases)
