@@ -106,13 +106,15 @@ deps:
 # check: install what is missing, build, then unit tests, bats, man lint.
 check: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
-	@TFM_BIN=$(CURDIR)/$(B)/bin ./tests/run-all $(TEST_BIN)
+	@TFM_BIN=$(CURDIR)/$(B)/bin TFM_MAKEVARS="B=$(B) CC=$(CC) SANITIZE=$(SANITIZE)" \
+	  ./tests/run-all $(TEST_BIN)
 
 unit: all $(TEST_BIN)
 	@./tests/run-all --unit $(TEST_BIN)
 
 bats: all
-	@TFM_BIN=$(CURDIR)/$(B)/bin ./tests/run-all --bats
+	@TFM_BIN=$(CURDIR)/$(B)/bin TFM_MAKEVARS="B=$(B) CC=$(CC) SANITIZE=$(SANITIZE)" \
+	  ./tests/run-all --bats
 
 manlint:
 	@./tests/run-all --man
@@ -132,7 +134,7 @@ install: all
 	  install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/tfm/$$h; done
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(PKG_LIBS) -lm -pthread|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDFLAGS) $(PKG_LIBS) -lm -pthread|' \
 	  scripts/tfm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tfm.pc
 
 clean:

@@ -1,10 +1,23 @@
 /* stats.c: timers, sample statistics and memory probes for tfm-bench.
  * Heap bytes come from glibc's mallinfo2 (arena bytes in use plus mmapped
- * chunks), RSS from /proc/self/statm; both are 0 where unavailable. */
+ * chunks), or under AddressSanitizer (whose allocator mallinfo2 does not
+ * see) from the sanitizer's own count; RSS from /proc/self/statm; both are
+ * 0 where unavailable. */
 #include "tfm.h"
 #include "bench/bench.h"
 
 #include <malloc.h>
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TFM_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TFM_ASAN 1
+#endif
+#ifdef TFM_ASAN
+#include <sanitizer/allocator_interface.h>
+#endif
 #include <math.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +42,9 @@ void tfm_bench_stats(const double *x, int n, double *mean, double *stddev)
 
 size_t tfm_bench_heap_bytes(void)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#ifdef TFM_ASAN
+	return __sanitizer_get_current_allocated_bytes();
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
 	struct mallinfo2 mi = mallinfo2();
 	return mi.uordblks + mi.hblkhd;
 #else

@@ -5,7 +5,7 @@ load helpers
 
 @test "install: DESTDIR tree has the programs, header, pc file and man pages" {
 	D=$BATS_TEST_TMPDIR/root
-	run make -s -C "$ROOT" install PREFIX=/usr DESTDIR="$D"
+	run make -s -C "$ROOT" $TFM_MAKEVARS install PREFIX=/usr DESTDIR="$D"
 	assert_success
 	[ -x "$D/usr/bin/tfm-convert" ]
 	[ -f "$D/usr/include/tfm/tfm.h" ]
@@ -20,7 +20,7 @@ load helpers
 
 @test "install: an outside program compiles and links against the installed library" {
 	D=$BATS_TEST_TMPDIR/root
-	make -s -C "$ROOT" install PREFIX=/usr DESTDIR="$D" >/dev/null
+	make -s -C "$ROOT" $TFM_MAKEVARS install PREFIX=/usr DESTDIR="$D" >/dev/null
 	cat > "$BATS_TEST_TMPDIR/x.c" <<'C'
 #include <tfm.h>
 int main(int argc, char **argv)
@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 }
 C
 	libs=$(sed -n 's/^Libs.private: //p' "$D/usr/lib/pkgconfig/tfm.pc")
-	run cc -std=c11 -I"$D/usr/include/tfm" -o "$BATS_TEST_TMPDIR/x" "$BATS_TEST_TMPDIR/x.c" \
+	run ${CC:-cc} -std=c11 -I"$D/usr/include/tfm" -o "$BATS_TEST_TMPDIR/x" "$BATS_TEST_TMPDIR/x.c" \
 		"$D/usr/lib/libtfm.a" $libs
 	assert_success
 	need_shared

@@ -9,6 +9,15 @@
 #include <archive_entry.h>
 #include <sys/stat.h>
 
+/* A float of tensor data: checkpoint data (a safetensors header of any
+ * length, a pickle's storage) need not be 4-byte aligned. */
+static float f32_at(const void *p, size_t i)
+{
+	float f;
+	memcpy(&f, (const char *)p + i * sizeof f, sizeof f);
+	return f;
+}
+
 /* ---- safetensors writer ---- */
 
 struct st_t {
@@ -125,7 +134,7 @@ static void t_safetensors(void)
 	CHECK(c->config == NULL);  /* no config.json beside it */
 	check_abc(c);
 	const struct tfm_ckpt_tensor *s = tfm_ckpt_find(c, "scale");
-	CHECK(s && s->n_dims == 0 && s->ne[0] == 1 && *(const float *)s->data == 7.0f);
+	CHECK(s && s->n_dims == 0 && s->ne[0] == 1 && f32_at(s->data, 0) == 7.0f);
 	CHECK(!tfm_ckpt_find(c, "bert.embeddings.position_ids"));
 	CHECK(!tfm_ckpt_find(c, "nope"));
 	tfm_ckpt_close(c);
@@ -182,7 +191,7 @@ static void t_safetensors_golden(void)
 			*h = tfm_ckpt_find(c, "h");
 		CHECK(w && w->type == TFM_TYPE_F32 && w->ne[0] == 3 && w->ne[1] == 2);
 		for (int i = 0; w && i < 6; i++)
-			CHECK(((const float *)w->data)[i] == (float)i);
+			CHECK(f32_at(w->data, i) == (float)i);
 		CHECK(h && h->type == TFM_TYPE_F16 && h->n_dims == 1 && h->ne[0] == 3);
 		if (h) {
 			const uint16_t *x = h->data;
@@ -229,7 +238,7 @@ static void t_safetensors_many(void)
 			char name[32];
 			snprintf(name, sizeof name, "layer.%d.w", i);
 			const struct tfm_ckpt_tensor *t = tfm_ckpt_find(c, name);
-			if (!t || *(const float *)t->data != (float)i || t != &c->tensors[i])
+			if (!t || f32_at(t->data, 0) != (float)i || t != &c->tensors[i])
 				bad++;
 		}
 		CHECK_MSG(bad == 0, "%d tensors not found", bad);
@@ -603,7 +612,7 @@ static void t_llama2c_stories(void)
 	if (f)
 		fclose(f);
 	t = tfm_ckpt_find(c, "token_embd.weight");
-	CHECK(t && *(const float *)t->data == first);
+	CHECK(t && f32_at(t->data, 0) == first);
 	/* the final norm follows 259,968 floats (DATA.md's 260,032 less its 64);
 	 * blk.4.ffn_up follows the embedding 32768, norms 2x320, wq/wo 2x20480,
 	 * wk/wv 2x10240, w1/w2 2x55040 and 4 layers of w3 (4x11008) */
@@ -614,9 +623,9 @@ static void t_llama2c_stories(void)
 	if (f)
 		fclose(f);
 	t = tfm_ckpt_find(c, "output_norm.weight");
-	CHECK(t && *(const float *)t->data == fin);
+	CHECK(t && f32_at(t->data, 0) == fin);
 	t = tfm_ckpt_find(c, "blk.4.ffn_up.weight");
-	CHECK(t && *(const float *)t->data == up4);
+	CHECK(t && f32_at(t->data, 0) == up4);
 	/* llama.cpp's order: embedding, layer by layer, final norm */
 	CHECK(!strcmp(c->tensors[0].name, "token_embd.weight"));
 	CHECK(!strcmp(c->tensors[1].name, "blk.0.attn_norm.weight"));
@@ -653,7 +662,7 @@ static float *iota(size_t n)
 static float first(struct tfm_ckpt *c, const char *name)
 {
 	const struct tfm_ckpt_tensor *t = tfm_ckpt_find(c, name);
-	return t ? *(const float *)t->data : -1;
+	return t ? f32_at(t->data, 0) : -1;
 }
 
 static void t_llama2c_synth(void)
