@@ -149,19 +149,20 @@ double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *b, const flo
 int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 {
 	struct tfm_ppl_acc t = *dst;
-	int ovf = __builtin_add_overflow(t.n_kl, src->n_kl, &t.n_kl) |
-		  __builtin_add_overflow(t.n_agree, src->n_agree, &t.n_agree) |
-		  __builtin_add_overflow(t.kl, src->kl, &t.kl) |
-		  __builtin_add_overflow(t.kl2, src->kl2, &t.kl2) |
-		  __builtin_add_overflow(t.dp, src->dp, &t.dp) |
-		  __builtin_add_overflow(t.dp2, src->dp2, &t.dp2) |
-		  __builtin_add_overflow(t.nll_base, src->nll_base, &t.nll_base) |
-		  __builtin_add_overflow(t.n, src->n, &t.n) |
-		  __builtin_add_overflow(t.n_top1, src->n_top1, &t.n_top1) |
-		  __builtin_add_overflow(t.n_bytes, src->n_bytes, &t.n_bytes) |
-		  __builtin_add_overflow(t.nll, src->nll, &t.nll) |
-		  __builtin_add_overflow(t.nll2, src->nll2, &t.nll2) |
-		  __builtin_add_overflow(t.ent, src->ent, &t.ent);
+	int ovf = 0;
+	ovf |= (int)__builtin_add_overflow(t.n_kl, src->n_kl, &t.n_kl);
+	ovf |= (int)__builtin_add_overflow(t.n_agree, src->n_agree, &t.n_agree);
+	ovf |= (int)__builtin_add_overflow(t.kl, src->kl, &t.kl);
+	ovf |= (int)__builtin_add_overflow(t.kl2, src->kl2, &t.kl2);
+	ovf |= (int)__builtin_add_overflow(t.dp, src->dp, &t.dp);
+	ovf |= (int)__builtin_add_overflow(t.dp2, src->dp2, &t.dp2);
+	ovf |= (int)__builtin_add_overflow(t.nll_base, src->nll_base, &t.nll_base);
+	ovf |= (int)__builtin_add_overflow(t.n, src->n, &t.n);
+	ovf |= (int)__builtin_add_overflow(t.n_top1, src->n_top1, &t.n_top1);
+	ovf |= (int)__builtin_add_overflow(t.n_bytes, src->n_bytes, &t.n_bytes);
+	ovf |= (int)__builtin_add_overflow(t.nll, src->nll, &t.nll);
+	ovf |= (int)__builtin_add_overflow(t.nll2, src->nll2, &t.nll2);
+	ovf |= (int)__builtin_add_overflow(t.ent, src->ent, &t.ent);
 	if (ovf)
 		return tfm_seterr(TFM_E_FORMAT, "partial results: sums overflow when merged");
 	t.kl_max = src->kl_max > dst->kl_max ? src->kl_max : dst->kl_max;

@@ -445,7 +445,10 @@ void tfm_quantize_q4_K_ref(const float *x, void *vy, int64_t n)
 	struct tfm_block_q4_K *y = vy;
 	uint8_t L[TFM_QK_K];
 	for (int64_t i = 0; i < n / TFM_QK_K; i++, x += TFM_QK_K) {
-		quantize_k4_block(x, &y[i].d, &y[i].dmin, y[i].scales, L, 15, -1.f, 0.1f, 20);
+		uint16_t d, dmin; /* the block's fields may be unaligned */
+		quantize_k4_block(x, &d, &dmin, y[i].scales, L, 15, -1.f, 0.1f, 20);
+		y[i].d = d;
+		y[i].dmin = dmin;
 		/* 64 values per 32 bytes: low nibbles j..j+31, high j+32..j+63 */
 		uint8_t *q = y[i].qs;
 		for (int j = 0; j < TFM_QK_K; j += 64, q += 32)
@@ -459,7 +462,10 @@ void tfm_quantize_q5_K_ref(const float *x, void *vy, int64_t n)
 	struct tfm_block_q5_K *y = vy;
 	uint8_t L[TFM_QK_K];
 	for (int64_t i = 0; i < n / TFM_QK_K; i++, x += TFM_QK_K) {
-		quantize_k4_block(x, &y[i].d, &y[i].dmin, y[i].scales, L, 31, -0.5f, 0.1f, 15);
+		uint16_t d, dmin; /* the block's fields may be unaligned */
+		quantize_k4_block(x, &d, &dmin, y[i].scales, L, 31, -0.5f, 0.1f, 15);
+		y[i].d = d;
+		y[i].dmin = dmin;
 		uint8_t *qh = y[i].qh, *ql = y[i].qs;
 		memset(qh, 0, TFM_QK_K / 8);
 		/* fifth bit of value n+j in bit 2*(n/64) of qh[j], of value

@@ -17,25 +17,30 @@
 #define TFM_QK_K 256 /* elements per super-block of the K-quants */
 
 /* The blocks, field for field as ggml-common.h lays them out (halves are
- * IEEE binary16 bit patterns, little-endian like everything in GGUF). */
-struct tfm_block_q4_0 { uint16_t d; uint8_t qs[TFM_QK / 2]; };           /* 18 bytes */
-struct tfm_block_q4_1 { uint16_t d, m; uint8_t qs[TFM_QK / 2]; };        /* 20 */
-struct tfm_block_q5_0 { uint16_t d; uint8_t qh[4]; uint8_t qs[TFM_QK / 2]; };  /* 22 */
-struct tfm_block_q5_1 { uint16_t d, m; uint8_t qh[4]; uint8_t qs[TFM_QK / 2]; }; /* 24 */
-struct tfm_block_q8_0 { uint16_t d; int8_t qs[TFM_QK]; };                /* 34 */
+ * IEEE binary16 bit patterns, little-endian like everything in GGUF).  The
+ * weight blocks are packed (alignment 1): a GGUF may align its tensor data
+ * to 1 byte, so a block's uint16_t scale can sit at an odd address, and
+ * packed members are read with loads that allow that (no UB).  The
+ * activation blocks q8_1 and q8_K live in tfm's own aligned buffers. */
+#define TFM_BLOCK __attribute__((packed))
+struct TFM_BLOCK tfm_block_q4_0 { uint16_t d; uint8_t qs[TFM_QK / 2]; };           /* 18 bytes */
+struct TFM_BLOCK tfm_block_q4_1 { uint16_t d, m; uint8_t qs[TFM_QK / 2]; };        /* 20 */
+struct TFM_BLOCK tfm_block_q5_0 { uint16_t d; uint8_t qh[4]; uint8_t qs[TFM_QK / 2]; };  /* 22 */
+struct TFM_BLOCK tfm_block_q5_1 { uint16_t d, m; uint8_t qh[4]; uint8_t qs[TFM_QK / 2]; }; /* 24 */
+struct TFM_BLOCK tfm_block_q8_0 { uint16_t d; int8_t qs[TFM_QK]; };                /* 34 */
 struct tfm_block_q8_1 { uint16_t d, s; int8_t qs[TFM_QK]; };             /* 36; s = d*sum(qs) */
-struct tfm_block_q4_K {                                                  /* 144 */
+struct TFM_BLOCK tfm_block_q4_K {                                                  /* 144 */
 	uint16_t d, dmin;          /* super-block scales of the 6-bit scales and mins */
 	uint8_t scales[12];        /* 8 scales and 8 mins, 6 bits each, packed */
 	uint8_t qs[TFM_QK_K / 2];  /* 4-bit quants */
 };
-struct tfm_block_q5_K {                                                  /* 176 */
+struct TFM_BLOCK tfm_block_q5_K {                                                  /* 176 */
 	uint16_t d, dmin;
 	uint8_t scales[12];
 	uint8_t qh[TFM_QK_K / 8];  /* fifth bits */
 	uint8_t qs[TFM_QK_K / 2];  /* low 4 bits */
 };
-struct tfm_block_q6_K {                                                  /* 210 */
+struct TFM_BLOCK tfm_block_q6_K {                                                  /* 210 */
 	uint8_t ql[TFM_QK_K / 2];  /* low 4 bits */
 	uint8_t qh[TFM_QK_K / 4];  /* high 2 bits */
 	int8_t scales[TFM_QK_K / 16];

@@ -563,8 +563,46 @@ static void t_misaligned(void)
 	}
 }
 
+/* The block formats too: weight rows at odd addresses quantize,
+ * dequantize and dot (reference and fast kernels) exactly as aligned ones
+ * (packed blocks; UBSan builds check the loads). */
+static void t_misaligned_blocks(void)
+{
+	static const int types[] = {TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
+				    TFM_TYPE_Q8_0, TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
+	enum { N = 512 };
+	float x[N], a[N], y0[N], y1[N];
+	for (int i = 0; i < N; i++) {
+		x[i] = sinf((float)i * 0.37f) * 2;
+		a[i] = cosf((float)i * 0.11f);
+	}
+	for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+		int t = types[k], at = tfm_vec_dot_type(t);
+		size_t nb = tfm_quant_row_bytes(t, N), na = tfm_quant_row_bytes(at, N);
+		unsigned char *al = tfm_amalloc(nb), *buf = tfm_amalloc(nb + 8), *qa = tfm_amalloc(na);
+		CHECK_OK(tfm_quantize_row_ref(t, x, al, N));
+		CHECK_OK(tfm_dequantize_row_ref(t, al, y0, N));
+		CHECK_OK(tfm_quantize_row(at, a, qa, N));
+		float d0 = tfm_vec_dot_ref(t)(N, al, qa), f0 = tfm_vec_dot(t)(N, al, qa);
+		for (int off = 1; off < 4; off++) {
+			unsigned char *u = buf + off;
+			CHECK_OK(tfm_quantize_row_ref(t, x, u, N));
+			CHECK_MSG(!memcmp(u, al, nb), "%s quantized at offset %d", tfm_type_name(t), off);
+			CHECK_OK(tfm_dequantize_row(t, u, y1, N));
+			CHECK_MSG(!memcmp(y0, y1, sizeof y0), "%s dequantized at offset %d",
+				  tfm_type_name(t), off);
+			CHECK(tfm_vec_dot_ref(t)(N, u, qa) == d0);
+			CHECK(tfm_vec_dot(t)(N, u, qa) == f0);
+		}
+		tfm_afree(al);
+		tfm_afree(buf);
+		tfm_afree(qa);
+	}
+}
+
 static const struct t_case t_cases[] = {
 	{"misaligned", t_misaligned},
+	{"misaligned_blocks", t_misaligned_blocks},
 	{"dot_isa", t_dot_isa},
 	{"gguf", t_gguf},
 	{"ggml_golden", t_ggml_golden},
