@@ -1,7 +1,6 @@
 /* tfm-run: generate text with a decoder model.  Options and glue only: the
- * model, tokenizer and sampler live in libtfm.  -n counts as llama2.c's
- * run.c -n does (positions, BOS and prompt included), so that greedy output
- * can be compared with llama2.c byte for byte; see man/tfm-run.1. */
+ * model, tokenizer and sampler live in libtfm.  -n is the number of new
+ * tokens, as llama.cpp's; see man/tfm-run.1. */
 #include "common.h"
 #include "text/sampler.h"
 
@@ -14,12 +13,14 @@
 
 static const char usage[] =
 	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-k TYPE]\n"
-	"               [-n N] [-p PROMPT] [-t N] [--logprobs K] [--mem-limit SIZE] [--min-p P]\n"
+	"               [-n N] [-p PROMPT] [-t N] [--ignore-eos] [--logprobs K]\n"
+	"               [--mem-limit SIZE] [--min-p P] [--no-display-prompt]\n"
 	"               [--repeat-last-n N] [--repeat-penalty R] [--seed S] [--set KEY=VALUE]\n"
-	"               [--temp T] [--top-k K] [--top-p P] [--vocab FILE]\n";
+	"               [--special] [--stop STR] [--temp T] [--top-k K] [--top-p P]\n"
+	"               [--vocab FILE]\n";
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
-       O_MEMLIM };
+       O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -33,7 +34,11 @@ static const struct option longopts[] = {
 	{ "threads", required_argument, NULL, 't' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "ignore-eos", no_argument, NULL, O_IGNEOS },
 	{ "logprobs", required_argument, NULL, O_LOGPROBS },
+	{ "no-display-prompt", no_argument, NULL, O_NOECHO },
+	{ "special", no_argument, NULL, O_SPECIAL },
+	{ "stop", required_argument, NULL, O_STOP },
 	{ "mem-limit", required_argument, NULL, O_MEMLIM },
 	{ "min-p", required_argument, NULL, O_MINP },
 	{ "repeat-last-n", required_argument, NULL, O_PENN },
@@ -58,6 +63,13 @@ struct run {
 	float *logits;        /* [n_vocab] */
 	int32_t *top;         /* [logprobs] scratch */
 	int pipe_closed;      /* the reader went away: stop quietly */
+	int special;          /* --special: control tokens written in the prompt are parsed */
+	int echo;             /* print the prompt (not --no-display-prompt) */
+	int ignore_eos;       /* --ignore-eos */
+	const char **stop;    /* --stop strings */
+	int n_stop;
+	char *hold;           /* generated text not yet printed: may begin a stop string */
+	size_t hold_n, hold_cap;
 	int64_t n_gen;        /* generated tokens, for -v */
 	int64_t n_prompt;     /* prompt tokens evaluated, for -v */
 	double t_prompt, t_gen; /* seconds in prefill and in generation */
@@ -169,16 +181,83 @@ static int top_k(const float *l, int64_t n, int32_t *ids, int k)
 	return got;
 }
 
+/* --stop: the generated text so far is kept from the first byte that
+ * might begin a stop string; text mode prints what cannot, and on a match
+ * prints what comes before the stop string and ends the generation (the
+ * stop string itself is not printed, as in llama.cpp's server and the
+ * OpenAI API).  In jsonl every token is written as it comes, and the one
+ * that completes a stop string is the last.  Returns 1 on a match. */
+static int hold_add(struct run *r, const char *p, size_t n, int *stopped)
+{
+	*stopped = 0;
+	if (r->n_stop == 0)
+		return r->jsonl ? TFM_OK : out(r, p, n);
+	if (r->hold_n + n + 1 > r->hold_cap) {
+		size_t c = (r->hold_n + n + 1) * 2;
+		char *nb = realloc(r->hold, c);
+		if (!nb)
+			return tfm_seterr(TFM_E_NOMEM, "out of memory");
+		r->hold = nb;
+		r->hold_cap = c;
+	}
+	memcpy(r->hold + r->hold_n, p, n);
+	r->hold_n += n;
+	r->hold[r->hold_n] = 0;
+	size_t match = r->hold_n, cut = r->hold_n;
+	for (int i = 0; i < r->n_stop; i++) { /* the earliest whole stop string */
+		const char *m = memmem(r->hold, r->hold_n, r->stop[i], strlen(r->stop[i]));
+		if (m && (size_t)(m - r->hold) < match)
+			match = (size_t)(m - r->hold);
+	}
+	*stopped = match < r->hold_n;
+	if (*stopped)
+		cut = match;
+	else /* keep the longest tail that is the head of a stop string */
+		for (int i = 0; i < r->n_stop; i++) {
+			size_t sl = strlen(r->stop[i]);
+			for (size_t k = sl - 1 < r->hold_n ? sl - 1 : r->hold_n; k > 0; k--)
+				if (!memcmp(r->hold + r->hold_n - k, r->stop[i], k)) {
+					if (r->hold_n - k < cut)
+						cut = r->hold_n - k;
+					break;
+				}
+		}
+	int st = TFM_OK;
+	if (r->jsonl) { /* the records are out already; keep the text for matching */
+		if (*stopped)
+			r->hold_n = 0;
+		return TFM_OK;
+	}
+	if (cut && (st = out(r, r->hold, cut)))
+		return st;
+	if (*stopped) {
+		r->hold_n = 0;
+		return TFM_OK;
+	}
+	memmove(r->hold, r->hold + cut, r->hold_n - cut);
+	r->hold_n -= cut;
+	return TFM_OK;
+}
+
+/* End of a generation without a match: print what was held back. */
+static int hold_flush(struct run *r)
+{
+	int st = !r->jsonl && r->hold_n ? out(r, r->hold, r->hold_n) : TFM_OK;
+	r->hold_n = 0;
+	return st;
+}
+
 /* One generated token: its text, or in jsonl a record with log-probabilities
  * of the model's own distribution (before penalties and filters). */
-static int emit(struct run *r, int32_t prev, int32_t id)
+static int emit(struct run *r, int32_t prev, int32_t id, int *stopped)
 {
 	char piece[512];
 	int len = tfm_token_decode(r->tok, prev, id, piece, sizeof(piece));
+	*stopped = 0;
 	if (len < 0)
 		return len;
 	if (!r->jsonl)
-		return out(r, piece, (size_t)len);
+		return hold_add(r, piece, (size_t)len, stopped);
 	char *b = NULL;
 	size_t n = 0, cap = 0;
 	char num[64];
@@ -204,6 +283,10 @@ static int emit(struct run *r, int32_t prev, int32_t id)
 	put(&b, &n, &cap, "}\n", 2);
 	int st = out(r, b, n);
 	free(b);
+	if (!st && r->n_stop) {
+		len = tfm_token_decode(r->tok, prev, id, piece, sizeof(piece));
+		st = hold_add(r, piece, len > 0 ? (size_t)len : 0, stopped);
+	}
 	return st;
 }
 
@@ -215,15 +298,15 @@ static int context_error(int st)
 	return st == TFM_E_INVAL ? tfm_adderr(TFM_E_FORMAT, "-c") : st;
 }
 
-/* Generate for one prompt from a fresh context.  As llama2.c's run.c: the
- * positions 0 .. count-1 are evaluated (BOS and prompt tokens included) and
- * the token sampled at the last one is printed without being evaluated. */
+/* Generate for one prompt from a fresh context: up to count new tokens (as
+ * llama.cpp's -n), the last of them printed without being evaluated. */
 static int generate(struct run *r, const char *text, size_t len)
 {
 	int32_t *ids = NULL;
 	size_t n_ids = 0;
 	double t1 = -1; /* end of the prefill */
-	int st = tfm_tokenize(r->tok, text, len, tfm_tokenizer_add_bos(r->tok), &ids, &n_ids);
+	int st = tfm_tokenize_special(r->tok, text, len, tfm_tokenizer_add_bos(r->tok), r->special,
+				      &ids, &n_ids);
 	if (st)
 		return st;
 	if (n_ids == 0) {
@@ -245,7 +328,7 @@ static int generate(struct run *r, const char *text, size_t len)
 	int32_t prev = -1;
 	for (size_t i = 0; i < n_ids; i++) {
 		tfm_sampler_accept(r->smp, ids[i]);
-		if (!r->jsonl && !(i == 0 && ids[i] == bos)) {
+		if (r->echo && !r->jsonl && !(i == 0 && ids[i] == bos)) {
 			char piece[512];
 			int k = tfm_token_decode(r->tok, prev, ids[i], piece, sizeof(piece));
 			if (k < 0) {
@@ -257,25 +340,30 @@ static int generate(struct run *r, const char *text, size_t len)
 		}
 		prev = ids[i];
 	}
-	int64_t n_gen = r->count + 1 - (int64_t)n_ids;
-	for (int64_t g = 0; g < n_gen; g++) {
+	r->hold_n = 0;
+	for (int64_t g = 0; g < r->count; g++) {
 		int32_t next = tfm_sampler_sample(r->smp, r->logits);
-		if (tfm_tokenizer_is_eos(r->tok, next))
+		if (!r->ignore_eos && tfm_tokenizer_is_eos(r->tok, next))
 			break;
-		if ((st = emit(r, prev, next)))
+		int stopped;
+		if ((st = emit(r, prev, next, &stopped)))
 			goto done;
 		r->n_gen++;
 		tfm_sampler_accept(r->smp, next);
 		prev = next;
-		if (g == n_gen - 1)
+		if (stopped || g == r->count - 1)
 			break;
 		if ((st = tfm_eval(r->c, &next, 1, r->logits, 0))) {
-			if (!r->jsonl)
+			if (!r->jsonl) {
+				hold_flush(r);
 				out(r, "\n", 1); /* end the line of text before the message */
+			}
 			st = context_error(st);
 			goto done;
 		}
 	}
+	if ((st = hold_flush(r)))
+		goto done;
 	if (!r->jsonl)
 		st = out(r, "\n", 1);
 done:
@@ -290,7 +378,8 @@ int main(int argc, char **argv)
 	cmd_init("tfm-run");
 	const char *model = NULL, *prompt = NULL, *file = NULL, *vocab = NULL, *format = "text";
 	int64_t n_ctx = 0, count = 256, threads = 0, logprobs = 0, verbose = 0;
-	int have_seed = 0;
+	int have_seed = 0, special = 0, echo = 1, ignore_eos = 0, n_stop = 0;
+	const char **stop = NULL;
 	struct tfm_sampler_opts so;
 	tfm_sampler_opts_default(&so);
 	const char **set = NULL;
@@ -334,6 +423,19 @@ int main(int argc, char **argv)
 				return cmd_usage_error(usage, "%s", tfm_errmsg());
 			break;
 		case O_VOCAB: vocab = optarg; break;
+		case O_SPECIAL: special = 1; break;
+		case O_NOECHO: echo = 0; break;
+		case O_IGNEOS: ignore_eos = 1; break;
+		case O_STOP: {
+			if (!*optarg)
+				return cmd_usage_error(usage, "--stop: empty string");
+			const char **ns = realloc(stop, (size_t)(n_stop + 1) * sizeof(*stop));
+			if (!ns)
+				return cmd_fail(tfm_seterr(TFM_E_NOMEM, "out of memory"));
+			stop = ns;
+			stop[n_stop++] = optarg;
+			break;
+		}
 		case O_SET: {
 			const char **ns = realloc(set, (size_t)(n_set + 1) * sizeof(*set));
 			if (!ns)
@@ -381,6 +483,11 @@ int main(int argc, char **argv)
 	r.n_ctx = n_ctx;
 	r.count = count;
 	r.jsonl = jsonl;
+	r.special = special;
+	r.echo = echo;
+	r.ignore_eos = ignore_eos;
+	r.stop = stop;
+	r.n_stop = n_stop;
 	r.logprobs = (int)logprobs;
 	r.logits = tfm_malloc((size_t)r.n_vocab * sizeof(float));
 	r.top = tfm_malloc((size_t)(logprobs + 1) * sizeof(int32_t));
@@ -428,6 +535,8 @@ fail:
 	tfm_model_close(r.m);
 	free(r.logits);
 	free(r.top);
+	free(r.hold);
+	free(stop);
 	free(set);
 	if (r.pipe_closed || rc) /* an error already said: one message, not two */
 		return rc;

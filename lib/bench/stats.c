@@ -16,7 +16,9 @@
 #define TFM_ASAN 1
 #endif
 #ifdef TFM_ASAN
-#include <sanitizer/allocator_interface.h>
+/* from the sanitizer runtime (sanitizer/allocator_interface.h, which gcc
+ * does not install everywhere) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 #include <math.h>
 #include <time.h>

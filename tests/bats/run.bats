@@ -44,8 +44,10 @@ setup() {
 #       --temp 0 -t 2 -no-cnv --no-display-prompt
 # prints the same text after the prompt (5 tokens with BOS, 252 generated),
 # with one extra newline at the end.
+# llama2.c's -n 256 counts positions (BOS and the 4 prompt tokens included):
+# 252 new tokens, tfm-run's (and llama.cpp's) -n 252.
 @test "run: greedy stories260K (llama2.c checkpoint) equals llama2.c byte for byte" {
-	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 256 -p "Once upon a time" \
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 252 -p "Once upon a time" \
 		> "$T/out.txt" 2> "$T/err.txt"
 	cmp "$T/out.txt" "$GOLD"
 	[ ! -s "$T/err.txt" ]
@@ -53,7 +55,7 @@ setup() {
 
 @test "run: greedy stories260K from the GGUF tfm-convert writes equals llama2.c" {
 	tfm-convert --vocab "$TOK512" -o "$T/s.gguf" "$STORIES"
-	tfm-run -m "$T/s.gguf" --temp 0 -n 256 -p "Once upon a time" > "$T/out.txt"
+	tfm-run -m "$T/s.gguf" --temp 0 -n 252 -p "Once upon a time" > "$T/out.txt"
 	cmp "$T/out.txt" "$GOLD"
 }
 
@@ -107,15 +109,60 @@ setup() {
 	cat "$T/1.txt" "$T/2.txt" | cmp - "$T/both.txt"
 }
 
-@test "run: -n counts positions as llama2.c does" {
-	# N positions are evaluated, BOS and prompt included, and the token
-	# sampled at the last is printed: N + 1 - P tokens for a prompt of P.
-	# Ten more positions are ten more tokens; -n 1 generates none.
+@test "run: -n is the number of new tokens, as llama.cpp's, whatever the prompt's length" {
 	g() { tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n "$1" -F jsonl -p "$2" | wc -l; }
-	[ $(( $(g 30 "Once upon a time") - $(g 20 "Once upon a time") )) -eq 10 ]
-	[ "$(g 1 "Once upon a time")" -eq 0 ]
-	# BOS alone (empty prompt): P = 1, so -n 5 generates 5.
-	[ "$(g 5 "")" -eq 5 ]
+	[ "$(g 10 "Once upon a time")" -eq 10 ]
+	[ "$(g 10 "")" -eq 10 ]
+	[ "$(g 0 "Once upon a time")" -eq 0 ]
+	# a long prompt (120 tokens) still generates -n tokens
+	long=$(head -c 400 "$GOLD" | tr '\n' ' ')
+	[ "$(g 7 "$long")" -eq 7 ]
+	# and the text is the prompt and the new tokens
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 0 -p "Once upon a time" > "$T/o.txt"
+	[ "$(cat "$T/o.txt")" = "Once upon a time" ]
+}
+
+@test "run: --no-display-prompt prints the new text only" {
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 30 -p "Once upon a time" > "$T/a.txt"
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 30 -p "Once upon a time" \
+		--no-display-prompt > "$T/b.txt"
+	[ "Once upon a time$(cat "$T/b.txt")" = "$(cat "$T/a.txt")" ]
+}
+
+@test "run: --stop ends the generation before the stop string (text) or at its token (jsonl)" {
+	full=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time")
+	# the greedy text names Lily; the output ends just before her
+	[[ "$full" == *"named Lily."* ]]
+	out=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time" --stop Lily)
+	[ "$out" = "${full%%Lily*}" ]
+	# the earliest of several stop strings; one that spans tokens ("ily. S")
+	out=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time" \
+		--stop "zzz" --stop "ily. S" --stop "named")
+	[ "$out" = "${full%%named*}" ]
+	out=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time" --stop "ily. S")
+	[ "$out" = "${full%%ily. S*}" ]
+	# a stop string that never comes: the whole text
+	out=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time" --stop "@@")
+	[ "$out" = "$full" ]
+	# jsonl: the token completing the stop string is the last record
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time" -F jsonl \
+		--stop Lily > "$T/s.jsonl"
+	[ "$(jq -r .text "$T/s.jsonl" | tail -1)" = " Lily" ]
+	run tfm-run -m "$STORIES" --vocab "$TOK512" -p x --stop ""
+	assert_failure 64
+}
+
+@test "run: --ignore-eos generates past the end-of-sequence token" {
+	# stories260K never ends a greedy story with EOS, so its GGUF's
+	# tokenizer.ggml.eos_token_id (u32 after the key and its type) is made
+	# 432 (","), the first token of the greedy continuation.
+	tfm-convert --vocab "$TOK512" -o "$T/s.gguf" "$STORIES"
+	off=$(grep -obUa 'tokenizer.ggml.eos_token_id' "$T/s.gguf" | head -1 | cut -d: -f1)
+	printf '\260\001\000\000' | dd of="$T/s.gguf" bs=1 seek=$((off + 27 + 4)) conv=notrunc status=none
+	n=$(tfm-run -m "$T/s.gguf" --temp 0 -n 50 -F jsonl -p "Once upon a time" | wc -l)
+	[ "$n" -eq 0 ]
+	n=$(tfm-run -m "$T/s.gguf" --temp 0 -n 50 -F jsonl --ignore-eos -p "Once upon a time" | wc -l)
+	[ "$n" -eq 50 ]
 }
 
 @test "run: generation past the context is an error (65)" {
@@ -170,4 +217,15 @@ setup() {
 	assert_success
 	run tfm-run -m "$STORIES" --vocab "$TOK512" --mem-limit -5 -p Once
 	assert_failure 64
+}
+
+@test "run: --special reads control tokens written in the prompt as those tokens" {
+	# tok512's EOS is the piece "\n</s>\n" (llama2.c); as plain text it is
+	# echoed, as the control token it is not, and the continuation differs.
+	p=$'Once upon a time.\n</s>\nThe'
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 8 -p "$p" > "$T/plain.txt"
+	tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 8 -p "$p" --special > "$T/special.txt"
+	grep -q '</s>' "$T/plain.txt"
+	! grep -q '</s>' "$T/special.txt"
+	! cmp -s "$T/plain.txt" "$T/special.txt"
 }
