@@ -23,6 +23,33 @@ static const char usage[] =
 	"                 [--window W]\n"
 	"       tfm-bench --measure-limits [-qv] [-F FORMAT] [-t N]\n";
 
+static const char options_help[] =
+	"\n"
+	"      --attn              time the attention kernel alone (MHA, GQA, MQA, MLA, window)\n"
+	"  -c, --ctx LIST          context lengths of --attn (comma-separated)\n"
+	"      --block N           queries of the prefill block of --attn\n"
+	"      --config FILE       benchmark a config.json with random weights\n"
+	"      --dtype TYPE        type of the random weights' matrices (f32)\n"
+	"  -F, --format FORMAT     md (default), csv, json, jsonl or svg (--attn)\n"
+	"  -h, --help              print this help and exit\n"
+	"      --head-dim D        dimensions per head of --attn\n"
+	"      --heads H           query heads of --attn\n"
+	"  -k, --kv-type TYPE      type of the KV cache\n"
+	"      --kv-heads K        KV heads of --attn's GQA and window variants\n"
+	"      --limits FILE       read the machine's limits from FILE (no measuring)\n"
+	"  -m, --model MODEL       the model to benchmark\n"
+	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
+	"      --measure-limits    measure and print the limits only\n"
+	"  -n, --n-gen N           decode steps of the generation test (0: skip)\n"
+	"  -p, --n-prompt N        tokens of the prompt-processing test (0: skip)\n"
+	"  -q, --quiet             no messages on stderr\n"
+	"  -r, --repetitions N     timed runs of each test\n"
+	"      --set KEY=VALUE     change a knob of the spec\n"
+	"  -t, --threads N         threads\n"
+	"  -V, --version           print the version and exit\n"
+	"  -v, --verbose           say on stderr what is measured\n"
+	"      --window W          sliding window of --attn's window variant\n";
+
 enum { FMT_MD, FMT_CSV, FMT_JSON, FMT_JSONL, FMT_SVG };
 static const char *const fmt_names[] = {"md", "csv", "json", "jsonl", "svg"};
 
@@ -696,6 +723,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			fputs(options_help, stdout);
 			return cmd_close_stdout();
 		case 'k':
 			if ((rc = cmd_opt_type(usage, optarg, &o.kv_type)))

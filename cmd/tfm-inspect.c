@@ -14,6 +14,16 @@ static const char usage[] =
 	"usage: tfm-inspect [-hTV] [-c CTX] [-F FORMAT] [-k TYPE] [--set KEY=VALUE]\n"
 	"                   INPUT ...\n";
 
+static const char options_help[] =
+	"\n"
+	"  -c, --ctx CTX           context for the KV-cache size and attention FLOPs\n"
+	"  -F, --format FORMAT     table (default), json or tsv\n"
+	"  -h, --help              print this help and exit\n"
+	"  -k, --kv-type TYPE      element type of the KV cache (default f32, as tfm-run)\n"
+	"      --set KEY=VALUE     change a spec knob before counting\n"
+	"  -T, --tensors           also list the tensors: name, type, shape\n"
+	"  -V, --version           print the version and exit\n";
+
 enum { FMT_TABLE, FMT_JSON, FMT_TSV };
 
 struct opts {
@@ -387,7 +397,7 @@ int main(int argc, char **argv)
 		{ "set", required_argument, NULL, OPT_SET },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .fmt = FMT_TABLE, .kv_type = TFM_TYPE_F16 };
+	struct opts o = { .fmt = FMT_TABLE, .kv_type = TFM_TYPE_F32 };
 	cmd_init("tfm-inspect");
 	int ch, rc;
 	while ((ch = getopt_long(argc, argv, "c:F:hk:TV", longopts, NULL)) != -1) {
@@ -408,6 +418,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			fputs(options_help, stdout);
 			return cmd_close_stdout();
 		case 'k':
 			if ((rc = cmd_opt_type(usage, optarg, &o.kv_type)))

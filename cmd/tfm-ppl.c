@@ -22,6 +22,33 @@ static const char usage[] =
 	"       tfm-ppl --merge [-hqVv] [-F text | json | jsonl] [--baseline FILE]\n"
 	"               [--max-ppl X] [--tolerance PCT] FILE ...\n";
 
+static const char options_help[] =
+	"\n"
+	"  -b, --batch N           tokens given to the model at once (default: the window)\n"
+	"  -c, --ctx N             window size in tokens (default 512)\n"
+	"  -F, --format FMT        text (default), json or jsonl (one record per window)\n"
+	"  -f, --file FILE         the text (default: stdin)\n"
+	"  -h, --help              print this help and exit\n"
+	"  -k, --kv-type TYPE      KV cache type: f32 (default), f16, bf16 or q8_0\n"
+	"  -m, --model MODEL       the model\n"
+	"  -q, --quiet             print errors only\n"
+	"  -t, --threads N         threads (default: online cores)\n"
+	"  -V, --version           print the version and exit\n"
+	"  -v, --verbose           print the running perplexity after each window\n"
+	"      --baseline FILE     compare with a -F json result; exit 1 if worse (gate)\n"
+	"      --chunks K          use only the first K windows\n"
+	"      --kl-base FILE      KL divergence against a --save-logits file\n"
+	"      --max-ppl X         exit 1 when the perplexity is above X (gate)\n"
+	"      --merge FILE ...    add up the -F json results of --shard runs\n"
+	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
+	"      --mode MODE         chunked (llama.cpp's, default) or strided\n"
+	"      --save-logits FILE  write the next-token distributions (for --kl-base)\n"
+	"      --set KEY=VALUE     change a knob of the model's variant spec\n"
+	"      --shard I/N         evaluate only the I-th of N shards of the windows\n"
+	"      --stride S          window step of --mode strided\n"
+	"      --tolerance PCT     allowed increase over --baseline, percent (0)\n"
+	"      --vocab FILE        llama2.c tokenizer.bin of a llama2.c checkpoint\n";
+
 enum { O_BASE = 256, O_CHUNKS, O_MAXPPL, O_MODE, O_SET, O_SHARD, O_STRIDE, O_TOL, O_VOCAB,
        O_MERGE, O_KLBASE, O_SAVE, O_MEMLIM };
 
@@ -713,7 +740,7 @@ int main(int argc, char **argv)
 		case 'b': if ((rc = cmd_opt_i64("-b", optarg, 1, INT32_MAX, &o.batch))) return rc; break;
 		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 2, INT32_MAX, &o.ctx))) return rc; break;
 		case 'f': o.file = optarg; break;
-		case 'h': fputs(usage, stdout); return cmd_close_stdout();
+		case 'h': fputs(usage, stdout); fputs(options_help, stdout); return cmd_close_stdout();
 		case 'm': o.model = optarg; break;
 		case 'q': tfm_log_set_level(TFM_LOG_ERROR); o.verbose = -1; break;
 		case 't': if ((rc = cmd_opt_i64("-t", optarg, 0, 1024, &o.threads))) return rc; break;

@@ -18,6 +18,24 @@ static const char usage[] =
 	"                 [--keep-embeddings] [--allow-requantize] [--allow-nonfinite]\n"
 	"                 [--dry-run] TYPE [INPUT]\n";
 
+static const char options_help[] =
+	"\n"
+	"      --allow-nonfinite   quantize NaN and infinite weights as 0 (else 65)\n"
+	"      --allow-requantize  convert tensors that are already quantized\n"
+	"      --dry-run           write nothing; one line per tensor: name, types, sizes\n"
+	"  -h, --help              print this help and exit\n"
+	"      --keep-embeddings   keep the token embedding in its type\n"
+	"  -o, --output OUTPUT     write the GGUF to OUTPUT (default: stdout)\n"
+	"  -q, --quiet             print nothing but errors\n"
+	"  -t, --threads N         threads\n"
+	"      --tensor-type REGEX=TYPE  type of the tensors matching REGEX (repeatable)\n"
+	"  -V, --version           print the version and exit\n"
+	"  -v, --verbose           report each tensor's quantization error\n"
+	"  -z, --zstd              compress the output with zstd\n"
+	"\n"
+	"TYPE is one of: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_K q5_K q6_K\n"
+	"q4_K_M q5_K_M q4_K_S q5_K_S (q4_K and q5_K are llama.cpp's Q4_K_S, Q5_K_S).\n";
+
 /* The TYPE argument: the default tensor type and llama.cpp's file type
  * number (LLAMA_FTYPE_*) written to general.file_type. */
 struct target {
@@ -276,6 +294,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			fputs(usage, stdout);
+			fputs(options_help, stdout);
 			return cmd_close_stdout();
 		case 'o':
 			output = optarg;

@@ -19,6 +19,36 @@ static const char usage[] =
 	"               [--special] [--stop STR] [--temp T] [--top-k K] [--top-p P]\n"
 	"               [--vocab FILE]\n";
 
+static const char options_help[] =
+	"\n"
+	"  -c, --ctx CTX           context size in tokens (default: training context, at most 4096)\n"
+	"  -F, --format FMT        text (default) or jsonl (one record per generated token)\n"
+	"  -f, --file FILE         read the prompt from FILE\n"
+	"  -h, --help              print this help and exit\n"
+	"  -k, --kv-type TYPE      KV cache type: f32 (default), f16, bf16 or q8_0\n"
+	"  -m, --model MODEL       the model: GGUF, Hugging Face directory or archive, llama2.c\n"
+	"  -n, --count N           new tokens to generate (default 256)\n"
+	"  -p, --prompt PROMPT     the prompt (default: each line of stdin is one)\n"
+	"  -q, --quiet             print errors only\n"
+	"  -t, --threads N         threads (default: online cores)\n"
+	"  -V, --version           print the version and exit\n"
+	"  -v, --verbose           print progress and tokens per second on stderr\n"
+	"      --ignore-eos        do not stop at end-of-sequence tokens\n"
+	"      --logprobs K        with -F jsonl, the K most likely tokens of each step\n"
+	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
+	"      --min-p P           keep tokens at least P times as likely as the best (0.05)\n"
+	"      --no-display-prompt do not print the prompt\n"
+	"      --repeat-last-n N   tokens the repetition penalty looks at (64)\n"
+	"      --repeat-penalty R  repetition penalty (1: none; default 1.0)\n"
+	"      --seed S            seed of the sampler (default: from the clock)\n"
+	"      --set KEY=VALUE     change a knob of the model's variant spec\n"
+	"      --special           read control tokens written in the prompt as tokens\n"
+	"      --stop STR          stop where the output contains STR (repeatable)\n"
+	"      --temp T            temperature (default 0.8; 0: greedy)\n"
+	"      --top-k K           keep the K most likely tokens (40; 0: all)\n"
+	"      --top-p P           keep the most likely tokens up to mass P (0.95)\n"
+	"      --vocab FILE        llama2.c tokenizer.bin of a llama2.c checkpoint\n";
+
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
        O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS };
 
@@ -398,7 +428,7 @@ int main(int argc, char **argv)
 		case 'V': cmd_version(); return cmd_close_stdout();
 		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 1, INT32_MAX, &n_ctx))) return rc; break;
 		case 'f': file = optarg; break;
-		case 'h': fputs(usage, stdout); return cmd_close_stdout();
+		case 'h': fputs(usage, stdout); fputs(options_help, stdout); return cmd_close_stdout();
 		case 'm': model = optarg; break;
 		case 'n': if ((rc = cmd_opt_i64("-n", optarg, 0, INT32_MAX, &count))) return rc; break;
 		case 'p': prompt = optarg; break;

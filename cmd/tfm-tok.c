@@ -12,6 +12,19 @@ static const char usage[] =
 	"usage: tfm-tok [-hlV] [--bos] [--decode] [--ids | --pieces] [-m model]\n"
 	"               [--special] [--vocab file]\n";
 
+static const char options_help[] =
+	"\n"
+	"      --bos               begin each encoded text with BOS (WordPiece: [CLS] ... [SEP])\n"
+	"      --decode            read token ids, write the decoded text\n"
+	"  -h, --help              print this help and exit\n"
+	"      --ids               write token ids (the default)\n"
+	"  -l, --lines             one output line per input line\n"
+	"  -m, --model model       the model: GGUF, or any checkpoint tfm-convert reads\n"
+	"      --pieces            write the tokens' vocabulary pieces instead of ids\n"
+	"      --special           read control tokens written in the text as tokens\n"
+	"  -V, --version           print the version and exit\n"
+	"      --vocab file        a llama2.c tokenizer.bin\n";
+
 enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_VOCAB };
 
 static const struct option longopts[] = {
@@ -163,7 +176,7 @@ int main(int argc, char **argv)
 	cmd_init("tfm-tok");
 	while ((c = getopt_long(argc, argv, "hlm:V", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(usage, stdout); return cmd_close_stdout();
+		case 'h': fputs(usage, stdout); fputs(options_help, stdout); return cmd_close_stdout();
 		case 'l': o.lines = 1; break;
 		case 'm': o.model = optarg; break;
 		case 'V': cmd_version(); return cmd_close_stdout();

@@ -10,6 +10,9 @@ CFG=$ROOT/tests/data/configs
 	run tfm-inspect -F json "$CFG/llama-2-7b.json"
 	assert_success
 	[ "$(echo "$output" | jq -e .params.total)" = 6738415616 ]
+	# the KV cache tfm-run keeps by default: f32, 2 x 32 layers x 4096 x 4 bytes
+	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 1048576 ]
+	run tfm-inspect -F json -k f16 "$CFG/llama-2-7b.json"
 	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 524288 ]
 	[ "$(echo "$output" | jq -r .spec.\"model.arch\")" = llama ]
 }
@@ -31,9 +34,9 @@ CFG=$ROOT/tests/data/configs
 	run tfm-inspect -F json -c 1000 -k f32 "$CFG/llama-2-7b.json"
 	assert_success
 	[ "$(echo "$output" | jq -e .kv_bytes)" = 1048576000 ]
-	run tfm-inspect -F json -c 32768 "$CFG/mistral-7b.json"
+	run tfm-inspect -F json -c 32768 -k f16 "$CFG/mistral-7b.json"
 	[ "$(echo "$output" | jq -e .kv_bytes)" = 536870912 ]
-	run tfm-inspect -F json -c 8192 --set attn.window=256 "$CFG/llama-2-7b.json"
+	run tfm-inspect -F json -c 8192 -k f16 --set attn.window=256 "$CFG/llama-2-7b.json"
 	[ "$(echo "$output" | jq -e .kv_bytes)" = 134217728 ]
 }
 
@@ -44,7 +47,7 @@ CFG=$ROOT/tests/data/configs
 }
 
 @test "inspect: table output names the parts" {
-	run tfm-inspect "$CFG/deepseek-v3.json"
+	run tfm-inspect -k f16 "$CFG/deepseek-v3.json"
 	assert_success
 	assert_line --partial "671,026,419,200 total"
 	assert_line --regexp '^kv cache +70,272 bytes/token'

@@ -42,3 +42,29 @@ usage_of() {
 		done
 	done
 }
+
+# The options a man page documents (.It Fl ...), as the name --help shows:
+# the long name, or -X for a short-only option.
+man_options() {
+	grep '^\.It Fl ' "$1" |
+		awk '{ if (match($0, /Fl Fl [a-z][a-z0-9-]*/)) print "--" substr($0, RSTART + 6, RLENGTH - 6);
+		       else if ($3 ~ /^[A-Za-z]$/) print "-" $3 }' | sort -u
+}
+
+@test "manpages: --help lists every option of the man page on a line of its own, and no other" {
+	for b in "${TFM_BIN:-$ROOT/build/bin}"/tfm-*; do
+		n=$(basename "$b")
+		h=$("$b" --help | awk 'f; /^$/ { f = 1 }') # after the usage
+		[ -n "$h" ] || fail "$n: --help has no option lines"
+		for o in $(man_options "$ROOT/man/$n.1"); do
+			case $o in
+			--*) echo "$h" | grep -qE -- "^ +(-[A-Za-z], )?$o( |$)" || fail "$n: $o has no line in --help" ;;
+			*) echo "$h" | grep -qE -- "^ +$o(,| |$)" || fail "$n: $o has no line in --help" ;;
+			esac
+		done
+		# each option line of --help is an option of the man page
+		for o in $(echo "$h" | sed -nE 's/^ +(-[A-Za-z], )?(--[a-z][a-z0-9-]*).*/\2/p; s/^ +(-[A-Za-z])( .*|)$/\1/p'); do
+			man_options "$ROOT/man/$n.1" | grep -qxF -- "$o" || fail "$n: --help lists $o, the man page does not"
+		done
+	done
+}
