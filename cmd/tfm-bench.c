@@ -201,9 +201,10 @@ static int config_spec(const struct opts *o, struct tfm_spec *s)
 		if (!(st = tfm_gguf_parse(&g, b.data, b.size, b.name)))
 			st = tfm_spec_from_gguf(s, g);
 	} else if (!(cfg = json_loadb((const char *)b.data, b.size, 0, &err))) {
-		st = tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", b.name, err.line, err.text);
+		st = tfm_seterr(TFM_E_FORMAT, "line %d: %s (not a config.json or GGUF)", err.line,
+				err.text);
 	} else if (!json_is_object(cfg)) {
-		st = tfm_seterr(TFM_E_FORMAT, "%s: not a JSON object", b.name);
+		st = tfm_seterr(TFM_E_FORMAT, "not a JSON object");
 	} else {
 		st = tfm_spec_from_config(s, cfg);
 	}

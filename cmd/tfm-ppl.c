@@ -518,6 +518,10 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	size_t len = text.size;
 	if (len && text.data[len - 1] == '\n') /* as llama.cpp's -f */
 		len--;
+	if (len == 0) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: the text is empty", text.name);
+		goto done;
+	}
 	if ((st = tfm_model_open(&model, o->model, &mo)))
 		goto done;
 	const struct tfm_tokenizer *tok = tfm_model_tokenizer(model);
@@ -547,15 +551,15 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	int64_t n_win;
 	if (!o->strided) {
 		if ((int64_t)n_ids < 2 * ctx) {
-			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; -c %lld needs at least %lld",
-					n_ids, (long long)ctx, (long long)(2 * ctx));
+			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu token%s; -c %lld needs at least %lld",
+					n_ids, n_ids == 1 ? "" : "s", (long long)ctx, (long long)(2 * ctx));
 			goto done;
 		}
 		n_win = (int64_t)n_ids / ctx;
 	} else {
 		if (n_ids < 2) {
-			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu tokens; strided mode needs 2",
-					n_ids);
+			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu token%s; strided mode needs 2",
+					n_ids, n_ids == 1 ? "" : "s");
 			goto done;
 		}
 		n_win = (int64_t)n_ids <= ctx ? 1 : ((int64_t)n_ids - ctx + stride - 1) / stride + 1;

@@ -459,7 +459,7 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 		st = tfm_seterr(TFM_E_FORMAT, "%s: unrecognised checkpoint format (a GGUF "
 				"file, not a checkpoint)", c->source);
 	} else {
-		st = tfm_seterr(TFM_E_FORMAT, "%s: unrecognised checkpoint format (not a Hugging "
+		st = tfm_seterr(TFM_E_FORMAT, "%s: unrecognised format (not a GGUF file, Hugging "
 				"Face directory or archive, safetensors, PyTorch zip or llama2.c file)",
 				c->source);
 	}

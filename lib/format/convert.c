@@ -5,6 +5,7 @@
  * so writing streams with peak memory near one tensor. */
 #include "tfm.h"
 #include "format/hfmap.h"
+#include "quant/quant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct tfm_convert {
 	int64_t n_out;
 	int dtype;
 	int loaded;
+	int warned_dequant;      /* --dtype on quantized weights: said once */
 };
 
 static int is_float_type(int t)
@@ -54,6 +56,22 @@ static int pick_type(int src_type, int n_dims, int dtype)
 	return dtype >= 0 ? dtype : src_type;
 }
 
+/* A source part as f32: float types directly, quantized ones (--dtype of a
+ * quantized GGUF) dequantized row by row. */
+static int src_to_f32(const struct cv_tensor *c, const void *src, float *f, int64_t n)
+{
+	if (is_float_type(c->src_type) || !tfm_quant_supported(c->src_type))
+		return tfm_type_to_f32(c->src_type, src, f, n);
+	size_t rb = tfm_quant_row_bytes(c->src_type, c->ne0);
+	for (int64_t r = 0; r < n / c->ne0; r++) {
+		int st = tfm_dequantize_row(c->src_type, (const char *)src + (size_t)r * rb,
+					    f + r * c->ne0, c->ne0);
+		if (st)
+			return st;
+	}
+	return TFM_OK;
+}
+
 /* Produce output tensor t into buf: convert to f32, transform, convert out.
  * Only tensors that need work get here; add_tensor gives the others their
  * source bytes directly. */
@@ -68,7 +86,7 @@ static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
 		return TFM_E_NOMEM;
 	int st = TFM_OK;
 	for (int k = 0; k < c->n_src && !st; k++) {
-		st = tfm_type_to_f32(c->src_type, c->srcs[k], f, np);
+		st = src_to_f32(c, c->srcs[k], f, np);
 		if (!st && c->flags)
 			st = tfm_hfmap_transform(c->flags, &c->cv->spec, f, c->ne0, c->ne1, f + np);
 		if (!st)
@@ -98,6 +116,17 @@ static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 		ne[1] = t;
 	}
 	int out_type = pick_type(src_type, n_dims, cv->dtype);
+	if (cv->dtype >= 0 && !is_float_type(src_type) && n_dims >= 2) {
+		/* --dtype asks for float weights: dequantize, never keep silently */
+		if (!tfm_quant_supported(src_type))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: --dtype %s: cannot dequantize %s",
+					  name, tfm_type_name(cv->dtype), tfm_type_name(src_type));
+		if (!cv->warned_dequant++)
+			tfm_log(TFM_LOG_WARN, "tfm-convert: warning: --dtype %s: dequantizing the %s weights "
+				"(their quantization error stays)", tfm_type_name(cv->dtype),
+				tfm_type_name(src_type));
+		out_type = cv->dtype;
+	}
 	if (flags && !is_float_type(src_type))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: cannot transform a %s tensor", name,
 				  tfm_type_name(src_type));
@@ -198,6 +227,20 @@ static int check_vocab_rows(struct tfm_convert *cv)
 			  (long long)cv->spec.n_vocab, t->name, (long long)t->ne[1]);
 }
 
+/* general.file_type, llama.cpp's LLAMA_FTYPE_MOSTLY_* of the 2-D weights:
+ * the type most of their bytes have (all f32: 0). */
+static uint32_t file_type(const struct tfm_convert *cv)
+{
+	double bytes[3] = { 0 }; /* f32, f16, bf16 */
+	for (int64_t i = 0; i < cv->n_out; i++) {
+		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(cv->g, i);
+		int k = t->type == TFM_TYPE_F16 ? 1 : t->type == TFM_TYPE_BF16 ? 2 : 0;
+		if (t->n_dims >= 2)
+			bytes[k] += (double)t->nbytes;
+	}
+	return bytes[1] > bytes[0] && bytes[1] >= bytes[2] ? 1 : bytes[2] > bytes[0] ? 32 : 0;
+}
+
 static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_convert_opts *o)
 {
 	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL };
@@ -269,13 +312,23 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 		cv->spec.norm_plus_one = 0;
 	if ((st = check_vocab_rows(cv)))
 		goto out;
-	if ((st = tfm_spec_to_gguf(&cv->spec, cv->g)))
-		goto out;
 	char name[256];
 	model_name(ck, path, name, sizeof name);
-	if ((st = tfm_gguf_set_str(cv->g, "general.name", name)))
+	if ((st = tfm_gguf_set_str(cv->g, "general.name", name)) ||
+	    (st = tfm_gguf_set_u32(cv->g, "general.file_type", file_type(cv))) ||
+	    (st = tfm_tokenizer_to_gguf(ck, cv->g)))
 		goto out;
-	st = tfm_tokenizer_to_gguf(ck, cv->g);
+	/* the spec's token ids are the tokenizer's, where it has them: one
+	 * BOS in the file, not tokenizer.ggml.bos_token_id 1 beside
+	 * tfm.tok.bos_id -1 */
+	int64_t id;
+	if ((id = tfm_gguf_get_int_or(cv->g, "tokenizer.ggml.bos_token_id", -1)) >= 0)
+		cv->spec.bos_id = (int32_t)id;
+	if ((id = tfm_gguf_get_int_or(cv->g, "tokenizer.ggml.eos_token_id", -1)) >= 0)
+		cv->spec.eos_id = (int32_t)id;
+	if ((id = tfm_gguf_get_int_or(cv->g, "tokenizer.ggml.padding_token_id", -1)) >= 0)
+		cv->spec.pad_id = (int32_t)id;
+	st = tfm_spec_to_gguf(&cv->spec, cv->g);
 out:
 	free(groups);
 	if (st)
@@ -304,6 +357,8 @@ static int from_gguf(struct tfm_convert *cv)
 		if ((st = add_tensor(cv, t->name, t->type, t->n_dims, t->ne, t->data, 0)))
 			return st;
 	}
+	if (cv->warned_dequant) /* no longer the quantized file type */
+		return tfm_gguf_set_u32(cv->g, "general.file_type", file_type(cv));
 	return TFM_OK;
 }
 

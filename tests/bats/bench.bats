@@ -201,3 +201,10 @@ setup() {
 	assert_failure 70
 	assert_output --regexp 'random f32 weights of 6738415616 parameters needs 25.1 GiB, more than the --mem-limit of 8.0 GiB'
 }
+
+@test "bench: --config of a file that is no config names the path once" {
+	echo hello > "$BATS_TEST_TMPDIR/wiki.txt"
+	run tfm-bench --config "$BATS_TEST_TMPDIR/wiki.txt"
+	assert_failure 65
+	[ "$(grep -o 'wiki.txt' <<< "$output" | wc -l)" -eq 1 ]
+}

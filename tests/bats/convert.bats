@@ -276,3 +276,33 @@ setup() {
 	assert_failure 65
 	assert_output --partial 'decompression bomb'
 }
+
+@test "convert: an unknown input's message lists GGUF among the formats" {
+	echo hello > "$BATS_TEST_TMPDIR/x.txt"
+	run tfm-convert -o "$BATS_TEST_TMPDIR/y.gguf" "$BATS_TEST_TMPDIR/x.txt"
+	assert_failure 65
+	assert_output --partial 'unrecognised format (not a GGUF file, Hugging Face directory'
+}
+
+@test "convert: --dtype f16 of a quantized GGUF dequantizes with a warning, never keeps q8_0 silently" {
+	T=$BATS_TEST_TMPDIR
+	tfm-convert -o "$T/f.gguf" "$ROOT/tests/fixtures/llama"
+	tfm-quant -q -o "$T/q.gguf" q8_0 "$T/f.gguf"
+	run tfm-convert --dtype f16 -o "$T/h.gguf" "$T/q.gguf"
+	assert_success
+	assert_output --partial 'warning: --dtype f16: dequantizing the q8_0 weights'
+	run tfm-inspect -T "$T/h.gguf"
+	refute_output --partial 'q8_0'
+	assert_output --regexp 'blk\.0\.attn_q\.weight +f16'
+}
+
+@test "convert: GGUF metadata agrees: one BOS id, general.name and general.file_type" {
+	T=$BATS_TEST_TMPDIR
+	need_shared
+	tfm-convert --vocab "$TOK512" -o "$T/s.gguf" "$STORIES"
+	run tfm-inspect -F json "$T/s.gguf"
+	[ "$(jq -r '.spec."tok.bos_id"' <<< "$output")" = 1 ]
+	[ "$(jq -r '.spec."tok.eos_id"' <<< "$output")" = 2 ]
+	grep -qa 'general.name' "$T/s.gguf"
+	grep -qa 'general.file_type' "$T/s.gguf"
+}

@@ -268,3 +268,16 @@ setup() {
 	[ "$a" != "$b" ] # the cache type is really used
 	awk -v a="$a" -v b="$b" 'BEGIN { d = b / a - 1; exit !(d < 0.001 && d > -0.001) }'
 }
+
+@test "ppl: an empty text says so (65); one token is one token" {
+	run tfm-ppl "${M[@]}" -f /dev/null
+	assert_failure 65
+	assert_output --partial '/dev/null: the text is empty'
+	printf '\n' > "$T/nl.txt"
+	run tfm-ppl "${M[@]}" -f "$T/nl.txt"
+	assert_failure 65
+	assert_output --partial 'the text is empty'
+	printf 'a' > "$T/a.txt"
+	run tfm-ppl "${M[@]}" -f "$T/a.txt" --mode strided
+	refute_output --partial '1 tokens'
+}

@@ -90,7 +90,7 @@ setup() {
 @test "bad model exits 65, missing file 66" {
 	run sh -c "echo hi | tfm-tok -m '$TOK512'"
 	assert_failure 65
-	assert_output --partial "unrecognised checkpoint format"
+	assert_output --partial "unrecognised format (not a GGUF file"
 	# a checkpoint without tokenizer files says so
 	run sh -c "echo hi | tfm-tok -m '$ROOT/tests/fixtures/llama'"
 	assert_failure 65

@@ -312,7 +312,7 @@ static void t_safetensors_corrupt(void)
 	char *q = t_path("%s/x.bin", dir);
 	CHECK(!t_write_file(q, "hello world, not a model", 24));
 	CHECK_ST(tfm_ckpt_open(&c, q, NULL), TFM_E_FORMAT);
-	CHECK(strstr(tfm_errmsg(), "unrecognised checkpoint format") != NULL);
+	CHECK(strstr(tfm_errmsg(), "unrecognised format (not a GGUF file") != NULL);
 	CHECK_ST(tfm_ckpt_open(&c, "/nonexistent/m.safetensors", NULL), TFM_E_OPEN);
 	free(b);
 	free(p);
