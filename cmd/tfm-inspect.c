@@ -5,13 +5,14 @@
  * config.json, or "-" (GGUF or config.json on stdin).  Options and glue only. */
 #include "common.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-	"usage: tfm-inspect [-hTV] [-c CTX] [-F FORMAT] [-k TYPE] [--set KEY=VALUE]\n"
+	"usage: tfm-inspect [-hTVv] [-c CTX] [-F FORMAT] [-k TYPE] [--set KEY=VALUE]\n"
 	"                   INPUT ...\n";
 
 static const char options_help[] =
@@ -21,14 +22,16 @@ static const char options_help[] =
 	"  -h, --help              print this help and exit\n"
 	"  -k, --kv-type TYPE      element type of the KV cache (default f32, as tfm-run)\n"
 	"      --set KEY=VALUE     change a spec knob before counting\n"
-	"  -T, --tensors           also list the tensors: name, type, shape\n"
-	"  -V, --version           print the version and exit\n";
+	"  -T, --tensors           list the tensors first: name, type, shape, bytes\n"
+	"  -V, --version           print the version and exit\n"
+	"  -v, --verbose           the parts of the count, FLOPs and the whole spec\n";
 
 enum { FMT_TABLE, FMT_JSON, FMT_TSV };
 
 struct opts {
 	int fmt;
 	int tensors;
+	int verbose;        /* -v: parts of the count and the whole spec */
 	int64_t ctx;        /* 0: the model's training context */
 	int kv_type;        /* enum tfm_type */
 	const char *sets[64];  /* --set, in order */
@@ -163,6 +166,90 @@ static const char *commas(char *buf, int64_t v)
 	return buf;
 }
 
+/* general.name, a config's _name_or_path, or "" */
+static const char *model_name(const struct input *in)
+{
+	if (in->gguf)
+		return tfm_gguf_get_str_or(in->gguf, "general.name", "");
+	json_t *c = in->ckpt ? in->ckpt->config : in->config;
+	const char *n = json_string_value(json_object_get(c, "_name_or_path"));
+	return n ? n : "";
+}
+
+/* llama.cpp's name of general.file_type (LLAMA_FTYPE_*); for other inputs
+ * the type most weight bytes have; "" for a config. */
+static const char *file_type_name(const struct input *in)
+{
+	static const struct { int v; const char *name; } ft[] = {
+		{0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"},
+		{9, "Q5_1"}, {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"},
+		{14, "Q4_K_S"}, {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},
+		{19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"}, {23, "IQ3_XXS"},
+		{24, "IQ1_S"}, {25, "IQ4_NL"}, {26, "IQ3_S"}, {27, "IQ3_M"}, {28, "IQ2_S"},
+		{29, "IQ2_M"}, {30, "IQ4_XS"}, {31, "IQ1_M"}, {32, "BF16"}, {36, "TQ1_0"},
+		{37, "TQ2_0"},
+	};
+	if (in->gguf && tfm_gguf_find(in->gguf, "general.file_type") >= 0) {
+		int64_t v = tfm_gguf_get_int_or(in->gguf, "general.file_type", -1);
+		for (size_t i = 0; i < sizeof ft / sizeof ft[0]; i++)
+			if (ft[i].v == v)
+				return ft[i].name;
+		return "unknown";
+	}
+	double bytes[TFM_TYPE_COUNT] = { 0 };
+	const char *name;
+	int type, n_dims, best = -1;
+	const int64_t *ne;
+	size_t nb;
+	for (int64_t i = 0; tensor_at(in, i, &name, &type, &n_dims, &ne, &nb); i++)
+		if (n_dims >= 2 && type >= 0 && type < TFM_TYPE_COUNT)
+			bytes[type] += (double)nb;
+	for (int t = 0; t < TFM_TYPE_COUNT; t++)
+		if (bytes[t] > 0 && (best < 0 || bytes[t] > bytes[best]))
+			best = t;
+	static char up[16];
+	snprintf(up, sizeof up, "%s", best < 0 ? "" : tfm_type_name(best));
+	for (char *c = up; *c; c++)
+		*c = (char)toupper((unsigned char)*c);
+	return up;
+}
+
+/* What tokenizer the input carries: for a GGUF its model, size, special
+ * ids and whether a chat template is present; for a checkpoint the
+ * tokenizer files beside it. */
+static json_t *tokenizer_json(const struct input *in)
+{
+	json_t *t = json_object();
+	if (in->gguf) {
+		const struct tfm_gguf *g = in->gguf;
+		const char *m = tfm_gguf_get_str_or(g, "tokenizer.ggml.model", NULL);
+		int64_t k = tfm_gguf_find(g, "tokenizer.ggml.tokens");
+		json_object_set_new(t, "model", m ? json_string(m) : json_null());
+		json_object_set_new(t, "n_tokens", json_integer(k >= 0 ? tfm_gguf_arr_n(g, k) : 0));
+		static const char *ids[][2] = { { "bos", "bos" }, { "eos", "eos" }, { "unknown", "unk" },
+						{ "padding", "pad" }, { "seperator", "sep" } };
+		for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+			char key[64];
+			snprintf(key, sizeof key, "tokenizer.ggml.%s_token_id", ids[i][0]);
+			if (tfm_gguf_find(g, key) >= 0)
+				json_object_set_new(t, ids[i][1],
+						    json_integer(tfm_gguf_get_int_or(g, key, -1)));
+		}
+		json_object_set_new(t, "chat_template",
+				    json_boolean(tfm_gguf_find(g, "tokenizer.chat_template") >= 0));
+	} else if (in->ckpt) {
+		static const char *files[] = { "tokenizer.json", "tokenizer.model", "vocab.json",
+					       "vocab.txt", "tokenizer.bin" };
+		json_t *f = json_array();
+		for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+			for (int j = 0; j < in->ckpt->n_files; j++)
+				if (!strcmp(in->ckpt->files[j].name, files[i]))
+					json_array_append_new(f, json_string(files[i]));
+		json_object_set_new(t, "files", f);
+	}
+	return t;
+}
+
 /* The report of one input as JSON (also the source of the table and tsv). */
 /* NULL with *st set: TFM_E_NOMEM, or the counting's own status. */
 static json_t *report(const struct input *in, const struct opts *o, int64_t *tensor_params,
@@ -171,7 +258,9 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	const struct tfm_spec *s = &in->spec;
 	const struct tfm_type_info *ti = tfm_type_info(o->kv_type);
 	double elem = ti ? (double)ti->size / (double)ti->blck : 2.0;
-	int64_t ctx = o->ctx > 0 ? o->ctx : (s->n_ctx_train > 0 ? s->n_ctx_train : 4096);
+	/* the context tfm-run uses by default: the training one, at most 4096 */
+	int64_t ctx = o->ctx > 0 ? o->ctx
+		      : s->n_ctx_train > 0 && s->n_ctx_train < 4096 ? s->n_ctx_train : 4096;
 	struct tfm_counts c;
 	*st = TFM_E_NOMEM;
 	if ((*st = tfm_spec_count(s, elem, ctx, &c)))
@@ -180,8 +269,11 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	json_t *r = json_object();
 	json_object_set_new(r, "input", json_string(in->path));
 	json_object_set_new(r, "format", json_string(in->format));
+	json_object_set_new(r, "name", json_string(model_name(in)));
 	json_object_set_new(r, "arch", json_string(s->arch));
 	json_object_set_new(r, "gguf_arch", json_string(s->gguf_arch));
+	json_object_set_new(r, "file_type", json_string(file_type_name(in)));
+	json_object_set_new(r, "ctx_train", json_integer(s->n_ctx_train));
 	json_t *p = json_object();
 	json_object_set_new(p, "total", json_integer(c.total));
 	json_object_set_new(p, "active", json_integer(c.active));
@@ -231,6 +323,7 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	}
 	if (tl)
 		json_object_set_new(r, "tensors", tl);
+	json_object_set_new(r, "tokenizer", tokenizer_json(in));
 	json_object_set_new(r, "spec", tfm_spec_to_json(s));
 	*st = TFM_OK;
 	return r;
@@ -294,30 +387,94 @@ static void print_tsv(json_t *r)
 	}
 }
 
-static void print_table(json_t *r)
+static void print_tensors(json_t *r)
+{
+	char a[32];
+	size_t i;
+	json_t *v, *t = json_object_get(r, "tensors");
+	if (!t)
+		return;
+	printf("tensors\n");
+	json_array_foreach(t, i, v) {
+		char shape[128];
+		scalar(shape, sizeof(shape), json_object_get(v, "shape"));
+		printf("  %-40s %-6s %-20s %s\n", json_string_value(json_object_get(v, "name")),
+		       json_string_value(json_object_get(v, "type")), shape,
+		       commas(a, json_integer_value(json_object_get(v, "bytes"))));
+	}
+}
+
+/* The tokenizer line: "llama, 32,000 tokens; bos 1, eos 2; chat template". */
+static void print_tokenizer(json_t *t)
+{
+	char a[32];
+	json_t *f = json_object_get(t, "files");
+	if (f) {
+		size_t i;
+		json_t *v;
+		printf("tokenizer         %s", json_array_size(f) ? "" : "none");
+		json_array_foreach(f, i, v)
+			printf("%s%s", i ? ", " : "", json_string_value(v));
+		printf("\n");
+		return;
+	}
+	const char *m = json_string_value(json_object_get(t, "model"));
+	if (!m) {
+		printf("tokenizer         none\n");
+		return;
+	}
+	printf("tokenizer         %s, %s tokens", m,
+	       commas(a, json_integer_value(json_object_get(t, "n_tokens"))));
+	static const char *ids[] = { "bos", "eos", "unk", "pad", "sep" };
+	int n = 0;
+	for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		json_t *v = json_object_get(t, ids[i]);
+		if (v)
+			printf("%s %s %" JSON_INTEGER_FORMAT, n++ ? "," : ";", ids[i],
+			       json_integer_value(v));
+	}
+	printf("\nchat template     %s\n",
+	       json_is_true(json_object_get(t, "chat_template")) ? "yes" : "no");
+}
+
+/* The summary; with verbose, the parts of the count and the whole spec. */
+static void print_table(json_t *r, const struct opts *o)
 {
 	char a[32], b[32], buf[4096];
 	json_t *p = json_object_get(r, "params");
 #define PI(k) json_integer_value(json_object_get(p, k))
 #define RD(k) json_real_value(json_object_get(r, k))
-	printf("input             %s (%s)\n", json_string_value(json_object_get(r, "input")),
-	       json_string_value(json_object_get(r, "format")));
-	printf("arch              %s (gguf: %s)\n", json_string_value(json_object_get(r, "arch")),
-	       json_string_value(json_object_get(r, "gguf_arch")));
+#define RS(k) json_string_value(json_object_get(r, k))
+	if (o->tensors) /* -T: the tensor list first */
+		print_tensors(r);
+	printf("input             %s (%s)\n", RS("input"), RS("format"));
+	if (*RS("name"))
+		printf("name              %s\n", RS("name"));
+	printf("arch              %s (gguf: %s)\n", RS("arch"), RS("gguf_arch"));
+	if (*RS("file_type"))
+		printf("file type         %s\n", RS("file_type"));
 	printf("params            %s total, %s active per token\n", commas(a, PI("total")),
 	       commas(b, PI("active")));
-	printf("  embedding       %s\n", commas(a, PI("embedding")));
-	printf("  non-embedding   %s\n", commas(a, PI("non_embedding")));
-	static const char *parts[] = { "attn", "ffn", "norms", "embd", "head", "ssm" };
-	for (int i = 0; i < 6; i++)
-		printf("  %-15s %s\n", parts[i], commas(a, PI(parts[i])));
+	if (o->verbose) {
+		printf("  embedding       %s\n", commas(a, PI("embedding")));
+		printf("  non-embedding   %s\n", commas(a, PI("non_embedding")));
+		static const char *parts[] = { "attn", "ffn", "norms", "embd", "head", "ssm" };
+		for (int i = 0; i < 6; i++)
+			printf("  %-15s %s\n", parts[i], commas(a, PI(parts[i])));
+	}
+	json_int_t train = json_integer_value(json_object_get(r, "ctx_train"));
+	if (train > 0)
+		printf("training context  %s tokens\n", commas(a, train));
 	printf("kv cache          %s bytes/token (%s); %s bytes at %s tokens\n",
-	       commas(a, (int64_t)RD("kv_bytes_per_token")),
-	       json_string_value(json_object_get(r, "kv_type")), commas(b, (int64_t)RD("kv_bytes")),
+	       commas(a, (int64_t)RD("kv_bytes_per_token")), RS("kv_type"),
+	       commas(b, (int64_t)RD("kv_bytes")),
 	       commas(buf, json_integer_value(json_object_get(r, "ctx"))));
 	if (RD("state_bytes") > 0)
 		printf("recurrent state   %s bytes (f32, included above)\n",
 		       commas(a, (int64_t)RD("state_bytes")));
+	print_tokenizer(json_object_get(r, "tokenizer"));
+	if (!o->verbose)
+		return;
 	printf("flops/token       %.4g (forward, at %" JSON_INTEGER_FORMAT " tokens)\n",
 	       RD("flops_per_token"), json_integer_value(json_object_get(r, "ctx")));
 	if (json_object_get(r, "n_tensors"))
@@ -332,19 +489,9 @@ static void print_table(json_t *r)
 		scalar(buf, sizeof(buf), v);
 		printf("  %-28s %s\n", k, buf);
 	}
-	size_t i;
-	json_t *t = json_object_get(r, "tensors");
-	if (t)
-		printf("tensors\n");
-	json_array_foreach(t, i, v) {
-		char shape[128];
-		scalar(shape, sizeof(shape), json_object_get(v, "shape"));
-		printf("  %-40s %-6s %-20s %s\n", json_string_value(json_object_get(v, "name")),
-		       json_string_value(json_object_get(v, "type")), shape,
-		       commas(a, json_integer_value(json_object_get(v, "bytes"))));
-	}
 #undef PI
 #undef RD
+#undef RS
 }
 
 static int inspect(const char *path, const struct opts *o)
@@ -377,7 +524,7 @@ static int inspect(const char *path, const struct opts *o)
 	} else if (o->fmt == FMT_TSV) {
 		print_tsv(r);
 	} else {
-		print_table(r);
+		print_table(r, o);
 	}
 	json_decref(r);
 	input_close(&in);
@@ -393,6 +540,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "kv-type", required_argument, NULL, 'k' },
 		{ "tensors", no_argument, NULL, 'T' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ NULL, 0, NULL, 0 },
@@ -400,7 +548,7 @@ int main(int argc, char **argv)
 	struct opts o = { .fmt = FMT_TABLE, .kv_type = TFM_TYPE_F32 };
 	cmd_init("tfm-inspect");
 	int ch, rc;
-	while ((ch = getopt_long(argc, argv, "c:F:hk:TV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:F:hk:TVv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			if (cmd_opt_i64("-c", optarg, 1, INT64_C(1) << 40, &o.ctx))
@@ -426,6 +574,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			o.tensors = 1;
+			break;
+		case 'v':
+			o.verbose = 1;
 			break;
 		case 'V':
 			cmd_version();

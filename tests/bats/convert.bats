@@ -143,7 +143,7 @@ setup() {
 	assert_output --partial 'truncate=false'
 	jq '.model_type = "gemma2" | .rope_parameters = {"full_attention": {"rope_type": "default", "rope_theta": 10000}, "sliding_attention": {"rope_type": "default", "rope_theta": 500}}' \
 		"$ROOT/tests/fixtures/gemma2/config.json" > "$T/m/config.json"
-	run tfm-inspect "$T/m/config.json"
+	run tfm-inspect -v "$T/m/config.json"
 	assert_failure 65
 	assert_output --partial 'sliding layers'
 }
@@ -154,7 +154,7 @@ setup() {
 	  "layer_types": ["sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention"],
 	  "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 12345.0},
 	                      "full_attention": {"rope_type": "default", "rope_theta": 999999.0}}}' > "$T/g3.json"
-	run tfm-inspect "$T/g3.json"
+	run tfm-inspect -v "$T/g3.json"
 	assert_success
 	assert_line --regexp '^  rope.theta +999999$'
 	assert_line --regexp '^  rope.theta_local +12345$'
@@ -164,11 +164,11 @@ setup() {
 	printf '%s' '{"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2,
 	  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
 	  "moe_intermediate_size": 32, "num_local_experts": 6, "num_experts_per_tok": 2}' > "$T/q.json"
-	run tfm-inspect "$T/q.json"
+	run tfm-inspect -v "$T/q.json"
 	assert_success
 	assert_line --regexp '^  moe.n_expert +6$'
 	printf '%s' '{"model_type": "qwen3_moe", "num_local_experts": 6, "num_experts": 8}' > "$T/q2.json"
-	run tfm-inspect "$T/q2.json"
+	run tfm-inspect -v "$T/q2.json"
 	assert_failure 65
 	assert_output --partial 'disagree'
 }

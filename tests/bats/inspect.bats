@@ -77,7 +77,7 @@ CFG=$ROOT/tests/data/configs
 @test "inspect: --help and --version" {
 	run tfm-inspect --help
 	assert_success
-	assert_line --index 0 --partial "usage: tfm-inspect [-hTV]"
+	assert_line --index 0 --partial "usage: tfm-inspect [-hTVv]"
 	run tfm-inspect -V
 	assert_success
 	assert_output --partial "tfm-inspect (tfm)"
@@ -212,4 +212,34 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	printf '{"model_type": "mixtral", "num_local_experts": 2000000000, "num_experts_per_tok": 1}' > "$BATS_TEST_TMPDIR/moe.json"
 	run tfm-inspect -F json "$BATS_TEST_TMPDIR/moe.json"
 	assert_failure 65
+}
+
+@test "inspect: the summary: name, file type, training context, KV at tfm-run's context, tokenizer, chat template" {
+	need_shared
+	T=$BATS_TEST_TMPDIR
+	tfm-convert --vocab "$TOK512" -o "$T/s.gguf" "$STORIES"
+	run tfm-inspect "$T/s.gguf"
+	assert_success
+	assert_line 'name              stories260K'
+	assert_line 'file type         F32'
+	assert_line 'training context  512 tokens'
+	assert_line --regexp '^kv cache +1,280 bytes/token \(f32\); 655,360 bytes at 512 tokens$'
+	assert_line 'tokenizer         llama, 512 tokens; bos 1, eos 2, unk 0'
+	assert_line 'chat template     no'
+	refute_line --regexp '^spec'
+	tfm-quant -q -o "$T/q.gguf" q4_1 "$T/s.gguf"
+	run tfm-inspect "$T/q.gguf"
+	assert_line 'file type         Q4_1'
+	# a 4K-context model's KV at tfm-run's default of at most 4096 tokens
+	run tfm-inspect "$CFG/mistral-7b.json"
+	assert_line --regexp 'bytes at 4,096 tokens$'
+	# -v: the parts and the spec; -T: the tensors first
+	run tfm-inspect -v "$T/s.gguf"
+	assert_line --regexp '^spec$'
+	assert_line --regexp '^  attn +'
+	run tfm-inspect -T "$T/s.gguf"
+	assert_line --index 0 'tensors'
+	run tfm-inspect -F json "$T/s.gguf"
+	jq -e '.name == "stories260K" and .file_type == "F32" and .ctx_train == 512 and
+		.tokenizer.n_tokens == 512 and .tokenizer.chat_template == false' <<< "$output"
 }
