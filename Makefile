@@ -23,8 +23,8 @@ XCFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
             -Wno-sign-compare -fPIC -pthread -Ilib -MMD -MP $(PKG_CFLAGS)
 LDLIBS   := $(PKG_LIBS) -lm -pthread
 ifeq ($(SANITIZE),1)
-XCFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
-LDFLAGS  += -fsanitize=address,undefined
+XCFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
 
 # CUDA: auto builds the backend when nvcc is on PATH, and says so.
