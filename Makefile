@@ -14,6 +14,8 @@ NVCC     ?= nvcc
 B        := build
 
 PKGS     := openblas libarchive libzstd jansson libpcre2-8
+VERSION  := $(shell sed -n 's/^\#define TFM_VERSION "\(.*\)"/\1/p' lib/tfm.h)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -66,6 +68,11 @@ $(B)/lib/quant/%-avx2.o: XCFLAGS += -mavx2 -mfma -mf16c
 $(B)/lib/quant/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
 	-mavx512dq -mavx512vnni -mavx512bf16 -mfma -mf16c
 
+# The programs' and tests' objects are made by a chain of pattern rules;
+# kept (not deleted as intermediate) so that a second make rebuilds nothing.
+.SECONDARY: $(CMD_SRC:%.c=$(B)/%.o) $(TEST_SRC:%.c=$(B)/%.o) $(CMD_COMMON_OBJ) \
+            $(TEST_COMMON_OBJ)
+
 .PHONY: all deps check unit bats manlint demo install clean cuda-info
 all: cuda-info $(B)/libtfm.a $(B)/libtfm.so $(CMD_BIN)
 
@@ -89,8 +96,20 @@ $(B)/libtfm.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libtfm.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The shared library is versioned: libtfm.so.VERSION, SONAME libtfm.so.MAJOR.
+$(B)/libtfm.so: $(B)/libtfm.so.$(VERSION)
+	ln -sf libtfm.so.$(VERSION) $(B)/libtfm.so.$(SOMAJOR)
+	ln -sf libtfm.so.$(VERSION) $@
+
+$(B)/libtfm.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libtfm.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The one installed header: tfm.h with its public headers inlined.
+$(B)/include/tfm.h: lib/tfm.h lib/quant/dtype.h lib/format/gguf.h lib/format/ckpt.h \
+		    lib/format/convert.h lib/spec/spec.h lib/text/tokenizer.h lib/model/model.h \
+		    scripts/public-header
+	@mkdir -p $(@D)
+	scripts/public-header > $@
 
 $(B)/bin/%: $(B)/cmd/%.o $(CMD_COMMON_OBJ) $(B)/libtfm.a
 	@mkdir -p $(@D)
@@ -124,17 +143,21 @@ demo:
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo
 
-install: all
+install: all $(B)/include/tfm.h
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/tfm $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/man/man5
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(CMD_BIN) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(B)/libtfm.a $(B)/libtfm.so $(DESTDIR)$(PREFIX)/lib/
-	cd lib && for h in $$(find . -name '*.h' ! -name '*-impl.h'); do \
-	  install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/tfm/$$h; done
+	install -m 644 $(B)/libtfm.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libtfm.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libtfm.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libtfm.so.$(SOMAJOR)
+	ln -sf libtfm.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libtfm.so
+	install -m 644 $(B)/include/tfm.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LDFLAGS) $(PKG_LIBS) -lm -pthread|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	  -e 's|@LIBS@|$(strip $(LDFLAGS) $(filter-out $(PKG_LIBS),$(LDLIBS)))|' \
 	  scripts/tfm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tfm.pc
 
 clean:
