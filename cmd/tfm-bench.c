@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,14 @@ static int get_limits(const struct opts *o, struct tfm_bench_limits *l, const ch
 	return TFM_OK;
 }
 
+/* A byte or element count as a JSON integer when it is one (jansson
+ * writes every real with a fraction: 96576768.0). */
+static json_t *jcount(double v)
+{
+	return v == floor(v) && fabs(v) < 9007199254740992.0 ? json_integer((json_int_t)v)
+							      : json_real(v);
+}
+
 static json_t *limits_json(const struct tfm_bench_limits *l, const char *source)
 {
 	json_t *j = json_object();
@@ -245,10 +254,10 @@ static void record(json_t *j, const struct info *in, const struct opts *o)
 	json_object_set_new(j, "source", json_string(in->source));
 	json_object_set_new(j, "arch", json_string(in->arch));
 	json_object_set_new(j, "type", json_string(in->type));
-	json_object_set_new(j, "size_bytes", json_real(in->mb.total));
+	json_object_set_new(j, "size_bytes", jcount(in->mb.total));
 	json_object_set_new(j, "params", json_integer(in->mb.params));
-	json_object_set_new(j, "bytes_per_token", json_real(in->mb.per_token));
-	json_object_set_new(j, "flops_per_token", json_real(in->flops_per_token));
+	json_object_set_new(j, "bytes_per_token", jcount(in->mb.per_token));
+	json_object_set_new(j, "flops_per_token", jcount(in->flops_per_token));
 	json_object_set_new(j, "device", json_string(in->device));
 	json_object_set_new(j, "threads", json_integer(in->threads));
 	json_object_set_new(j, "kv_type", json_string(tfm_type_name(o->kv_type)));
@@ -463,6 +472,10 @@ static int measure_ctx(struct tfm_model *m, int64_t ctx, struct attn_point *p)
 
 static void jnum(json_t *j, const char *k, double v)
 {
+	if (v >= 0 && strstr(k, "bytes")) { /* byte counts are integers */
+		json_object_set_new(j, k, jcount(v));
+		return;
+	}
 	json_object_set_new(j, k, v >= 0 ? json_real(v) : json_null());
 }
 
@@ -498,7 +511,12 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 		struct tfm_out *out;
 		if ((st = tfm_out_open(&out, "-", 0)))
 			return st;
-		tfm_bench_svg(out, p, pt[0][0].kv_alloc >= 0 ? 3 : 2);
+		char title[256];
+		snprintf(title, sizeof title, "tfm-bench --attn: %lld query heads of %lld dimensions, "
+			 "%lld KV heads (GQA, window), window %lld, KV cache %s, %lld threads",
+			 (long long)o->heads, (long long)o->head_dim, (long long)o->kv_heads,
+			 (long long)o->window, tfm_type_name(o->kv_type), (long long)o->threads);
+		tfm_bench_svg(out, title, p, pt[0][0].kv_alloc >= 0 ? 3 : 2);
 		return tfm_out_commit(out);
 	}
 	if (o->fmt == FMT_MD) {
@@ -604,7 +622,7 @@ static int bench_attn(const struct opts *o)
 	snprintf(device, sizeof device, "%s%s%s", be->name, be->variant ? "/" : "",
 		 be->variant ? be->variant() : "");
 	double ek = elem_bytes(o->kv_type);
-	int warned = 0;
+	int warned = 0, progress = !o->quiet && isatty(STDERR_FILENO);
 	for (int v = 0; v < N_VAR; v++) {
 		struct tfm_spec *s = &sp[v];
 		struct tfm_model *m = NULL;
@@ -629,6 +647,10 @@ static int bench_attn(const struct opts *o)
 			p->kv_pred = tfm_spec_kv_bytes(s, ek, ctx);
 			if (o->verbose)
 				note(o, "%s ctx %lld", var_names[v], (long long)ctx);
+			else if (progress) /* on a terminal: where the sweep is */
+				fprintf(stderr, "\r\033[Ktfm-bench: %d/%d: %s attention at %lld tokens",
+					v * o->n_ctx + i + 1, N_VAR * o->n_ctx, var_names[v],
+					(long long)ctx);
 			if ((st = tfm_bench_attn_time(be, &a, &p->dec)) ||
 			    (st = tfm_bench_attn_time(ref, &a, &p->dec_ref)))
 				goto fail;
@@ -647,9 +669,13 @@ static int bench_attn(const struct opts *o)
 		tfm_model_close(m);
 		continue;
 fail:
+		if (progress)
+			fputs("\r\033[K", stderr);
 		tfm_model_close(m);
 		return st;
 	}
+	if (progress)
+		fputs("\r\033[K", stderr); /* the progress line goes away */
 	return print_attn(o, pt, sp, device);
 }
 

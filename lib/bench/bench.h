@@ -85,6 +85,8 @@ struct tfm_bench_panel {
 	int n_series;
 };
 struct tfm_out;
-int tfm_bench_svg(struct tfm_out *o, const struct tfm_bench_panel *p, int n_panels);
+/* The panels side by side under a title (also the SVG's <title>). */
+int tfm_bench_svg(struct tfm_out *o, const char *title, const struct tfm_bench_panel *p,
+		  int n_panels);
 
 #endif

@@ -13,6 +13,7 @@
 #define MR 20
 #define MT 40
 #define MB 90
+#define TH 30    /* the title line above the panels */
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
 				     "#8c564b", "#e377c2", "#7f7f7f"};
@@ -112,14 +113,22 @@ static void panel(struct tfm_out *o, const struct tfm_bench_panel *p, double ox)
 #undef Y
 }
 
-int tfm_bench_svg(struct tfm_out *o, const struct tfm_bench_panel *p, int n_panels)
+int tfm_bench_svg(struct tfm_out *o, const char *title, const struct tfm_bench_panel *p,
+		  int n_panels)
 {
+	/* the title (the shapes measured) as the document's <title> and as a
+	 * line of text above the panels */
 	tfm_out_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		       "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-		       "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
-		       PW * n_panels, PH, PW * n_panels, PH);
+		       "<title>", PW * n_panels, PH + TH, PW * n_panels, PH + TH);
+	text(o, title);
+	tfm_out_printf(o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
+		       "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" "
+		       "font-weight=\"bold\">", PW * n_panels / 2);
+	text(o, title);
+	tfm_out_printf(o, "</text>\n<g transform=\"translate(0,%d)\">\n", TH);
 	for (int i = 0; i < n_panels; i++)
 		panel(o, &p[i], (double)i * PW);
-	return tfm_out_printf(o, "</svg>\n");
+	return tfm_out_printf(o, "</g>\n</svg>\n");
 }

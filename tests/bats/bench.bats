@@ -208,3 +208,26 @@ setup() {
 	assert_failure 65
 	[ "$(grep -o 'wiki.txt' <<< "$output" | wc -l)" -eq 1 ]
 }
+
+@test "bench: JSON writes byte counts as integers (not 96576768.0)" {
+	run tfm-bench --config "$ROOT/tests/data/configs/gpt2.json" --set model.n_layer=1 -n 2 -p 8 -r 1 -F json
+	assert_success
+	refute_output --regexp '"(size_bytes|bytes_per_token|flops_per_token)": [0-9]+\.0[,}]?$'
+	assert_output --regexp '"size_bytes": [0-9]+,'
+	run tfm-bench --attn -c 64 --heads 4 --kv-heads 2 --head-dim 16 -r 1 -F json
+	assert_success
+	refute_output --regexp '"(kv_bytes|kv_bytes_per_token|ctx_kv_alloc_bytes)": [0-9]+\.0'
+}
+
+@test "bench: --attn -F svg has a title with the shapes; progress only on a terminal" {
+	run tfm-bench --attn -c 64,128 --heads 4 --kv-heads 2 --head-dim 16 -r 1 -F svg
+	assert_success
+	assert_output --partial '<title>tfm-bench --attn: 4 query heads of 16 dimensions, 2 KV heads'
+	# stderr not a terminal: nothing
+	tfm-bench --attn -c 64 --heads 4 --kv-heads 2 --head-dim 16 -r 1 -F json 2> "$BATS_TEST_TMPDIR/err" > /dev/null
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+	# under a pseudo-terminal: one progress line per measurement, cleared at the end
+	script -qec "tfm-bench --attn -c 64,128 --heads 4 --kv-heads 2 --head-dim 16 -r 1 -F json > $BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/tty" > /dev/null
+	grep -q 'tfm-bench: 10/10: window attention at 128 tokens' "$BATS_TEST_TMPDIR/tty"
+	jq -e '.results | length == 10' "$BATS_TEST_TMPDIR/a.json"
+}
