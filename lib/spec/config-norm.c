@@ -218,6 +218,12 @@ static const char *const sizes[] = {
 	"decoder_attention_heads", "state_size", "conv_kernel", "expand", NULL,
 };
 
+static const char *const counts[] = {
+	"n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace",
+	"moe_layer_freq", "decoder_sparse_step", "sliding_window", "max_window_layers",
+	"num_experts_per_tok", NULL,
+};
+
 static int check_sizes(const json_t *c)
 {
 	for (const char *const *k = sizes; *k; k++) {
@@ -233,6 +239,27 @@ static int check_sizes(const json_t *c)
 			return st;
 		}
 	}
+	/* counts that may be 0 (no shared experts, no dense layers first) */
+	for (const char *const *k = counts; *k; k++) {
+		json_t *v = json_object_get(c, *k);
+		if (!v || json_is_null(v))
+			continue;
+		double x = json_is_number(v) ? json_number_value(v) : -1;
+		if (!json_is_number(v) || !(x >= 0 && x < 2147483648.0) || x != floor(x))
+			return tfm_seterr(TFM_E_FORMAT, "%s is out of range (a whole number from 0 "
+					  "to 2^31-1)", *k);
+	}
+	/* and no integer anywhere at the top level that arithmetic in int64
+	 * could overflow with: every count, id and size fits in 31 bits
+	 * (RoPE bases are real numbers, whatever way they are written) */
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)c, k, v)
+		if (json_is_integer(v) && !strstr(k, "theta") && !strstr(k, "base") &&
+		    (json_integer_value(v) >= ((json_int_t)1 << 31) ||
+		     json_integer_value(v) <= -((json_int_t)1 << 31)))
+			return tfm_seterr(TFM_E_FORMAT, "%s=%" JSON_INTEGER_FORMAT " is out of range "
+					  "(beyond 2^31)", k, json_integer_value(v));
 	return TFM_OK;
 }
 

@@ -9,6 +9,14 @@
 #include <archive_entry.h>
 #include <sys/stat.h>
 
+/* A uint16_t of tensor data, which need not be 2-byte aligned. */
+static uint16_t u16_at(const void *p, size_t i)
+{
+	uint16_t v;
+	memcpy(&v, (const char *)p + 2 * i, 2);
+	return v;
+}
+
 /* A float of tensor data: checkpoint data (a safetensors header of any
  * length, a pickle's storage) need not be 4-byte aligned. */
 static float f32_at(const void *p, size_t i)
@@ -98,15 +106,15 @@ static void check_abc(struct tfm_ckpt *c)
 	      a->ne[2] == 1 && a->ne[3] == 1 && a->nbytes == 24);
 	CHECK(!memcmp(a->data, A, sizeof A));
 	CHECK(b->type == TFM_TYPE_F16 && b->n_dims == 1 && b->ne[0] == 4 && b->nbytes == 8);
-	const uint16_t *h = b->data;
-	CHECK(tfm_f16_to_f32(h[0]) == 1.0f && tfm_f16_to_f32(h[1]) == -2.0f);
-	CHECK(tfm_f16_to_f32(h[2]) == 0.333251953125f);
+	const void *h = b->data;
+	CHECK(tfm_f16_to_f32(u16_at(h, 0)) == 1.0f && tfm_f16_to_f32(u16_at(h, 1)) == -2.0f);
+	CHECK(tfm_f16_to_f32(u16_at(h, 2)) == 0.333251953125f);
 	/* [2, 1, 2] -> {2, 1, 2} */
 	CHECK(bf->type == TFM_TYPE_BF16 && bf->n_dims == 3 && bf->ne[0] == 2 && bf->ne[1] == 1 &&
 	      bf->ne[2] == 2);
-	const uint16_t *g = bf->data;
-	CHECK(tfm_bf16_to_f32(g[0]) == 1.0f && tfm_bf16_to_f32(g[1]) == 3.0f &&
-	      tfm_bf16_to_f32(g[2]) == -0.5f);
+	const void *g = bf->data;
+	CHECK(tfm_bf16_to_f32(u16_at(g, 0)) == 1.0f && tfm_bf16_to_f32(u16_at(g, 1)) == 3.0f &&
+	      tfm_bf16_to_f32(u16_at(g, 2)) == -0.5f);
 }
 
 static const struct st_t ABC[3] = {
@@ -194,9 +202,9 @@ static void t_safetensors_golden(void)
 			CHECK(f32_at(w->data, i) == (float)i);
 		CHECK(h && h->type == TFM_TYPE_F16 && h->n_dims == 1 && h->ne[0] == 3);
 		if (h) {
-			const uint16_t *x = h->data;
-			CHECK(tfm_f16_to_f32(x[0]) == 1.0f && tfm_f16_to_f32(x[1]) == -2.0f &&
-			      tfm_f16_to_f32(x[2]) == 0.5f);
+			const void *x = h->data;
+			CHECK(tfm_f16_to_f32(u16_at(x, 0)) == 1.0f && tfm_f16_to_f32(u16_at(x, 1)) == -2.0f &&
+			      tfm_f16_to_f32(u16_at(x, 2)) == 0.5f);
 		}
 	}
 	tfm_ckpt_close(c);
