@@ -325,17 +325,27 @@ static int rope_factor_tensor(const struct tfm_gguf *g, const char *name, float 
 	return 1;
 }
 
+/* Does the file have tensor blk.<layer>.<name>? */
+static int has_t(const struct tfm_gguf *g, int64_t layer, const char *name)
+{
+	char n[128];
+	snprintf(n, sizeof n, "blk.%lld.%s", (long long)layer, name);
+	return tfm_gguf_find_tensor(g, n) != NULL;
+}
+
 static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const char *a)
 {
 	static const char *const known[] = { "llama", "qwen2", "qwen3", "gemma", "gemma2",
-					     "gemma3", "phi3", "gpt2", "bert", NULL };
+					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
+					     "starcoder2", "olmo2", "stablelm", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
 	if (!ok)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "GGUF architecture '%s' without tfm.* keys "
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
-				  "gemma3, phi3, gpt2, bert)", a);
+				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
+				  "stablelm)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -407,9 +417,22 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		s->n_expert = ne;
 		s->n_expert_used = lget_i(g, a, "expert_used_count", 2);
 		s->n_ff_expert = lget_i(g, a, "expert_feed_forward_length", s->n_ff);
-		s->moe_norm_topk = 1;
+		s->moe_norm_topk = (int)lget_i(g, a, "expert_weights_norm", 1);
+		int64_t gf = lget_i(g, a, "expert_gating_func", 1); /* 1 softmax, 2 sigmoid */
+		if (gf != 1)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.expert_gating_func %lld without tfm.* "
+					  "keys is not supported", a, (long long)gf);
+		s->n_expert_shared = lget_i(g, a, "expert_shared_count", 0);
+		if (s->n_expert_shared > 0) {
+			s->n_ff_shared = lget_i(g, a, "expert_shared_feed_forward_length", 0);
+			for (int64_t i = 0; i < s->n_layer; i++)
+				s->moe_shared_gate |= has_t(g, i, "ffn_gate_inp_shexp.weight");
+		}
+		/* which layers route: those with a router (every one in llama.cpp's
+		 * files; a file may mix dense layers in) */
+		int with_tensors = tfm_gguf_n_tensors(g) > 0;
 		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
-			s->layer_moe[i] = 1;
+			s->layer_moe[i] = !with_tensors || has_t(g, i, "ffn_gate_inp.weight");
 	}
 
 	if (!strcmp(a, "llama")) {
@@ -421,10 +444,41 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
 				s->layer_window[i] = 1;
 		}
-	} else if (!strcmp(a, "qwen2") || !strcmp(a, "qwen3")) {
-		s->attn_bias_qkv = !strcmp(a, "qwen2");
-		if (!strcmp(a, "qwen3"))
+	} else if (!strcmp(a, "qwen2") || !strcmp(a, "qwen3") || !strcmp(a, "qwen2moe") ||
+		   !strcmp(a, "qwen3moe")) {
+		s->attn_bias_qkv = !strncmp(a, "qwen2", 5);
+		if (!strncmp(a, "qwen3", 5))
 			s->qk_norm = TFM_QK_NORM_HEAD;
+	} else if (!strcmp(a, "olmo2")) {
+		/* norms after attention and FFN, on their outputs; q and k
+		 * normed over all heads */
+		s->norm_place = TFM_NORM_POST_IN;
+		s->qk_norm = TFM_QK_NORM_FULL;
+	} else if (!strcmp(a, "starcoder2") || !strcmp(a, "stablelm")) {
+		/* LayerNorm; biases where the tensors have them (llama.cpp
+		 * reads them the same way) */
+		s->norm = TFM_NORM_LAYER;
+		s->norm_bias = has_t(g, 0, "attn_norm.bias");
+		s->attn_bias_qkv = has_t(g, 0, "attn_q.bias");
+		s->attn_bias_out = has_t(g, 0, "attn_output.bias");
+		if (!strcmp(a, "starcoder2")) {
+			s->ffn_bias = has_t(g, 0, "ffn_up.bias");
+			s->gated = 0;
+			s->act = TFM_ACT_GELU_TANH;
+			if (w > 0) {
+				s->window = w;
+				s->mask = TFM_MASK_WINDOW;
+				for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+					s->layer_window[i] = 1;
+			}
+		} else {
+			if (has_t(g, 0, "attn_q_norm.weight"))
+				return tfm_seterr(TFM_E_UNSUPPORTED, "stablelm with qk_layernorm "
+						  "without tfm.* keys is not supported");
+			/* no ffn_norm: the parallel residual of use_parallel_residual */
+			if (tfm_gguf_n_tensors(g) > 0 && !has_t(g, 0, "ffn_norm.weight"))
+				s->parallel_residual = s->shared_attn_ffn_norm = 1;
+		}
 	} else if (!strcmp(a, "phi3")) {
 		if (w > 0) {
 			s->window = w;

@@ -463,7 +463,8 @@ static void t_open(void)
  * reported; an architecture tfm cannot derive is refused. */
 static const char *const llamacpp_exact[] = {
 	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
-	"llama-rope-linear", "llama-rope-yarn",
+	"llama-rope-linear", "llama-rope-yarn", "qwen2_moe", "qwen3_moe", "starcoder2", "olmo2",
+	"stablelm", "stablelm-parallel",
 };
 
 static void t_llamacpp_only(void)
