@@ -757,6 +757,54 @@ static const struct tfm_ckpt_file *side_file(const struct tfm_ckpt *c, const cha
 	return NULL;
 }
 
+/* The chat template, as llama.cpp's converter carries it: chat_template.jinja
+ * (transformers 4.43+ saves it there), else tokenizer_config.json's
+ * "chat_template": a string, or a list of {name, template} whose "default"
+ * becomes tokenizer.chat_template and the others
+ * tokenizer.chat_template.<name>. */
+static int chat_template(const struct tfm_ckpt *c, const struct tfm_ckpt_file *cfg,
+			 struct tfm_gguf *g)
+{
+	const struct tfm_ckpt_file *jf = side_file(c, "chat_template.jinja");
+	if (jf)
+		return tfm_gguf_set_strn(g, "tokenizer.chat_template", (const char *)jf->data,
+					 jf->size);
+	if (!cfg)
+		return TFM_OK;
+	json_t *root = load_json_flags(cfg, JSON_DECODE_INT_AS_REAL);
+	if (!root)
+		return TFM_E_FORMAT;
+	json_t *ct = json_object_get(root, "chat_template"), *e;
+	int st = TFM_OK;
+	size_t i;
+	if (json_is_string(ct)) {
+		st = tfm_gguf_set_strn(g, "tokenizer.chat_template", json_string_value(ct),
+				       json_string_length(ct));
+	} else if (json_is_array(ct)) {
+		json_array_foreach(ct, i, e) {
+			const char *name = json_string_value(json_object_get(e, "name"));
+			json_t *t = json_object_get(e, "template");
+			if (!name || !json_is_string(t)) {
+				st = tfm_seterr(TFM_E_FORMAT, "tokenizer_config.json: chat_template %zu "
+						"has no name or template", i);
+				break;
+			}
+			char key[160];
+			if (!strcmp(name, "default"))
+				snprintf(key, sizeof key, "tokenizer.chat_template");
+			else
+				snprintf(key, sizeof key, "tokenizer.chat_template.%.100s", name);
+			if ((st = tfm_gguf_set_strn(g, key, json_string_value(t), json_string_length(t))))
+				break;
+		}
+	} else if (ct && !json_is_null(ct)) {
+		st = tfm_seterr(TFM_E_FORMAT, "tokenizer_config.json: chat_template is neither a "
+				"string nor a list");
+	}
+	json_decref(root);
+	return st;
+}
+
 int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 {
 	const struct tfm_ckpt_file *bin = side_file(c, "tokenizer.bin");
@@ -812,6 +860,8 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 		eos_ids_from(gj, eos, &n_eos);
 		json_decref(gj);
 	}
+	if ((st = chat_template(c, cfg, g)))
+		goto done;
 	int k = 0;
 	for (int i = 0; i < n_eos; i++)
 		if (eos[i] < v.n)

@@ -306,3 +306,37 @@ setup() {
 	grep -qa 'general.name' "$T/s.gguf"
 	grep -qa 'general.file_type' "$T/s.gguf"
 }
+
+@test "convert: the chat template is carried into the GGUF (tokenizer_config.json string or list, chat_template.jinja)" {
+	T=$BATS_TEST_TMPDIR
+	tpl="$SHARED/chat-templates/templates/meta-llama-Llama-3.1-8B-Instruct.jinja"
+	need_shared
+	cp -r "$ROOT/tests/data/tok-llama3" "$T/m"
+	run tfm-convert -o "$T/none.gguf" "$T/m"
+	run tfm-inspect "$T/none.gguf"
+	assert_line 'chat template     no'
+	jq --rawfile t "$tpl" '.chat_template = $t' "$ROOT/tests/data/tok-llama3/tokenizer_config.json" \
+		> "$T/m/tokenizer_config.json"
+	tfm-convert -o "$T/s.gguf" "$T/m"
+	run tfm-inspect "$T/s.gguf"
+	assert_line 'chat template     yes'
+	grep -qaF 'tokenizer.chat_template' "$T/s.gguf"
+	grep -qaF "$(sed -n 5p "$tpl")" "$T/s.gguf"
+	# the list form: "default" and named ones
+	jq --rawfile t "$tpl" '.chat_template = [{"name": "default", "template": $t},
+		{"name": "tool_use", "template": "{{ messages }}"}]' \
+		"$ROOT/tests/data/tok-llama3/tokenizer_config.json" > "$T/m/tokenizer_config.json"
+	tfm-convert -o "$T/l.gguf" "$T/m"
+	grep -qaF 'tokenizer.chat_template.tool_use' "$T/l.gguf"
+	run tfm-inspect "$T/l.gguf"
+	assert_line 'chat template     yes'
+	# chat_template.jinja beside the config wins (transformers 4.43+ saves it there)
+	printf '{{ "jinja file" }}' > "$T/m/chat_template.jinja"
+	tfm-convert -o "$T/j.gguf" "$T/m"
+	grep -qaF '{{ "jinja file" }}' "$T/j.gguf"
+	# anything else is refused
+	jq '.chat_template = 5' "$ROOT/tests/data/tok-llama3/tokenizer_config.json" > "$T/m/tokenizer_config.json"
+	rm "$T/m/chat_template.jinja"
+	run tfm-convert -o "$T/x.gguf" "$T/m"
+	assert_failure 65
+}
