@@ -223,15 +223,19 @@ static int call_macro(struct jrt *r, struct jmacro *m, struct jargs *a, struct j
 	for (int i = 0; i < a->n; i++) {
 		if (!a->kw[i])
 			continue;
-		if (!strcmp(a->kw[i], "caller")) {
-			caller = a->v[i];
-			continue;
-		}
 		int k = 0;
 		while (k < d->nparams && strcmp(d->params[k], a->kw[i]))
 			k++;
+		if (k == d->nparams && !strcmp(a->kw[i], "caller") && d->k == JN_MACRO) {
+			if (!(d->op & JM_USES_CALLER))
+				return jr_err(r, "macro '%s' was invoked with two values for the special caller argument. This is most likely a bug.", m->name);
+			caller = a->v[i];
+			continue;
+		}
 		if (k < d->nparams && k < npos)
 			return jr_err(r, "macro '%s' got multiple values for argument '%s'", m->name, a->kw[i]);
+		if (k == d->nparams && d->k == JN_MACRO && !(d->op & JM_USES_KWARGS))
+			return jr_err(r, "macro '%s' takes no keyword argument '%s'", m->name, a->kw[i]);
 		if (k == d->nparams && (st = jd_set(&r->a, kwargs, jv_str(a->kw[i], strlen(a->kw[i])), a->v[i])))
 			return st;
 	}
@@ -254,6 +258,8 @@ static int call_macro(struct jrt *r, struct jmacro *m, struct jargs *a, struct j
 		if ((st = scope_set(r, ms, d->params[k], v)))
 			return st;
 	}
+	if (npos > d->nparams && d->k == JN_MACRO && !(d->op & JM_USES_VARARGS))
+		return jr_err(r, "macro '%s' takes not more than %d argument(s)", m->name, d->nparams);
 	for (int i = d->nparams; i < npos; i++)
 		if ((st = jl_push(&r->a, varargs, a->v[i])))
 			return st;
@@ -370,6 +376,8 @@ static int binop(struct jrt *r, int op, struct jv a, struct jv b, struct jv *out
 		struct jv sa, sb;
 		if ((st = jv_tostr(&r->a, a, &sa)) || (st = jv_tostr(&r->a, b, &sb)))
 			return st;
+		if (sa.s.n + sb.s.n > r->max_output)
+			return jr_err(r, "string longer than the output limit (%zu bytes)", r->max_output);
 		char *p = ja_alloc(&r->a, sa.s.n + sb.s.n + 1);
 		if (!p)
 			return TFM_E_FORMAT;
@@ -451,7 +459,7 @@ static int binop(struct jrt *r, int op, struct jv a, struct jv b, struct jv *out
 	}
 	if (op == OP_ADD && a.t == JT_STR && b.t == JT_STR)
 		return binop(r, OP_CONCAT, a, b, out);
-	if (op == OP_ADD && a.t == JT_LIST && b.t == JT_LIST && a.tuple == b.tuple) {
+	if (op == OP_ADD && a.t == JT_LIST && b.t == JT_LIST && a.tuple == b.tuple && !a.gen && !b.gen) {
 		struct jlist *l = jl_new(&r->a, a.l->n + b.l->n);
 		if (!l)
 			return TFM_E_FORMAT;
@@ -462,9 +470,9 @@ static int binop(struct jrt *r, int op, struct jv a, struct jv b, struct jv *out
 		out->tuple = a.tuple;
 		return TFM_OK;
 	}
-	if (op == OP_MUL && (a.t == JT_STR || a.t == JT_LIST) && (b.t == JT_INT || b.t == JT_BOOL))
+	if (op == OP_MUL && (a.t == JT_STR || (a.t == JT_LIST && !a.gen)) && (b.t == JT_INT || b.t == JT_BOOL))
 		return repeat(r, a, b.i, out);
-	if (op == OP_MUL && (b.t == JT_STR || b.t == JT_LIST) && (a.t == JT_INT || a.t == JT_BOOL))
+	if (op == OP_MUL && (b.t == JT_STR || (b.t == JT_LIST && !b.gen)) && (a.t == JT_INT || a.t == JT_BOOL))
 		return repeat(r, b, a.i, out);
 	if (op == OP_MOD && a.t == JT_STR)
 		return jm_percent(r, a, b, out);
@@ -552,6 +560,11 @@ static int eval_slice(struct jrt *r, struct jv obj, const struct jnode *s, struc
 	if (obj.t == JT_UNDEF)
 		return jr_undef_err(r, obj);
 	int64_t start, stop, step;
+	if (obj.t == JT_LIST && obj.gen) {
+		/* jinja2's getitem turns the TypeError into undefined */
+		*out = jv_undef("the object is not subscriptable");
+		return TFM_OK;
+	}
 	if (obj.t == JT_LIST) {
 		slice_adjust((int64_t)obj.l->n, sv, &start, &stop, &step);
 		struct jlist *l = jl_new(&r->a, 0);
@@ -840,11 +853,18 @@ static int exec_inner(struct jrt *r, const struct jnode *n, struct jscope *sc)
 	case JN_BLOCK:
 		return exec_body(r, n->kids, n->nkids, sc);
 	case JN_IF:
-		if ((st = eval(r, n->a, sc, &v)))
-			return st;
-		if (jv_truthy(v))
-			return exec_body(r, n->kids, n->nkids, sc);
-		return exec_body(r, n->kids2, n->nkids2, sc);
+		/* an elif chain is walked, not recursed into */
+		for (;;) {
+			if ((st = eval(r, n->a, sc, &v)))
+				return st;
+			if (jv_truthy(v))
+				return exec_body(r, n->kids, n->nkids, sc);
+			if (n->nkids2 == 1 && n->kids2[0]->k == JN_IF) {
+				n = n->kids2[0];
+				continue;
+			}
+			return exec_body(r, n->kids2, n->nkids2, sc);
+		}
 	case JN_FOR:
 		if ((st = eval(r, n->b, sc, &v)))
 			return st;

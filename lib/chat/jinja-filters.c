@@ -18,7 +18,7 @@ typedef int (*filter_fn)(struct jrt *r, struct jv v, struct jargs *a, struct jv 
 static struct jv gen(struct jlist *l)
 {
 	struct jv v = jv_list(l);
-	v.gen = 1;
+	v.gen = JG_GENERATOR;
 	return v;
 }
 
@@ -363,8 +363,8 @@ static int f_first(struct jrt *r, struct jv v, struct jargs *a, struct jv *out)
 static int f_last(struct jrt *r, struct jv v, struct jargs *a, struct jv *out)
 {
 	struct jlist *l;
-	if (v.t == JT_LIST && v.gen)
-		return jr_err(r, "'generator' object is not reversible");
+	if (v.t == JT_LIST && (v.gen == JG_GENERATOR || v.gen == JG_REVERSED))
+		return jr_err(r, "'%s' object is not reversible", jv_typename(v));
 	int st = jr_iter(r, v, &l);
 	if (st)
 		return st;
@@ -586,7 +586,7 @@ static int f_items(struct jrt *r, struct jv v, struct jargs *a, struct jv *out)
 	struct jmethod m = { v, "items" };
 	struct jargs none = { 0 };
 	int st = jm_call_method(r, &m, &none, out);
-	out->gen = 1;
+	out->gen = JG_GENERATOR;
 	return st;
 }
 
@@ -618,7 +618,7 @@ static int f_length(struct jrt *r, struct jv v, struct jargs *a, struct jv *out)
 	case JT_UNDEF: *out = jv_int(0); return TFM_OK;
 	case JT_STR: *out = jv_int((int64_t)ju_len(v.s.p, v.s.n)); return TFM_OK;
 	case JT_LIST:
-		if (v.gen)
+		if (v.gen == JG_GENERATOR || v.gen == JG_REVERSED)
 			break;
 		*out = jv_int((int64_t)v.l->n);
 		return TFM_OK;
@@ -754,7 +754,8 @@ static int f_reverse(struct jrt *r, struct jv v, struct jargs *a, struct jv *out
 		l->v[i] = l->v[l->n - 1 - i];
 		l->v[l->n - 1 - i] = t;
 	}
-	*out = gen(l);
+	*out = jv_list(l);
+	out->gen = JG_REVERSED;
 	return TFM_OK;
 }
 

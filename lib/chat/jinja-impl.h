@@ -59,6 +59,10 @@ enum jt {
 	JT_NS, JT_MACRO, JT_FUNC, JT_METHOD, JT_LOOP,
 };
 struct jlist { size_t n, cap; struct jv *v; };
+/* Lists that stand for Python iterables: a generator (map, select, items
+ * filters: iterable, always true, no len(), no tojson), a reversed list
+ * iterator, and dict views (len() and iteration, no indexing, no tojson). */
+enum { JG_LIST, JG_GENERATOR, JG_REVERSED, JG_ITEMS, JG_KEYS, JG_VALUES };
 struct jdict { size_t n, cap; struct jv *k, *v; }; /* insertion order, as Python */
 struct jmacro;
 struct jfunc;
@@ -67,8 +71,7 @@ struct jloop;
 struct jv {
 	uint8_t t;
 	uint8_t tuple;  /* JT_LIST: a tuple */
-	uint8_t gen;    /* JT_LIST: a generator (what map, select, items... give in
-			 * jinja2): iterable, but no len(), no tojson, always true */
+	uint8_t gen;    /* JT_LIST: not a list but what Python gives for it: JG_* */
 	union {
 		int64_t i;  /* JT_BOOL (0/1), JT_INT */
 		double f;
@@ -145,8 +148,9 @@ enum jnk {
 /* Binary operators of JN_BINOP and comparison operators of JN_CMP. */
 enum { OP_ADD = 1, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_POW, OP_CONCAT,
        OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN, OP_NOTIN };
+enum { JM_USES_VARARGS = 1, JM_USES_KWARGS = 2, JM_USES_CALLER = 4 };
 struct jnode {
-	int k, op, line;
+	int k, op, line;           /* op: the operator; FOR: recursive; MACRO: JM_USES_* */
 	const char *name;        /* NAME, ATTR, NSREF (the namespace), FILTER, TEST, MACRO */
 	const char *attr;        /* NSREF: the attribute */
 	struct jv v;             /* CONST, TEXT */

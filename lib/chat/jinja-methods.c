@@ -96,7 +96,7 @@ int jm_getattr(struct jrt *r, struct jv obj, const char *name, struct jv *out)
 	switch (obj.t) {
 	case JT_STR: methods = STR_METHODS; break;
 	case JT_DICT: methods = DICT_METHODS; unsafe = DICT_UNSAFE; break;
-	case JT_LIST: methods = obj.tuple ? NULL : LIST_METHODS; unsafe = LIST_UNSAFE; break;
+	case JT_LIST: methods = obj.tuple || obj.gen ? NULL : LIST_METHODS; unsafe = LIST_UNSAFE; break;
 	case JT_LOOP: return loop_attr(r, obj.loop, name, out);
 	case JT_MACRO:
 		if (!strcmp(name, "name")) {
@@ -106,7 +106,7 @@ int jm_getattr(struct jrt *r, struct jv obj, const char *name, struct jv *out)
 		break;
 	default: break;
 	}
-	if (obj.t == JT_LIST && obj.tuple && (!strcmp(name, "count") || !strcmp(name, "index")))
+	if (obj.t == JT_LIST && obj.tuple && !obj.gen && (!strcmp(name, "count") || !strcmp(name, "index")))
 		return method(r, obj, name, out);
 	if (methods && in_list(methods, name)) {
 		if (unsafe && in_list(unsafe, name))
@@ -137,7 +137,7 @@ int jm_getitem(struct jrt *r, struct jv obj, struct jv key, struct jv *out)
 		break;
 	}
 	case JT_LIST:
-		if (key.t == JT_INT || key.t == JT_BOOL) {
+		if (!obj.gen && (key.t == JT_INT || key.t == JT_BOOL)) {
 			int64_t i = key.i < 0 ? key.i + (int64_t)obj.l->n : key.i;
 			if (i >= 0 && i < (int64_t)obj.l->n) {
 				*out = obj.l->v[i];
@@ -693,6 +693,7 @@ static int dict_method(struct jrt *r, struct jv d, const char *name, struct jarg
 		}
 		l->n = d.d->n;
 		*out = jv_list(l);
+		out->gen = name[0] == 'k' ? JG_KEYS : name[0] == 'v' ? JG_VALUES : JG_ITEMS;
 		return TFM_OK;
 	}
 	if (!strcmp(name, "copy")) {

@@ -14,6 +14,7 @@ struct ps {
 	const struct jtok *t;
 	size_t n, i;
 	int depth;
+	int seen[3]; /* references to varargs, kwargs, caller so far */
 };
 
 struct nvec {
@@ -238,8 +239,14 @@ static struct jnode *parse_primary(struct ps *p)
 			n->v = jv_bool(0);
 		else if (tok_is(t, TK_NAME, "none") || tok_is(t, TK_NAME, "None"))
 			n->v = jv_none();
-		else if (n->k = JN_NAME, !(n->name = tok_name(p, t)))
-			return NULL;
+		else {
+			n->k = JN_NAME;
+			if (!(n->name = tok_name(p, t)))
+				return NULL;
+			p->seen[0] += !strcmp(n->name, "varargs");
+			p->seen[1] += !strcmp(n->name, "kwargs");
+			p->seen[2] += !strcmp(n->name, "caller");
+		}
 		p->i++;
 		break;
 	case TK_STRING: {
@@ -760,20 +767,27 @@ static int parse_signature(struct ps *p, struct jnode *n)
 static const char *const END_IF[] = { "elif", "else", "endif", NULL };
 static const char *const END_ENDIF[] = { "endif", NULL };
 
+/* if / elif / else: an elif is an if in the else branch of the one
+ * before, built in a loop so that long chains do not nest the parser. */
 static struct jnode *parse_if(struct ps *p, int line)
 {
-	struct jnode *n = mk(p, JN_IF, line);
-	const char *which;
-	if (!n || !(n->a = parse_tuple(p, 0, 0, NULL, 0)) || block_end(p) ||
-	    sub_body(p, n, END_IF, &which))
-		return NULL;
-	if (!strcmp(which, "elif")) {
-		struct jnode *e = parse_if(p, cur(p)->line);
-		if (!e || !(n->kids2 = ja_alloc(p->a, sizeof *n->kids2)))
+	struct jnode *first = NULL, *n = NULL;
+	const char *which = "elif";
+	while (!strcmp(which, "elif")) {
+		struct jnode *m = mk(p, JN_IF, line);
+		if (!m || !(m->a = parse_tuple(p, 0, 0, NULL, 0)) || block_end(p) ||
+		    sub_body(p, m, END_IF, &which))
 			return NULL;
-		n->kids2[0] = e;
-		n->nkids2 = 1;
-		return n;
+		if (n) {
+			if (!(n->kids2 = ja_alloc(p->a, sizeof *n->kids2)))
+				return NULL;
+			n->kids2[0] = m;
+			n->nkids2 = 1;
+		} else {
+			first = m;
+		}
+		n = m;
+		line = cur(p)->line;
 	}
 	if (block_end(p))
 		return NULL;
@@ -784,7 +798,7 @@ static struct jnode *parse_if(struct ps *p, int line)
 		n->kids2 = tmp.kids;
 		n->nkids2 = tmp.nkids;
 	}
-	return n;
+	return first;
 }
 
 static const char *const END_FOR[] = { "else", "endfor", NULL };
@@ -870,8 +884,14 @@ static struct jnode *parse_macro(struct ps *p, int line)
 		return fail(p, "expected a macro name");
 	n->name = tok_name(p, cur(p));
 	p->i++;
+	int seen[3] = { p->seen[0], p->seen[1], p->seen[2] };
 	if (parse_signature(p, n) || block_end(p) || sub_body(p, n, END_MACRO, &which) || block_end(p))
 		return NULL;
+	/* as jinja2: extra arguments are an error unless the body reads
+	 * varargs, kwargs or caller */
+	for (int k = 0; k < 3; k++)
+		if (p->seen[k] > seen[k])
+			n->op |= 1 << k;
 	return n;
 }
 

@@ -236,7 +236,7 @@ int jv_truthy(struct jv v)
 	case JT_BOOL: case JT_INT: return v.i != 0;
 	case JT_FLOAT: return v.f != 0;
 	case JT_STR: return v.s.n != 0;
-	case JT_LIST: return v.gen || v.l->n != 0;
+	case JT_LIST: return v.gen == JG_GENERATOR || v.gen == JG_REVERSED || v.l->n != 0;
 	case JT_DICT: return v.d->n != 0;
 	default: return 1;
 	}
@@ -261,7 +261,15 @@ const char *jv_typename(struct jv v)
 	case JT_INT: return "int";
 	case JT_FLOAT: return "float";
 	case JT_STR: return "str";
-	case JT_LIST: return v.gen ? "generator" : v.tuple ? "tuple" : "list";
+	case JT_LIST:
+		switch (v.gen) {
+		case JG_GENERATOR: return "generator";
+		case JG_REVERSED: return "list_reverseiterator";
+		case JG_ITEMS: return "dict_items";
+		case JG_KEYS: return "dict_keys";
+		case JG_VALUES: return "dict_values";
+		}
+		return v.tuple ? "tuple" : "list";
 	case JT_DICT: return "dict";
 	case JT_NS: return "Namespace";
 	case JT_MACRO: return "Macro";
@@ -380,8 +388,15 @@ int jv_repr(struct jbuf *b, struct jv v, int depth)
 	case JT_STR:
 		return repr_str(b, v.s.p, v.s.n);
 	case JT_LIST:
-		if (v.gen)
-			return jb_put(b, "<generator object>", 18);
+		if (v.gen == JG_GENERATOR || v.gen == JG_REVERSED)
+			return jb_printf(b, "<%s object>", jv_typename(v));
+		if (v.gen) {
+			struct jv plain = v;
+			plain.gen = JG_LIST;
+			if ((st = jb_printf(b, "%s(", jv_typename(v))) || (st = jv_repr(b, plain, depth + 1)))
+				return st;
+			return jb_putc(b, ')');
+		}
 		st = jb_putc(b, v.tuple ? '(' : '[');
 		for (size_t i = 0; i < v.l->n && !st; i++) {
 			if (i)
@@ -431,8 +446,6 @@ int jv_write(struct jbuf *b, struct jv v)
 		return jb_put(b, num, strlen(num));
 	case JT_STR: return jb_put(b, v.s.p, v.s.n);
 	case JT_LIST:
-		if (v.gen)
-			return jb_put(b, "<generator object>", 18);
 		return jv_repr(b, v, 0);
 	case JT_DICT: case JT_NS: return jv_repr(b, v, 0);
 	case JT_MACRO: return jb_printf(b, "<Macro '%s'>", v.m->name);
@@ -462,8 +475,14 @@ int jv_tostr(struct jarena *a, struct jv v, struct jv *out)
 	return TFM_OK;
 }
 
-int jv_eq(struct jv a, struct jv b)
+/* Values nested deeper than this compare unequal (jinja2 would end in a
+ * RecursionError): a bound on the C stack. */
+#define CMP_DEPTH 500
+
+static int eq_d(struct jv a, struct jv b, int depth)
 {
+	if (depth > CMP_DEPTH)
+		return 0;
 	if (jv_isnum(a) && jv_isnum(b)) {
 		if (a.t != JT_FLOAT && b.t != JT_FLOAT)
 			return a.i == b.i;
@@ -476,13 +495,13 @@ int jv_eq(struct jv a, struct jv b)
 	case JT_STR: return a.s.n == b.s.n && !memcmp(a.s.p, b.s.p, a.s.n);
 	case JT_LIST:
 		if (a.gen || b.gen)
-			return a.gen && b.gen && a.l == b.l;
+			return a.gen == b.gen && a.l == b.l;
 		if (a.tuple != b.tuple || a.l->n != b.l->n)
 			return 0;
 		if (a.l == b.l)
 			return 1;
 		for (size_t i = 0; i < a.l->n; i++)
-			if (!jv_eq(a.l->v[i], b.l->v[i]))
+			if (!eq_d(a.l->v[i], b.l->v[i], depth + 1))
 				return 0;
 		return 1;
 	case JT_DICT:
@@ -492,7 +511,7 @@ int jv_eq(struct jv a, struct jv b)
 			return 1;
 		for (size_t i = 0; i < a.d->n; i++) {
 			struct jv *o = jd_get(b.d, a.d->k[i]);
-			if (!o || !jv_eq(a.d->v[i], *o))
+			if (!o || !eq_d(a.d->v[i], *o, depth + 1))
 				return 0;
 		}
 		return 1;
@@ -505,8 +524,17 @@ int jv_eq(struct jv a, struct jv b)
 	return 0;
 }
 
-int jv_cmp(struct jv a, struct jv b, int *st)
+int jv_eq(struct jv a, struct jv b)
 {
+	return eq_d(a, b, 0);
+}
+
+static int cmp_d(struct jv a, struct jv b, int *st, int depth)
+{
+	if (depth > CMP_DEPTH) {
+		*st = tfm_seterr(TFM_E_FORMAT, "values nested too deeply to compare");
+		return 0;
+	}
 	if (jv_isnum(a) && jv_isnum(b)) {
 		if (a.t != JT_FLOAT && b.t != JT_FLOAT)
 			return (a.i > b.i) - (a.i < b.i);
@@ -522,15 +550,20 @@ int jv_cmp(struct jv a, struct jv b, int *st)
 	}
 	if (a.t == JT_LIST && b.t == JT_LIST && a.tuple == b.tuple) {
 		for (size_t i = 0; i < a.l->n && i < b.l->n; i++) {
-			if (jv_eq(a.l->v[i], b.l->v[i]))
+			if (eq_d(a.l->v[i], b.l->v[i], depth + 1))
 				continue;
-			return jv_cmp(a.l->v[i], b.l->v[i], st);
+			return cmp_d(a.l->v[i], b.l->v[i], st, depth + 1);
 		}
 		return (a.l->n > b.l->n) - (a.l->n < b.l->n);
 	}
 	*st = tfm_seterr(TFM_E_FORMAT, "'<' not supported between instances of '%s' and '%s'",
 			 jv_typename(a), jv_typename(b));
 	return 0;
+}
+
+int jv_cmp(struct jv a, struct jv b, int *st)
+{
+	return cmp_d(a, b, st, 0);
 }
 
 /* ---- json.dumps ---- */
