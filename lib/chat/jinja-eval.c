@@ -13,6 +13,10 @@
 
 enum { JR_BREAK = 1, JR_CONTINUE = 2 };
 
+/* The recursive walk (eval, exec_body) stays lean on the C stack: the big
+ * helpers it calls are kept out of its frames. */
+#define NOINLINE __attribute__((noinline))
+
 static int exec_body(struct jrt *r, struct jnode *const *kids, int n, struct jscope *sc);
 static int eval(struct jrt *r, const struct jnode *n, struct jscope *sc, struct jv *out);
 
@@ -35,7 +39,7 @@ int jr_enter(struct jrt *r)
 {
 	if (++r->depth > r->max_depth) {
 		r->depth--;
-		return jr_err(r, "template nested too deeply (more than %d levels of calls and blocks)",
+		return jr_err(r, "template nested too deeply (more than %d levels of blocks, calls and expressions)",
 			      r->max_depth);
 	}
 	return TFM_OK;
@@ -144,7 +148,7 @@ static int emit_value(struct jrt *r, struct jv v)
 }
 
 /* Render a body into a string of its own. */
-static int capture(struct jrt *r, struct jnode *const *kids, int n, struct jscope *sc, struct jv *out)
+NOINLINE static int capture(struct jrt *r, struct jnode *const *kids, int n, struct jscope *sc, struct jv *out)
 {
 	struct jbuf b = { .a = &r->a, .max = r->max_output };
 	struct jbuf *saved = r->out;
@@ -159,7 +163,7 @@ static int capture(struct jrt *r, struct jnode *const *kids, int n, struct jscop
 
 /* ---- assignment ---- */
 
-static int assign(struct jrt *r, const struct jnode *t, struct jv v, struct jscope *sc)
+NOINLINE static int assign(struct jrt *r, const struct jnode *t, struct jv v, struct jscope *sc)
 {
 	if (t->k == JN_NAME)
 		return scope_set(r, sc, t->name, v);
@@ -189,7 +193,7 @@ static int assign(struct jrt *r, const struct jnode *t, struct jv v, struct jsco
 
 /* ---- calls ---- */
 
-static int eval_args(struct jrt *r, const struct jnode *n, struct jscope *sc, int extra, struct jargs *a)
+NOINLINE static int eval_args(struct jrt *r, const struct jnode *n, struct jscope *sc, int extra, struct jargs *a)
 {
 	a->n = n->nkids;
 	a->v = ja_alloc(&r->a, (size_t)(n->nkids + extra) * sizeof *a->v);
@@ -205,7 +209,7 @@ static int eval_args(struct jrt *r, const struct jnode *n, struct jscope *sc, in
 	return TFM_OK;
 }
 
-static int call_macro(struct jrt *r, struct jmacro *m, struct jargs *a, struct jv *out)
+NOINLINE static int call_macro(struct jrt *r, struct jmacro *m, struct jargs *a, struct jv *out)
 {
 	const struct jnode *d = m->def;
 	int st;
@@ -336,7 +340,7 @@ static double py_fmod(double a, double b)
 	return m;
 }
 
-static int repeat(struct jrt *r, struct jv seq, int64_t k, struct jv *out)
+NOINLINE static int repeat(struct jrt *r, struct jv seq, int64_t k, struct jv *out)
 {
 	if (k < 0)
 		k = 0;
@@ -369,7 +373,7 @@ static const char *op_sym(int op)
 	return op >= OP_ADD && op <= OP_CONCAT ? s[op] : "?";
 }
 
-static int binop(struct jrt *r, int op, struct jv a, struct jv b, struct jv *out)
+NOINLINE static int binop(struct jrt *r, int op, struct jv a, struct jv b, struct jv *out)
 {
 	int st;
 	if (op == OP_CONCAT) {
@@ -476,11 +480,13 @@ static int binop(struct jrt *r, int op, struct jv a, struct jv b, struct jv *out
 		return repeat(r, b, a.i, out);
 	if (op == OP_MOD && a.t == JT_STR)
 		return jm_percent(r, a, b, out);
+	if (op == OP_ADD && a.t == JT_STR)
+		return jr_err(r, "can only concatenate str (not \"%s\") to str", jv_typename(b));
 	return jr_err(r, "unsupported operand type(s) for %s: '%s' and '%s'", op_sym(op),
 		      jv_typename(a), jv_typename(b));
 }
 
-static int compare(struct jrt *r, int op, struct jv a, struct jv b, int *res)
+NOINLINE static int compare(struct jrt *r, int op, struct jv a, struct jv b, int *res)
 {
 	int st = TFM_OK, c;
 	switch (op) {
@@ -544,7 +550,7 @@ static void slice_adjust(int64_t len, struct jv *sv, int64_t *start, int64_t *st
 	}
 }
 
-static int eval_slice(struct jrt *r, struct jv obj, const struct jnode *s, struct jscope *sc, struct jv *out)
+NOINLINE static int eval_slice(struct jrt *r, struct jv obj, const struct jnode *s, struct jscope *sc, struct jv *out)
 {
 	struct jv sv[3] = { jv_none(), jv_none(), jv_none() };
 	const struct jnode *parts[3] = { s->a, s->b, s->c };
@@ -594,7 +600,7 @@ static int eval_slice(struct jrt *r, struct jv obj, const struct jnode *s, struc
 
 /* A filter chain of a set or filter block: the innermost filter's operand
  * is the captured body. */
-static int apply_chain(struct jrt *r, const struct jnode *f, struct jscope *sc, struct jv in, struct jv *out)
+NOINLINE static int apply_chain(struct jrt *r, const struct jnode *f, struct jscope *sc, struct jv in, struct jv *out)
 {
 	int st;
 	if (!f) {
@@ -839,7 +845,7 @@ static int run_for(struct jrt *r, const struct jnode *n, struct jscope *sc, stru
 	return TFM_OK;
 }
 
-static int exec_inner(struct jrt *r, const struct jnode *n, struct jscope *sc)
+NOINLINE static int exec_inner(struct jrt *r, const struct jnode *n, struct jscope *sc)
 {
 	struct jv v;
 	int st;

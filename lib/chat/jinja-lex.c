@@ -202,9 +202,10 @@ static int lex_number(struct lx *x)
 	} else {
 		int64_t v = 0;
 		for (size_t k = 0; k < bn; k++) {
-			if (v > (INT64_MAX - 9) / 10)
+			int d = buf[k] - '0';
+			if (v > (INT64_MAX - d) / 10)
 				return lx_err(x, start, "integer literal too large", NULL);
-			v = v * 10 + (buf[k] - '0');
+			v = v * 10 + d;
 		}
 		t->i = v;
 	}

@@ -52,6 +52,19 @@ static int undef_hint(struct jrt *r, struct jv *out, const char *fmt, const char
 	return TFM_OK;
 }
 
+/* How jinja2 names an object in its messages: 'None', 'dict object'. */
+static const char *obj_repr(struct jrt *r, struct jv v)
+{
+	if (v.t == JT_NONE)
+		return "None";
+	const char *t = jv_typename(v);
+	char *s = ja_alloc(&r->a, strlen(t) + 8);
+	if (!s)
+		return t;
+	sprintf(s, "%s object", t);
+	return s;
+}
+
 static int method(struct jrt *r, struct jv self, const char *name, struct jv *out)
 {
 	struct jmethod *m = ja_alloc(&r->a, sizeof *m);
@@ -121,7 +134,7 @@ int jm_getattr(struct jrt *r, struct jv obj, const char *name, struct jv *out)
 			return TFM_OK;
 		}
 	}
-	return undef_hint(r, out, "'%s object' has no attribute '%s'", jv_typename(obj), name);
+	return undef_hint(r, out, "'%s' has no attribute '%s'", obj_repr(r, obj), name);
 }
 
 int jm_getitem(struct jrt *r, struct jv obj, struct jv key, struct jv *out)
@@ -165,13 +178,13 @@ int jm_getitem(struct jrt *r, struct jv obj, struct jv key, struct jv *out)
 		if (!name)
 			return TFM_E_FORMAT;
 		if (obj.t == JT_DICT || obj.t == JT_NS)
-			return undef_hint(r, out, "'%s object' has no attribute '%s'", jv_typename(obj), name);
+			return undef_hint(r, out, "'%s' has no attribute '%s'", obj_repr(r, obj), name);
 		return jm_getattr(r, obj, name, out);
 	}
 	struct jbuf b = { .a = &r->a };
 	if (jv_repr(&b, key, 0))
 		return TFM_E_FORMAT;
-	return undef_hint(r, out, "'%s object' has no element %s", jv_typename(obj), b.p ? b.p : "");
+	return undef_hint(r, out, "'%s' has no element %s", obj_repr(r, obj), b.p ? b.p : "");
 }
 
 /* ---- str methods ---- */

@@ -1025,8 +1025,11 @@ static int parse_body(struct ps *p, const char *const *ends, struct nvec *body, 
 		case TK_EOF:
 			if (ends) {
 				char what[64];
+				int last = 0;
+				while (ends[last + 1])
+					last++;
 				snprintf(what, sizeof what, "unexpected end of template, expected '%s'",
-					 ends[0]);
+					 ends[last]);
 				fail(p, what);
 				return TFM_E_FORMAT;
 			}

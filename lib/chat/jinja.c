@@ -9,7 +9,7 @@
 
 #define DEF_OUTPUT (16u << 20)
 #define DEF_MEMORY ((size_t)512 << 20)
-#define DEF_DEPTH 200
+#define DEF_DEPTH 1000
 #define DEF_STEPS 20000000ull
 #define PARSE_MEMORY ((size_t)256 << 20)
 
@@ -143,7 +143,7 @@ int tfm_jinja_render(const struct tfm_jinja *t, const json_t *ctx, const struct 
 	r.o = o;
 	r.max_output = o->max_output ? o->max_output : DEF_OUTPUT;
 	r.a.limit = o->max_memory ? o->max_memory : DEF_MEMORY;
-	r.max_depth = o->max_depth > 0 ? o->max_depth * 8 : DEF_DEPTH * 8;
+	r.max_depth = o->max_depth > 0 ? o->max_depth : DEF_DEPTH;
 	r.max_steps = o->max_steps ? o->max_steps : DEF_STEPS;
 	if ((st = set_clock(&r, o->now)))
 		return st;
