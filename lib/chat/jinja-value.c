@@ -144,7 +144,9 @@ struct jlist *jl_new(struct jarena *a, size_t cap)
 	struct jlist *l = ja_alloc(a, sizeof *l);
 	if (!l)
 		return NULL;
-	if (cap && !(l->v = ja_alloc(a, cap * sizeof *l->v)))
+	if (cap == 0)
+		cap = 1; /* never a NULL array, even empty (memcpy of 0 from it) */
+	if (!(l->v = ja_alloc(a, cap * sizeof *l->v)))
 		return NULL;
 	l->cap = cap;
 	return l;
@@ -178,7 +180,9 @@ struct jdict *jd_new(struct jarena *a, size_t cap)
 	struct jdict *d = ja_alloc(a, sizeof *d);
 	if (!d)
 		return NULL;
-	if (cap && (!(d->k = ja_alloc(a, cap * sizeof *d->k)) || !(d->v = ja_alloc(a, cap * sizeof *d->v))))
+	if (cap == 0)
+		cap = 1;
+	if (!(d->k = ja_alloc(a, cap * sizeof *d->k)) || !(d->v = ja_alloc(a, cap * sizeof *d->v)))
 		return NULL;
 	d->cap = cap;
 	return d;
