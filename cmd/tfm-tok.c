@@ -113,8 +113,8 @@ static int render_chat(const struct opts *o, const struct tfm_blob *in, char **t
 	if (jo.now && !*jo.now)
 		jo.now = NULL;
 	st = tfm_jinja_render_chat(t, req, &jo, text, len);
-	if (st == TFM_E_INVAL)
-		st = tfm_adderr(TFM_E_FORMAT, "TFM_JINJA_NOW");
+	if (st == TFM_E_INVAL) /* the only bad argument: the clock */
+		tfm_adderr(st, "TFM_JINJA_NOW");
 done:
 	json_decref(req);
 	tfm_jinja_free(t);
