@@ -215,10 +215,11 @@ static inline void jr_leave(struct jrt *r) { r->depth--; }
 int jr_step(struct jrt *r);
 /* Call any callable value (macro, builtin, bound method, loop). */
 int jr_call(struct jrt *r, struct jv f, struct jargs *args, struct jv *out);
-/* A filter or test by name, applied to v (jinja-filters.c). */
+/* A filter or test by name, applied to v (jinja-filters.c, jinja-tests.c). */
 int jf_filter(struct jrt *r, const char *name, struct jv v, struct jargs *args, struct jv *out);
 int jf_test(struct jrt *r, const char *name, struct jv v, struct jargs *args, int *res);
 int jf_has_test(const char *name);
+int jf_has_filter(const char *name);
 /* Attribute and item access with jinja2's sandbox rules (jinja-methods.c). */
 int jm_getattr(struct jrt *r, struct jv obj, const char *name, struct jv *out);
 int jm_getitem(struct jrt *r, struct jv obj, struct jv key, struct jv *out);

@@ -19,7 +19,8 @@ struct tfm_jinja_opts {
 	const char *now;    /* strftime_now's local time, "YYYY-MM-DD HH:MM:SS"; NULL: the clock */
 	size_t max_output;  /* bytes of output, and of any captured block (16 MiB) */
 	size_t max_memory;  /* bytes the rendering may allocate (512 MiB) */
-	int max_depth;      /* levels of nested blocks, calls and expressions (1000) */
+	int max_depth;      /* levels of nested blocks, calls and expressions (1000;
+			     * a level takes at most about 500 bytes of C stack) */
 	uint64_t max_steps; /* loop iterations plus macro calls (20 million) */
 };
 
