@@ -1,16 +1,18 @@
 /* tfm-tok: tokenize standard input with a model's tokenizer (GGUF, or a
- * llama2.c tokenizer.bin), or decode token ids back to text.  Options and
- * glue only; the tokenizers are in lib/text. */
+ * llama2.c tokenizer.bin), decode token ids back to text, or render a chat
+ * (a JSON request) through a chat template.  Options and glue only; the
+ * tokenizers are in lib/text, the template interpreter in lib/chat. */
 #include "common.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
 	"usage: tfm-tok [-hlV] [--bos] [--decode] [--ids | --pieces] [-m model]\n"
-	"               [--special] [--vocab file]\n";
+	"               [--special] [--template file] [--vocab file]\n";
 
 static const char options_help[] =
 	"\n"
@@ -22,10 +24,11 @@ static const char options_help[] =
 	"  -m, --model model       the model: GGUF, or any checkpoint tfm-convert reads\n"
 	"      --pieces            write the tokens' vocabulary pieces instead of ids\n"
 	"      --special           read control tokens written in the text as tokens\n"
+	"      --template FILE     render the chat request on stdin with a Jinja chat template\n"
 	"  -V, --version           print the version and exit\n"
 	"      --vocab file        a llama2.c tokenizer.bin\n";
 
-enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_VOCAB };
+enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_TEMPLATE, OPT_VOCAB };
 
 static const struct option longopts[] = {
 	{ "bos", no_argument, NULL, OPT_BOS },
@@ -36,13 +39,14 @@ static const struct option longopts[] = {
 	{ "model", required_argument, NULL, 'm' },
 	{ "pieces", no_argument, NULL, OPT_PIECES },
 	{ "special", no_argument, NULL, OPT_SPECIAL },
+	{ "template", required_argument, NULL, OPT_TEMPLATE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct opts {
-	const char *model, *vocab;
+	const char *model, *vocab, *tmpl;
 	int bos, decode, pieces, lines, special;
 };
 
@@ -95,6 +99,40 @@ static int load(const struct opts *o, struct tfm_tokenizer **tok)
 	    (st = tfm_tokenizer_from_gguf(tok, tfm_convert_gguf(cv))))
 		tfm_adderr(st, "%s", o->model);
 	tfm_convert_close(cv);
+	return st;
+}
+
+/* The chat request on stdin (JSON: messages, add_generation_prompt,
+ * bos_token, eos_token, tools...) through the template of --template, as
+ * transformers' apply_chat_template renders it.  TFM_JINJA_NOW pins the
+ * clock of strftime_now. */
+static int render_chat(const struct opts *o, const struct tfm_blob *in, char **text, size_t *len)
+{
+	struct tfm_blob tb = { 0 };
+	struct tfm_jinja *t = NULL;
+	json_t *req = NULL;
+	json_error_t je;
+	int st;
+	if ((st = tfm_blob_open(&tb, o->tmpl)))
+		return st;
+	if ((st = tfm_jinja_parse(&t, (const char *)tb.data, tb.size))) {
+		tfm_adderr(st, "%s", tb.name);
+		goto done;
+	}
+	if (!(req = json_loadb((const char *)in->data, in->size, 0, &je))) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", in->name, je.line, je.text);
+		goto done;
+	}
+	struct tfm_jinja_opts jo = { .now = getenv("TFM_JINJA_NOW") };
+	if (jo.now && !*jo.now)
+		jo.now = NULL;
+	st = tfm_jinja_render_chat(t, req, &jo, text, len);
+	if (st == TFM_E_INVAL) /* the only bad argument: the clock */
+		tfm_adderr(st, "TFM_JINJA_NOW");
+done:
+	json_decref(req);
+	tfm_jinja_free(t);
+	tfm_blob_close(&tb);
 	return st;
 }
 
@@ -185,6 +223,7 @@ int main(int argc, char **argv)
 		case OPT_IDS: o.pieces = 0; break;
 		case OPT_PIECES: o.pieces = 1; break;
 		case OPT_SPECIAL: o.special = 1; break;
+		case OPT_TEMPLATE: o.tmpl = optarg; break;
 		case OPT_VOCAB: o.vocab = optarg; break;
 		default: fputs(usage, stderr); return 64;
 		}
@@ -192,18 +231,36 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error(usage, "unexpected argument '%s' (text is read from standard input)",
 				       argv[optind]);
-	if (!o.model && !o.vocab)
+	if (!o.model && !o.vocab && !o.tmpl)
 		return cmd_usage_error(usage, "no tokenizer: give -m model or --vocab file");
 	if (o.decode && (o.pieces || o.bos || o.special))
 		return cmd_usage_error(usage, "--decode reads ids: --pieces, --bos and --special do not apply");
+	if (o.tmpl && (o.decode || o.lines))
+		return cmd_usage_error(usage, "--template reads one chat request: --decode and -l do not apply");
+	if (o.tmpl && !o.model && !o.vocab && (o.pieces || o.bos || o.special))
+		return cmd_usage_error(usage, "--pieces, --bos and --special need a tokenizer (-m or --vocab)");
 
 	struct tfm_tokenizer *tok = NULL;
 	struct tfm_blob in = { 0 };
-	int st = load(&o, &tok);
+	char *chat = NULL;
+	size_t chat_len = 0;
+	int st = o.model || o.vocab ? load(&o, &tok) : TFM_OK;
 	if (!st)
 		st = tfm_blob_open(&in, "-");
+	if (!st && o.tmpl)
+		st = render_chat(&o, &in, &chat, &chat_len);
 	if (st)
 		goto done;
+	if (o.tmpl && !tok) {
+		/* the rendering itself, byte for byte */
+		fwrite(chat, 1, chat_len, stdout);
+		st = out_status();
+		goto done;
+	}
+	if (o.tmpl) {
+		st = encode(tok, &o, chat, chat_len);
+		goto done;
+	}
 	int (*fn)(const struct tfm_tokenizer *, const struct opts *, const char *, size_t) =
 		o.decode ? decode : encode;
 	const char *s = (const char *)in.data;
@@ -220,6 +277,7 @@ int main(int argc, char **argv)
 done:
 	if (in.name)
 		tfm_blob_close(&in);
+	free(chat);
 	tfm_tokenizer_free(tok);
 	if (st)
 		return cmd_fail(st);

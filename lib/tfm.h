@@ -143,6 +143,7 @@ int tfm_parse_f64(const char *s, double lo, double hi, double *out);
 #include "format/convert.h"
 #include "spec/spec.h"
 #include "text/tokenizer.h"
+#include "chat/jinja.h"
 #include "model/model.h"
 
 #endif

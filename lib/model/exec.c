@@ -177,6 +177,19 @@ void tfm_ctx_free(struct tfm_ctx *c)
 }
 
 void tfm_ctx_reset(struct tfm_ctx *c) { c->pos = 0; }
+
+int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos)
+{
+	if (pos < 0 || pos > c->pos)
+		return tfm_seterr(TFM_E_INVAL, "rewind to %lld of %lld tokens", (long long)pos,
+				  (long long)c->pos);
+	/* a layer whose cache is a ring has overwritten older positions */
+	for (int64_t l = 0; l < c->m->spec.n_layer; l++)
+		if (c->slots[l] < c->n_ctx)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "rewind of a sliding-window cache");
+	c->pos = pos;
+	return TFM_OK;
+}
 int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
 {
 	return c->kv_bytes;

@@ -50,6 +50,10 @@ const char *tfm_model_device(const struct tfm_model *m);
 int tfm_ctx_new(struct tfm_ctx **c, struct tfm_model *m, int64_t n_ctx);
 void tfm_ctx_free(struct tfm_ctx *c);
 void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
+/* Back to position pos <= tfm_ctx_pos (the tokens before it stay cached):
+ * TFM_E_UNSUPPORTED when a layer's cache is a ring (sliding window), which
+ * has overwritten what lies before; reset and feed the tokens again then. */
+int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos);
 int64_t tfm_ctx_pos(const struct tfm_ctx *c); /* tokens in the cache */
 int64_t tfm_ctx_size(const struct tfm_ctx *c);
 /* Bytes allocated for the KV cache (K and V of every layer, in kv_type:

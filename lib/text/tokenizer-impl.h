@@ -125,6 +125,7 @@ enum {
 };
 int tfm_uc_flags(uint32_t cp);
 uint32_t tfm_uc_lower(uint32_t cp);
+uint32_t tfm_uc_upper(uint32_t cp); /* inverse of tfm_uc_lower (a scan) */
 uint32_t tfm_uc_nfd_first(uint32_t cp);
 
 /* GPT-2 byte <-> unicode mapping. */

@@ -2863,6 +2863,17 @@ static uint32_t lookup(const uint32_t (*tab)[2], size_t n, uint32_t cp)
 }
 
 uint32_t tfm_uc_lower(uint32_t cp) { return lookup(uc_lower, N(uc_lower), cp); }
+/* The inverse of tfm_uc_lower: the first upper-case code point that lowers
+ * to cp (a scan: for the rare non-ASCII upper() of chat templates). */
+uint32_t tfm_uc_upper(uint32_t cp)
+{
+	if (cp < 0x80)
+		return cp >= 'a' && cp <= 'z' ? cp - 32 : cp;
+	for (size_t i = 0; i < N(uc_lower); i++)
+		if (uc_lower[i][1] == cp && uc_lower[i][0] != cp)
+			return uc_lower[i][0];
+	return cp;
+}
 uint32_t tfm_uc_nfd_first(uint32_t cp) { return lookup(uc_nfd, N(uc_nfd), cp); }
 
 /* Generator (python3):

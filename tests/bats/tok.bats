@@ -114,3 +114,70 @@ setup() {
 	assert_success
 	assert_output "403 407 261 378"
 }
+
+# A conversation of ../shared/chat-templates/expected/T.json as the request
+# tfm-tok --template reads.
+chat_request() {
+	jq -c --arg c "$2" '. as $d | $d.conversations[$c] + {bos_token: $d.bos_token, eos_token: $d.eos_token}' \
+		"$SHARED/chat-templates/expected/$1.json"
+}
+
+@test "--template: the rendering transformers gives, byte for byte" {
+	CT=$SHARED/chat-templates
+	for t in meta-llama-Llama-3.1-8B-Instruct Qwen-Qwen2.5-7B-Instruct ibm-granite-granite-4.0; do
+		for c in user tools no-gen-prompt; do
+			chat_request "$t" "$c" > "$BATS_TEST_TMPDIR/req.json"
+			run sh -c "TFM_JINJA_NOW='2024-07-26 12:00:00' tfm-tok --template '$CT/templates/$t.jinja' \
+				< '$BATS_TEST_TMPDIR/req.json' | od -c"
+			assert_success
+			assert_output "$(jq -j --arg c "$c" '.renderings[$c].text' "$CT/expected/$t.json" | od -c)"
+		done
+	done
+}
+
+@test "--template: raise_exception exits 65 with the template's message" {
+	chat_request google-gemma-2-2b-it system-user > "$BATS_TEST_TMPDIR/req.json"
+	run sh -c "tfm-tok --template '$SHARED/chat-templates/templates/google-gemma-2-2b-it.jinja' \
+		< '$BATS_TEST_TMPDIR/req.json'"
+	assert_failure 65
+	assert_output "tfm-tok: raise_exception: System role not supported"
+}
+
+@test "--template with a tokenizer: the rendering's tokens" {
+	printf '{%% for m in messages %%}{{ m.content }}<|endoftext|>{%% endfor %%}' > "$BATS_TEST_TMPDIR/t.jinja"
+	req='{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}'
+	run sh -c "printf '%s' '$req' | tfm-tok --template '$BATS_TEST_TMPDIR/t.jinja' -m '$VOCAB/ggml-vocab-gpt-2.gguf' --special"
+	assert_success
+	assert_output "64 50256 65 50256"
+	run sh -c "printf '%s' '$req' | tfm-tok --template '$BATS_TEST_TMPDIR/t.jinja'"
+	assert_output "a<|endoftext|>b<|endoftext|>"
+}
+
+@test "--template: bad input, bad templates, bad options" {
+	T=$SHARED/chat-templates/templates/Qwen-Qwen3-0.6B.jinja
+	run sh -c "echo '{\"messages\": [' | tfm-tok --template '$T'"
+	assert_failure 65
+	assert_output --partial "tfm-tok: <stdin>: line"
+	run sh -c "echo '{}' | tfm-tok --template '$T'"
+	assert_failure 65
+	assert_output --partial "no \"messages\""
+	printf 'ok\n{%% for m in messages %%}\n{{ m.role }' > "$BATS_TEST_TMPDIR/bad.jinja"
+	run sh -c "echo '{\"messages\": []}' | tfm-tok --template '$BATS_TEST_TMPDIR/bad.jinja'"
+	assert_failure 65
+	assert_output --partial "template line 3"
+	printf '{%% macro f() %%}{{ f() }}{%% endmacro %%}{{ f() }}' > "$BATS_TEST_TMPDIR/deep.jinja"
+	run sh -c "echo '{\"messages\": []}' | tfm-tok --template '$BATS_TEST_TMPDIR/deep.jinja'"
+	assert_failure 65
+	assert_output --partial "nested too deeply"
+	run sh -c "echo '{\"messages\": []}' | tfm-tok --template '$BATS_TEST_TMPDIR/missing.jinja'"
+	assert_failure 66
+	run sh -c "echo '{\"messages\": []}' | TFM_JINJA_NOW=yesterday tfm-tok --template '$T'"
+	assert_failure 64
+	assert_output --partial "TFM_JINJA_NOW"
+	run tfm-tok --template "$T" --decode
+	assert_failure 64
+	run tfm-tok --template "$T" -l
+	assert_failure 64
+	run tfm-tok --template "$T" --pieces
+	assert_failure 64
+}
