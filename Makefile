@@ -111,6 +111,9 @@ $(B)/include/tfm.h: lib/tfm.h lib/quant/dtype.h lib/format/gguf.h lib/format/ckp
 	@mkdir -p $(@D)
 	scripts/public-header > $@
 
+# tfm-run --chat edits its lines with libedit
+$(B)/bin/tfm-run: LDLIBS += -ledit
+
 $(B)/bin/%: $(B)/cmd/%.o $(CMD_COMMON_OBJ) $(B)/libtfm.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CMD_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)

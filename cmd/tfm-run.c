@@ -3,6 +3,10 @@
  * tokens, as llama.cpp's; see man/tfm-run.1. */
 #include "common.h"
 #include "text/sampler.h"
+#include "run-chat.h"
+
+#include <editline/readline.h>
+#include <signal.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,7 +21,9 @@ static const char usage[] =
 	"               [--mem-limit SIZE] [--min-p P] [--no-display-prompt]\n"
 	"               [--repeat-last-n N] [--repeat-penalty R] [--seed S] [--set KEY=VALUE]\n"
 	"               [--special] [--stop STR] [--temp T] [--top-k K] [--top-p P]\n"
-	"               [--vocab FILE]\n";
+	"               [--vocab FILE]\n"
+	"       tfm-run --chat -m MODEL [-F text | jsonl] [--chat-template FILE]\n"
+	"               [--system TEXT] [options as above]\n";
 
 static const char options_help[] =
 	"\n"
@@ -33,6 +39,8 @@ static const char options_help[] =
 	"  -t, --threads N         threads (default: online cores)\n"
 	"  -V, --version           print the version and exit\n"
 	"  -v, --verbose           print progress and tokens per second on stderr\n"
+	"      --chat              talk with a chat model through its chat template\n"
+	"      --chat-template FILE  the Jinja chat template (default: the model's)\n"
 	"      --ignore-eos        do not stop at end-of-sequence tokens\n"
 	"      --logprobs K        with -F jsonl, the K most likely tokens of each step\n"
 	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
@@ -44,13 +52,14 @@ static const char options_help[] =
 	"      --set KEY=VALUE     change a knob of the model's variant spec\n"
 	"      --special           read control tokens written in the prompt as tokens\n"
 	"      --stop STR          stop where the output contains STR (repeatable)\n"
+	"      --system TEXT       with --chat: the system message\n"
 	"      --temp T            temperature (default 0.8; 0: greedy)\n"
 	"      --top-k K           keep the K most likely tokens (40; 0: all)\n"
 	"      --top-p P           keep the most likely tokens up to mass P (0.95)\n"
 	"      --vocab FILE        llama2.c tokenizer.bin of a llama2.c checkpoint\n";
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
-       O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS };
+       O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -64,11 +73,14 @@ static const struct option longopts[] = {
 	{ "threads", required_argument, NULL, 't' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "chat", no_argument, NULL, O_CHAT },
+	{ "chat-template", required_argument, NULL, O_CHATTPL },
 	{ "ignore-eos", no_argument, NULL, O_IGNEOS },
 	{ "logprobs", required_argument, NULL, O_LOGPROBS },
 	{ "no-display-prompt", no_argument, NULL, O_NOECHO },
 	{ "special", no_argument, NULL, O_SPECIAL },
 	{ "stop", required_argument, NULL, O_STOP },
+	{ "system", required_argument, NULL, O_SYSTEM },
 	{ "mem-limit", required_argument, NULL, O_MEMLIM },
 	{ "min-p", required_argument, NULL, O_MINP },
 	{ "repeat-last-n", required_argument, NULL, O_PENN },
@@ -100,6 +112,7 @@ struct run {
 	int n_stop;
 	char *hold;           /* generated text not yet printed: may begin a stop string */
 	size_t hold_n, hold_cap;
+	int verbose;          /* -v */
 	int64_t n_gen;        /* generated tokens, for -v */
 	int64_t n_prompt;     /* prompt tokens evaluated, for -v */
 	double t_prompt, t_gen; /* seconds in prefill and in generation */
@@ -403,12 +416,209 @@ done:
 	return st;
 }
 
+/* ---- --chat ---- */
+
+static volatile sig_atomic_t chat_interrupted;
+
+static void on_chat_sigint(int sig)
+{
+	(void)sig;
+	chat_interrupted = 1;
+}
+
+static int chat_out(void *ctx, const char *p, size_t n)
+{
+	return out(ctx, p, n);
+}
+
+/* Text as a JSON string: bytes that are not UTF-8 (a token holding part of
+ * a character, from a model that went astray) become U+FFFD. */
+static json_t *json_text(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *b = malloc(3 * n + 1);
+	if (!b)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		int k = utf8_len((const unsigned char *)s + i, n - i);
+		if (k == 0) {
+			memcpy(b + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(b + o, s + i, (size_t)k);
+			o += (size_t)k;
+			i += (size_t)k;
+		}
+	}
+	json_t *j = json_stringn(b, o);
+	free(b);
+	return j;
+}
+
+static json_t *message(const char *role, const char *content)
+{
+	json_t *m = json_object();
+	if (m) {
+		json_object_set_new(m, "role", json_string(role));
+		json_object_set_new(m, "content", json_text(content));
+	}
+	return m;
+}
+
+/* One user message and the answer, printed as it comes. */
+static int chat_say(struct run *r, struct chat *ch, const char *text)
+{
+	json_array_append_new(ch->messages, message("user", text));
+	char *answer = NULL;
+	chat_interrupted = 0;
+	int st = chat_turn(ch, ch->messages, NULL, chat_out, r, &answer);
+	if (!st && r->verbose > 0)
+		fprintf(stderr, "tfm-run: prompt: %lld tokens fed, %lld reused from the cache\n",
+			(long long)ch->last_fed, (long long)ch->last_kept);
+	if (!st)
+		st = out(r, "\n", 1);
+	if (st) {
+		free(answer);
+		return st;
+	}
+	json_array_append_new(ch->messages, message("assistant", answer));
+	free(answer);
+	return TFM_OK;
+}
+
+/* -F jsonl: {"messages": [...], ...} per line in, {"role": "assistant",
+ * "content": ...} per line out; other members of the request (tools,
+ * enable_thinking, ...) go to the template. */
+static int chat_jsonl(struct run *r, struct chat *ch)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int st = TFM_OK;
+	long lineno = 0;
+	while (!st && (len = getline(&line, &cap, stdin)) >= 0) {
+		lineno++;
+		json_error_t e;
+		json_t *req = json_loadb(line, (size_t)len, 0, &e);
+		json_t *msgs = req ? json_object_get(req, "messages") : NULL;
+		if (!json_is_array(msgs)) {
+			json_decref(req);
+			st = tfm_seterr(TFM_E_FORMAT, "stdin: line %ld: not {\"messages\": [...]}", lineno);
+			break;
+		}
+		json_incref(msgs);
+		json_object_del(req, "messages");
+		char *answer = NULL;
+		if (!(st = chat_turn(ch, msgs, req, NULL, NULL, &answer))) {
+			if (r->verbose > 0)
+				fprintf(stderr, "tfm-run: prompt: %lld tokens fed, %lld reused from the "
+					"cache\n", (long long)ch->last_fed, (long long)ch->last_kept);
+			json_t *o = message("assistant", answer);
+			char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+			if (!txt)
+				st = tfm_seterr(TFM_E_NOMEM, "out of memory");
+			else if (!(st = out(r, txt, strlen(txt))))
+				st = out(r, "\n", 1);
+			free(txt);
+			json_decref(o);
+		}
+		free(answer);
+		json_decref(msgs);
+		json_decref(req);
+	}
+	free(line);
+	return st;
+}
+
+/* --chat: on a terminal, a conversation with line editing and history
+ * (Ctrl-C ends the answer, /exit or Ctrl-D the conversation); in a
+ * pipeline, each line of stdin is the next user message of one
+ * conversation (text), or a whole request (-F jsonl). */
+static int run_chat(struct run *r, const char *tpl_path, const char *system, const char *prompt)
+{
+	struct chat ch;
+	struct tfm_blob tb = { 0 };
+	int st;
+	if (tpl_path && (st = tfm_blob_open(&tb, tpl_path)))
+		return st;
+	st = chat_init(&ch, r->m, r->c, r->smp, tpl_path ? (const char *)tb.data : NULL,
+		       tpl_path ? tb.size : 0, r->count);
+	tfm_blob_close(&tb);
+	ch.stop = (volatile int *)&chat_interrupted;
+	ch.messages = json_array();
+	if (!st && system)
+		json_array_append_new(ch.messages,
+				      message("system", system));
+	if (st)
+		goto done;
+	if (r->jsonl) {
+		st = chat_jsonl(r, &ch);
+		goto done;
+	}
+	if (prompt) {
+		st = chat_say(r, &ch, prompt);
+		goto done;
+	}
+	int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	struct sigaction sa = { 0 }, old;
+	if (tty) { /* Ctrl-C ends the answer, not the program */
+		sa.sa_handler = on_chat_sigint;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old);
+		using_history();
+		fprintf(stderr, "tfm-run: chat; /exit or Ctrl-D ends it, Ctrl-C stops an answer\n");
+	}
+	for (;;) {
+		char *line = NULL;
+		if (tty) {
+			chat_interrupted = 0;
+			line = readline("> ");
+			if (!line && chat_interrupted) { /* Ctrl-C at the prompt: a new line */
+				fputc('\n', stdout);
+				continue;
+			}
+		} else {
+			size_t cap = 0;
+			ssize_t len = getline(&line, &cap, stdin);
+			if (len < 0) {
+				free(line);
+				line = NULL;
+			} else {
+				while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+					line[--len] = 0;
+			}
+		}
+		if (!line)
+			break;
+		if (!strcmp(line, "/exit")) {
+			free(line);
+			break;
+		}
+		if (*line) {
+			if (tty)
+				add_history(line);
+			st = chat_say(r, &ch, line);
+		}
+		free(line);
+		if (st)
+			break;
+	}
+	if (tty)
+		sigaction(SIGINT, &old, NULL);
+done:
+	json_decref(ch.messages);
+	chat_free(&ch);
+	return st;
+}
+
 int main(int argc, char **argv)
 {
 	cmd_init("tfm-run");
 	const char *model = NULL, *prompt = NULL, *file = NULL, *vocab = NULL, *format = "text";
 	int64_t n_ctx = 0, count = 256, threads = 0, logprobs = 0, verbose = 0;
-	int have_seed = 0, special = 0, echo = 1, ignore_eos = 0, n_stop = 0;
+	int have_seed = 0, special = 0, echo = 1, ignore_eos = 0, n_stop = 0, chat = 0;
+	const char *system_text = NULL, *chat_tpl = NULL;
 	const char **stop = NULL;
 	struct tfm_sampler_opts so;
 	tfm_sampler_opts_default(&so);
@@ -456,6 +666,9 @@ int main(int argc, char **argv)
 		case O_SPECIAL: special = 1; break;
 		case O_NOECHO: echo = 0; break;
 		case O_IGNEOS: ignore_eos = 1; break;
+		case O_CHAT: chat = 1; break;
+		case O_SYSTEM: system_text = optarg; break;
+		case O_CHATTPL: chat_tpl = optarg; break;
 		case O_STOP: {
 			if (!*optarg)
 				return cmd_usage_error(usage, "--stop: empty string");
@@ -490,6 +703,11 @@ int main(int argc, char **argv)
 		return cmd_usage_error(usage, "-F: unknown format '%s' (text, jsonl)", format);
 	if (logprobs && !jsonl)
 		return cmd_usage_error(usage, "--logprobs needs -F jsonl");
+	if (chat && (file || logprobs || n_stop || !echo || special))
+		return cmd_usage_error(usage, "--chat takes no -f, --logprobs, --stop, "
+				       "--no-display-prompt or --special");
+	if (!chat && (system_text || chat_tpl))
+		return cmd_usage_error(usage, "--system and --chat-template need --chat");
 	if (!have_seed)
 		so.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
@@ -513,6 +731,7 @@ int main(int argc, char **argv)
 	r.n_ctx = n_ctx;
 	r.count = count;
 	r.jsonl = jsonl;
+	r.verbose = verbose;
 	r.special = special;
 	r.echo = echo;
 	r.ignore_eos = ignore_eos;
@@ -528,7 +747,9 @@ int main(int argc, char **argv)
 	if ((st = tfm_ctx_new(&r.c, r.m, n_ctx)) || (st = tfm_sampler_new(&r.smp, r.n_vocab, &so)))
 		goto fail;
 
-	if (prompt) {
+	if (chat) {
+		st = run_chat(&r, chat_tpl, system_text, prompt);
+	} else if (prompt) {
 		st = generate(&r, prompt, strlen(prompt));
 	} else if (file) {
 		if ((st = tfm_blob_open(&fb, file)))
@@ -550,7 +771,7 @@ int main(int argc, char **argv)
 			st = tfm_seterr(TFM_E_IO, "stdin: %s", strerror(errno));
 		free(line);
 	}
-	if (verbose > 0 && !st)
+	if (verbose > 0 && !st && !chat)
 		fprintf(stderr, "tfm-run: prompt: %lld tokens in %.4f s (%.1f tokens/s); "
 			"generation: %lld tokens in %.4f s (%.1f tokens/s)\n",
 			(long long)r.n_prompt, r.t_prompt, r.t_prompt > 0 ? r.n_prompt / r.t_prompt : 0.0,

@@ -229,3 +229,64 @@ setup() {
 	! grep -q '</s>' "$T/special.txt"
 	! cmp -s "$T/plain.txt" "$T/special.txt"
 }
+
+# A chat template that makes stories260K's "conversation" a story: the
+# turns one after another.  The chat's answer is then tfm-run's greedy text.
+story_template() {
+	printf '{{ bos_token }}{%% for m in messages %%}{{ m.content }}{%% endfor %%}' > "$T/story.jinja"
+}
+
+@test "run: --chat -F jsonl: one request per line in, the assistant message per line out" {
+	story_template
+	echo '{"messages":[{"role":"user","content":"Once upon a time"}]}' |
+		tfm-run -m "$STORIES" --vocab "$TOK512" --chat --chat-template "$T/story.jinja" \
+		--temp 0 -n 30 -F jsonl > "$T/a.jsonl"
+	jq -e '.role == "assistant"' "$T/a.jsonl"
+	want=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 30 -p "Once upon a time" --no-display-prompt)
+	[ "$(jq -r .content "$T/a.jsonl")" = "$want" ]
+}
+
+@test "run: --chat reuses the KV cache across turns, with the answers of a fresh context" {
+	story_template
+	printf 'Once upon a time\n there was a dog\n' |
+		tfm-run -m "$STORIES" --vocab "$TOK512" --chat --chat-template "$T/story.jinja" \
+		--temp 0 -n 20 -v > "$T/two.txt" 2> "$T/err.txt"
+	[ "$(wc -l < "$T/two.txt")" -eq 2 ]
+	# the second turn feeds only what the cache lacks
+	sed -n 2p "$T/err.txt" | grep -Eq 'prompt: [0-9]+ tokens fed, [1-9][0-9]* reused'
+	# and answers as the whole conversation given at once to a fresh context
+	a1=$(sed -n 1p "$T/two.txt")
+	jq -nc --arg a "$a1" '{messages: [{role: "user", content: "Once upon a time"},
+		{role: "assistant", content: $a}, {role: "user", content: " there was a dog"}]}' |
+		tfm-run -m "$STORIES" --vocab "$TOK512" --chat --chat-template "$T/story.jinja" \
+		--temp 0 -n 20 -F jsonl > "$T/fresh.jsonl"
+	[ "$(jq -r .content "$T/fresh.jsonl")" = "$(sed -n 2p "$T/two.txt")" ]
+}
+
+@test "run: --chat on a terminal: a conversation, Ctrl-C stops an answer, /exit ends it" {
+	story_template
+	(sleep 1; printf 'Once upon a time\n'; sleep 3; printf '\003'; sleep 1; printf '/exit\n') |
+		timeout 60 script -qec "tfm-run -m '$STORIES' --vocab '$TOK512' --chat \
+		--chat-template '$T/story.jinja' --temp 0 -n 40000 -c 41000 --ignore-eos" /dev/null \
+		> "$T/tty.txt"
+	grep -q 'Ctrl-C stops an answer' "$T/tty.txt"
+	grep -q '^> Once upon a time' "$T/tty.txt"
+	grep -q 'there was a little girl named Lily' "$T/tty.txt"
+	# the program lived on after Ctrl-C: the next prompt took /exit
+	grep -q '> /exit' "$T/tty.txt"
+}
+
+@test "run: --chat with the model's own template (carried by tfm-convert); none is 65" {
+	cp -r "$ROOT/tests/data/tok-llama3" "$T/m"
+	cp "$SHARED/chat-templates/templates/Qwen-Qwen2.5-7B-Instruct.jinja" "$T/m/chat_template.jinja"
+	tfm-convert -o "$T/q.gguf" "$T/m"
+	run tfm-run -m "$T/q.gguf" --chat -c 1024 --temp 0 -n 8 -F jsonl --system "Be terse." \
+		<<< '{"messages":[{"role":"user","content":"Hello"}]}'
+	assert_success
+	jq -e '.role == "assistant" and (.content | type == "string")' <<< "$output"
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --chat -p hi
+	assert_failure 65
+	assert_output --partial 'no chat template'
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --system hi -p hi
+	assert_failure 64
+}
