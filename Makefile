@@ -19,6 +19,16 @@ SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# Quiet by default: "  CC  lib/core/blob.c"; V=1 prints the commands.
+V        ?= 0
+ifeq ($(V),1)
+Q        :=
+say       =
+else
+Q        := @
+say       = printf '  %-4s %s\n' '$(1)' '$(2)';
+endif
+
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 XCFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
@@ -86,41 +96,41 @@ endif
 
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(call say,CC,$<)$(CC) $(XCFLAGS) $(CFLAGS) -c $< -o $@
 
 $(B)/%.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -Ilib -Xcompiler -fPIC -c $< -o $@
+	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -Ilib -Xcompiler -fPIC -c $< -o $@
 
 $(B)/libtfm.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 # The shared library is versioned: libtfm.so.VERSION, SONAME libtfm.so.MAJOR.
 $(B)/libtfm.so: $(B)/libtfm.so.$(VERSION)
-	ln -sf libtfm.so.$(VERSION) $(B)/libtfm.so.$(SOMAJOR)
-	ln -sf libtfm.so.$(VERSION) $@
+	$(Q)ln -sf libtfm.so.$(VERSION) $(B)/libtfm.so.$(SOMAJOR)
+	$(Q)$(call say,LN,$@)ln -sf libtfm.so.$(VERSION) $@
 
 $(B)/libtfm.so.$(VERSION): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libtfm.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call say,LD,$@)$(CC) -shared -Wl,-soname,libtfm.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The one installed header: tfm.h with its public headers inlined.
 $(B)/include/tfm.h: lib/tfm.h lib/quant/dtype.h lib/format/gguf.h lib/format/ckpt.h \
 		    lib/format/convert.h lib/spec/spec.h lib/text/tokenizer.h lib/model/model.h \
 		    scripts/public-header
 	@mkdir -p $(@D)
-	scripts/public-header > $@
+	$(Q)$(call say,GEN,$@)scripts/public-header > $@
 
 # tfm-run --chat edits its lines with libedit
 $(B)/bin/tfm-run: LDLIBS += -ledit
 
 $(B)/bin/%: $(B)/cmd/%.o $(CMD_COMMON_OBJ) $(B)/libtfm.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(CMD_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(CMD_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_COMMON_OBJ) $(B)/libtfm.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(B)/libtfm.a $(LDLIBS)
 
 deps:
 	@./scripts/install-deps
