@@ -1,5 +1,6 @@
-/* jinja-filters.c: jinja2's builtin filters as chat templates use them, with transformers' tojson (json.dumps with ensure_ascii=False and
- * its indent, separators and sort_keys options).  Filters that give
+/* jinja-filters.c: jinja2's builtin filters as chat templates use them,
+ * with transformers' tojson (json.dumps with ensure_ascii=False and its
+ * indent, separators and sort_keys options).  Filters that give
  * generators in jinja2 (map, select, items, unique...) give lists marked as
  * generators, so that len() and tojson of them fail there as in jinja2. */
 #include "jinja-impl.h"
