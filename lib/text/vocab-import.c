@@ -141,8 +141,9 @@ static int64_t vb_find(const struct vb *v, const char *s)
 static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
 {
 	size_t off = 4;
+	int64_t i;
 	int st;
-	for (int64_t i = 0; off < f->size; i++) {
+	for (i = 0; off < f->size; i++) {
 		float score;
 		int32_t len;
 		if (f->size - off < 8)
@@ -179,6 +180,8 @@ static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
 		if (st)
 			return st;
 	}
+	if (i < 3) /* ids 1 and 2 are BOS and EOS, as tfm_tokenizer_from_llama2c requires */
+		return tfm_seterr(TFM_E_FORMAT, "tokenizer.bin: only %lld tokens", (long long)i);
 	v->model = "llama";
 	v->pre = "default";
 	v->has_scores = 1;
