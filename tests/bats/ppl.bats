@@ -226,6 +226,18 @@ setup() {
 	cmp <(jq -S 'del(.kl.median, .kl.p99)' "$T/win.json") <(jq -S . "$T/kmerged.json")
 }
 
+@test "ppl: --kl-base refuses a record that is not log-probabilities (65)" {
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --save-logits "$T/b.lp" -F json > /dev/null
+	zstd -dcq "$T/b.lp" > "$T/b.raw"
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --kl-base "$T/b.raw" -F json > /dev/null
+	# the first record's logp_target becomes NaN (f32 0x7fc00000, little-endian)
+	h=$(head -n 1 "$T/b.raw" | wc -c)
+	printf '\000\000\300\177' | dd of="$T/b.raw" bs=1 seek="$h" conv=notrunc 2> /dev/null
+	run tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --kl-base "$T/b.raw" -F json
+	assert_failure 65
+	assert_output --partial 'not ones'
+}
+
 @test "ppl: an f16 KV cache stays within 0.1% of f32" {
 	a=$(tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 -F json | jq .ppl)
 	b=$(tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 128 --chunks 6 -k f16 -F json | jq .ppl)
