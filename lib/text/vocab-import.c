@@ -710,9 +710,10 @@ static int write_keys(const struct vb *v, struct tfm_gguf *g)
 	    (v->has_scores && (st = tfm_gguf_set_arr(g, "tokenizer.ggml.scores", TFM_GGUF_FLOAT32,
 						     v->score, v->n))) ||
 	    (st = tfm_gguf_set_arr(g, "tokenizer.ggml.token_type", TFM_GGUF_INT32, v->type, v->n)) ||
-	    (v->n_merges && (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.merges",
-						       (const char *const *)v->merges, NULL,
-						       v->n_merges))))
+	    /* BPE always has the key, even with no merges (llama.cpp requires it) */
+	    ((v->n_merges || !strcmp(v->model, "gpt2")) &&
+	     (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.merges",
+					(const char *const *)v->merges, NULL, v->n_merges))))
 		return st;
 	static const char *const ids[] = {
 		"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",

@@ -567,6 +567,21 @@ static void t_hostile_vocab(void)
 	}
 	tfm_tokenizer_free(t);
 	tfm_gguf_free(g);
+	/* a byte-level BPE without merges (a merges.txt of its header only) is
+	 * written with an empty merges array, which llama.cpp and tfm require */
+	const char *vj = "{\"a\": 0, \"b\": 1, \"ab\": 2}", *mt = "#version: 0.2\n";
+	const char *n2[] = { "vocab.json", "merges.txt" };
+	const void *d2[] = { vj, mt };
+	size_t s2[] = { strlen(vj), strlen(mt) };
+	t = via_gguf(n2, d2, s2, 2, TFM_OK);
+	CHECK(t != NULL);
+	if (t) {
+		static const int32_t want[] = { 0, 1 };
+		CHECK_OK(tfm_tokenize(t, "ab", 2, 0, &ids, &n));
+		CHECK(same(ids, n, want, 2));
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
 	/* max_token_length, then two tokens of (score, length, bytes) */
 	static const uint8_t two[] = { 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'a',
 				       0, 0, 0, 0, 1, 0, 0, 0, 'b' };
