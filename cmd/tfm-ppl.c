@@ -295,7 +295,10 @@ static int merge(const struct opts *o, int n, char **files)
 					(long long)m.shard_i, (long long)m.shard_n);
 			goto done;
 		}
-		tfm_ppl_merge(&total, &part);
+		if ((st = tfm_ppl_merge(&total, &part))) {
+			tfm_adderr(st, "%s", files[i]);
+			goto done;
+		}
 	}
 	for (int64_t i = 0; i < m0.shard_n; i++)
 		if (!seen[i]) {
@@ -586,7 +589,8 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 				row++;
 			}
 		}
-		tfm_ppl_merge(total, &acc);
+		if ((st = tfm_ppl_merge(total, &acc)))
+			goto done;
 		if (o->fmt == FMT_JSONL) {
 			/* this window's tokens and mean NLL; the perplexity so far */
 			struct tfm_ppl_result r, so_far;

@@ -80,7 +80,8 @@ void tfm_logprobs_make(const float *logits, int64_t n_vocab, int32_t target,
  * small.  Returns that KL (nats) and adds it with Delta-p of the target. */
 double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *base, const float *logits,
 		  int64_t n_vocab, int32_t target);
-void tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src);
+/* dst += src; TFM_E_FORMAT (dst unchanged) when a sum would overflow. */
+int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src);
 /* Means from the sums.  The standard error is llama-perplexity's:
  * sqrt((mean(x^2) - mean(x)^2) / (n - 1)); 0 when n < 2. */
 void tfm_ppl_result(const struct tfm_ppl_acc *a, struct tfm_ppl_result *r);

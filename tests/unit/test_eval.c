@@ -220,6 +220,37 @@ static void t_kl_topk(void)
 	CHECK(got <= exact + 1e-9); /* coarsening never increases KL */
 }
 
+/* Shard sums from hostile files (tests/fuzz/fuzz_pplshard): a merge whose
+ * sums would overflow is refused and leaves the total as it was (the int64
+ * and int128 additions were undefined), and sums of squares are never
+ * negative. */
+static void t_merge_hostile(void)
+{
+	struct tfm_ppl_acc a, b, before;
+	tfm_ppl_init(&a);
+	tfm_ppl_add_values(&a, 2, 1, 1, 3);
+	before = a;
+	/* an int64 count */
+	b = a;
+	b.n = INT64_MAX;
+	CHECK_ST(tfm_ppl_merge(&a, &b), TFM_E_FORMAT);
+	CHECK(acc_eq(&a, &before));
+	/* an int128 sum: 2^126 + 2^126 */
+	b = a;
+	b.nll2 = (tfm_i128)1 << 126;
+	struct tfm_ppl_acc t = b;
+	CHECK_ST(tfm_ppl_merge(&t, &b), TFM_E_FORMAT);
+	CHECK(acc_eq(&t, &b));
+	/* what fits still merges */
+	CHECK_OK(tfm_ppl_merge(&a, &before));
+	CHECK(a.n == 2 && a.n_bytes == 6);
+	json_t *j = tfm_ppl_acc_to_json(&before);
+	struct tfm_ppl_acc back;
+	json_object_set_new(j, "nll2_q64", json_string("-1"));
+	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
+	json_decref(j);
+}
+
 /* A --kl-base file from hostile bytes (lib/eval/logprobs.c): the header
  * checked for itself, records whose values are not log-probabilities
  * refused (tests/fuzz/fuzz_klbase). */
@@ -280,5 +311,6 @@ static const struct t_case t_cases[] = {
 	{ "kl", t_kl }, { "kl_topk", t_kl_topk },
 	{ "uniform", t_uniform }, { "two_way", t_two_way }, { "stderr", t_stderr },
 	{ "merge", t_merge }, { "logprobs_read", t_logprobs_read },
+	{ "merge_hostile", t_merge_hostile },
 };
 T_MAIN(t_cases)
