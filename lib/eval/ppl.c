@@ -146,6 +146,13 @@ double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *b, const flo
 	return kl;
 }
 
+/* The range of a 128-bit sum that tfm_ppl_acc_from_json reads back. */
+static int fits(tfm_i128 v)
+{
+	const tfm_i128 lim = (tfm_i128)1 << 126;
+	return v < lim && v > -lim;
+}
+
 int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 {
 	/* checked: sums read from shard files can be anything in range, and a
@@ -164,7 +171,8 @@ int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 		 __builtin_add_overflow(m.nll, src->nll, &m.nll) |
 		 __builtin_add_overflow(m.nll2, src->nll2, &m.nll2) |
 		 __builtin_add_overflow(m.ent, src->ent, &m.ent);
-	if (ov)
+	if (ov || !fits(m.kl) || !fits(m.kl2) || !fits(m.dp) || !fits(m.dp2) || !fits(m.nll_base) ||
+	    !fits(m.nll) || !fits(m.nll2) || !fits(m.ent))
 		return tfm_seterr(TFM_E_FORMAT, "partial results: merged sums overflow");
 	m.kl_max = src->kl_max > m.kl_max ? src->kl_max : m.kl_max;
 	*dst = m;

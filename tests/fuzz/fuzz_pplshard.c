@@ -14,7 +14,7 @@ static int one(struct tfm_ppl_acc *total, const json_t *j)
 	int st = tfm_ppl_acc_from_json(&part, json_object_get(j, "sums"));
 	fuzz_check_status(st);
 	if (!st)
-		tfm_ppl_merge(total, &part);
+		fuzz_check_status(st = tfm_ppl_merge(total, &part));
 	return st;
 }
 
@@ -44,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tfm_ppl_result(&total, &r);
 		json_t *o = tfm_ppl_acc_to_json(&total);
 		struct tfm_ppl_acc back;
+		/* what tfm-ppl writes, tfm-ppl reads back */
 		FUZZ_ASSERT(o && tfm_ppl_acc_from_json(&back, o) == TFM_OK);
 		free(json_dumps(o, JSON_COMPACT));
 		json_decref(o);

@@ -235,12 +235,14 @@ static void t_merge_hostile(void)
 	b.n = INT64_MAX;
 	CHECK_ST(tfm_ppl_merge(&a, &b), TFM_E_FORMAT);
 	CHECK(acc_eq(&a, &before));
-	/* an int128 sum: 2^126 + 2^126 */
+	/* an int128 sum: 2^126 + 2^126 (and past 2^126, which a shard file cannot hold) */
 	b = a;
 	b.nll2 = (tfm_i128)1 << 126;
 	struct tfm_ppl_acc t = b;
 	CHECK_ST(tfm_ppl_merge(&t, &b), TFM_E_FORMAT);
 	CHECK(acc_eq(&t, &b));
+	b.nll2 = t.nll2 = (tfm_i128)1 << 125; /* 2^126: would be written, not read back */
+	CHECK_ST(tfm_ppl_merge(&t, &b), TFM_E_FORMAT);
 	/* what fits still merges */
 	CHECK_OK(tfm_ppl_merge(&a, &before));
 	CHECK(a.n == 2 && a.n_bytes == 6);
