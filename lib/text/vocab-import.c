@@ -24,6 +24,7 @@ struct vb {
 	int64_t bos, eos, unk, sep, pad, cls, mask;
 	int add_bos, add_eos, add_space_prefix; /* -1: do not write */
 	int has_scores;
+	int64_t id_limit;   /* ids above are refused (0: 2^26) */
 };
 
 static void vb_init(struct vb *v)
@@ -49,7 +50,7 @@ static void vb_free(struct vb *v)
 /* Set token id to s (growing the vocabulary; gaps are filled later). */
 static int vb_set(struct vb *v, int64_t id, const char *s, size_t n, float score, int type)
 {
-	if (id < 0 || id > (1 << 26))
+	if (id < 0 || id > (v->id_limit > 0 ? v->id_limit : 1 << 26))
 		return tfm_seterr(TFM_E_FORMAT, "token id %lld out of range", (long long)id);
 	if (id >= v->cap) {
 		int64_t cap = v->cap ? v->cap : 256;
@@ -468,6 +469,14 @@ static const char *pre_name(json_t *pt)
 	return NULL;
 }
 
+/* JSON vocabularies give each id: gaps are allowed (vb_fill pads them),
+ * ids far past the number of entries are not, or a few bytes of input
+ * would ask for millions of [PAD] tokens. */
+static void limit_ids(struct vb *v, size_t entries)
+{
+	v->id_limit = 2 * (int64_t)entries + 1024;
+}
+
 /* Added tokens: special ones are CONTROL, others USER_DEFINED. */
 static int added_tokens(struct vb *v, json_t *root)
 {
@@ -577,6 +586,8 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 		return TFM_E_FORMAT;
 	json_t *model = json_object_get(root, "model");
 	const char *type = jstr(model, "type");
+	limit_ids(v, json_object_size(json_object_get(model, "vocab")) +
+		     json_array_size(json_object_get(root, "added_tokens")));
 	if (!type && json_object_get(model, "merges"))
 		type = "BPE";
 	if (type && !strcmp(type, "BPE")) {
@@ -628,6 +639,7 @@ static int from_vocab_merges(struct vb *v, const struct tfm_ckpt_file *fv,
 	int st;
 	if (!root)
 		return TFM_E_FORMAT;
+	limit_ids(v, json_object_size(root));
 	st = bpe_vocab(v, root);
 	json_decref(root);
 	if (st)
@@ -774,6 +786,11 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	int64_t nv = 0;
 	if (c->config)
 		nv = json_integer_value(json_object_get(c->config, "vocab_size"));
+	if (nv > 2 * v.n + 1024) { /* padded with [PAD] tokens, as for gaps */
+		st = tfm_seterr(TFM_E_FORMAT, "config.json vocab_size %lld is far beyond the "
+				"tokenizer's %lld tokens", (long long)nv, (long long)v.n);
+		goto done;
+	}
 	if ((st = vb_fill(&v, nv)))
 		goto done;
 	if ((st = write_keys(&v, g)))

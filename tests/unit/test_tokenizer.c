@@ -582,6 +582,28 @@ static void t_hostile_vocab(void)
 		free(ids);
 	}
 	tfm_tokenizer_free(t);
+	/* ids far past the entries given, or a config vocab_size far past the
+	 * tokenizer, would be padded with [PAD] tokens: 60 bytes of JSON asked
+	 * for 10^6 of them (fuzz_tokjson; an id up to 2^26 was accepted) */
+	const char *sparse = "{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0,"
+			     "\"a\":1,\"b\":1000000}}}";
+	const char *n4[] = { "tokenizer.json" };
+	const void *d4[] = { sparse };
+	size_t s4[] = { strlen(sparse) };
+	via_gguf(n4, d4, s4, 1, TFM_E_FORMAT);
+	const char *dense = "{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0,"
+			    "\"a\":1,\"b\":1000}}}";
+	struct tfm_ckpt_file f5 = { "tokenizer.json", (uint8_t *)dense, strlen(dense) };
+	struct tfm_ckpt c5 = { .source = "t", .files = &f5, .n_files = 1 };
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c5, g)); /* gaps are fine */
+	CHECK(tfm_gguf_arr_n(g, tfm_gguf_find(g, "tokenizer.ggml.tokens")) == 1001);
+	tfm_gguf_free(g);
+	c5.config = json_pack("{sI}", "vocab_size", (json_int_t)50000000);
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_ST(tfm_tokenizer_to_gguf(&c5, g), TFM_E_FORMAT);
+	tfm_gguf_free(g);
+	json_decref(c5.config);
 	/* max_token_length, then two tokens of (score, length, bytes) */
 	static const uint8_t two[] = { 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'a',
 				       0, 0, 0, 0, 1, 0, 0, 0, 'b' };
