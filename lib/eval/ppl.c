@@ -158,18 +158,18 @@ int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 	/* checked: sums read from shard files can be anything in range, and a
 	 * wrapped sum would print as a plausible result */
 	struct tfm_ppl_acc m = *dst;
-	int ov = __builtin_add_overflow(m.n_kl, src->n_kl, &m.n_kl) |
-		 __builtin_add_overflow(m.n_agree, src->n_agree, &m.n_agree) |
-		 __builtin_add_overflow(m.kl, src->kl, &m.kl) |
-		 __builtin_add_overflow(m.kl2, src->kl2, &m.kl2) |
-		 __builtin_add_overflow(m.dp, src->dp, &m.dp) |
-		 __builtin_add_overflow(m.dp2, src->dp2, &m.dp2) |
-		 __builtin_add_overflow(m.nll_base, src->nll_base, &m.nll_base) |
-		 __builtin_add_overflow(m.n, src->n, &m.n) |
-		 __builtin_add_overflow(m.n_top1, src->n_top1, &m.n_top1) |
-		 __builtin_add_overflow(m.n_bytes, src->n_bytes, &m.n_bytes) |
-		 __builtin_add_overflow(m.nll, src->nll, &m.nll) |
-		 __builtin_add_overflow(m.nll2, src->nll2, &m.nll2) |
+	int ov = __builtin_add_overflow(m.n_kl, src->n_kl, &m.n_kl) ||
+		 __builtin_add_overflow(m.n_agree, src->n_agree, &m.n_agree) ||
+		 __builtin_add_overflow(m.kl, src->kl, &m.kl) ||
+		 __builtin_add_overflow(m.kl2, src->kl2, &m.kl2) ||
+		 __builtin_add_overflow(m.dp, src->dp, &m.dp) ||
+		 __builtin_add_overflow(m.dp2, src->dp2, &m.dp2) ||
+		 __builtin_add_overflow(m.nll_base, src->nll_base, &m.nll_base) ||
+		 __builtin_add_overflow(m.n, src->n, &m.n) ||
+		 __builtin_add_overflow(m.n_top1, src->n_top1, &m.n_top1) ||
+		 __builtin_add_overflow(m.n_bytes, src->n_bytes, &m.n_bytes) ||
+		 __builtin_add_overflow(m.nll, src->nll, &m.nll) ||
+		 __builtin_add_overflow(m.nll2, src->nll2, &m.nll2) ||
 		 __builtin_add_overflow(m.ent, src->ent, &m.ent);
 	if (ov || !fits(m.kl) || !fits(m.kl2) || !fits(m.dp) || !fits(m.dp2) || !fits(m.nll_base) ||
 	    !fits(m.nll) || !fits(m.nll2) || !fits(m.ent))
