@@ -110,6 +110,9 @@ static int vb_fill(struct vb *v, int64_t n)
 
 static int vb_merge(struct vb *v, const char *a, size_t an, const char *b, size_t bn)
 {
+	/* kept as "a b" C strings: a NUL inside would cut the merge */
+	if (memchr(a, 0, an) || memchr(b, 0, bn))
+		return tfm_seterr(TFM_E_FORMAT, "BPE merge %lld has a NUL byte", (long long)v->n_merges);
 	if (v->n_merges == v->merges_cap) {
 		int64_t cap = v->merges_cap ? v->merges_cap * 2 : 1024;
 		char **m = tfm_realloc(v->merges, (size_t)cap * sizeof *m);
@@ -786,6 +789,10 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	int64_t nv = 0;
 	if (c->config)
 		nv = json_integer_value(json_object_get(c->config, "vocab_size"));
+	if (v.n == 0) {
+		st = tfm_seterr(TFM_E_FORMAT, "no tokens");
+		goto done;
+	}
 	if (nv > 2 * v.n + 1024) { /* padded with [PAD] tokens, as for gaps */
 		st = tfm_seterr(TFM_E_FORMAT, "config.json vocab_size %lld is far beyond the "
 				"tokenizer's %lld tokens", (long long)nv, (long long)v.n);

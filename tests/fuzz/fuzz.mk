@@ -4,6 +4,7 @@
 #       ASan and UBSan (no recovery) into build-fuzz/, then runs each harness
 #       for FUZZ_SECONDS on its corpus (tests/fuzz/run); a crasher lands in
 #       tests/fuzz/regress/NAME/ and the target fails.
+#   make fuzz-clean     removes build-fuzz/ (corpora included)
 # `make check` replays every file of tests/fuzz/regress/NAME/ through the same
 # harness built without libFuzzer (build/tests/replay_NAME, replay.c).
 FUZZ_SECONDS ?= 20
@@ -22,7 +23,7 @@ $(B)/fuzz/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(FUZZ_COMMON) $(B)/libtfm.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(B)/libtfm.a $(LDLIBS)
 
-.PHONY: fuzz fuzz-bins
+.PHONY: fuzz fuzz-bins fuzz-clean
 fuzz-bins: $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 
 fuzz: deps
@@ -31,3 +32,6 @@ fuzz: deps
 	  CFLAGS='-O1 -g -fsanitize=fuzzer-no-link -fno-sanitize-recover=all' \
 	  FUZZ_NAMES='$(FUZZ_NAMES)' fuzz-bins
 	@./tests/fuzz/run $(FUZZ_B) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+fuzz-clean:
+	rm -rf $(FUZZ_B)

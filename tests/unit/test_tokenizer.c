@@ -604,6 +604,17 @@ static void t_hostile_vocab(void)
 	CHECK_ST(tfm_tokenizer_to_gguf(&c5, g), TFM_E_FORMAT);
 	tfm_gguf_free(g);
 	json_decref(c5.config);
+	/* no tokens at all; a merge with a NUL byte (merges.txt is raw text):
+	 * written before, and then refused by tfm_tokenizer_from_gguf */
+	const char *empty = "{\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]},"
+			    "\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}";
+	const void *d6[] = { empty };
+	size_t s6[] = { strlen(empty) };
+	via_gguf(n4, d6, s6, 1, TFM_E_FORMAT);
+	static const char nul_merge[] = "a\0x b\n";
+	const void *d7[] = { vj, nul_merge };
+	size_t s7[] = { strlen(vj), sizeof nul_merge - 1 };
+	via_gguf(n2, d7, s7, 2, TFM_E_FORMAT);
 	/* max_token_length, then two tokens of (score, length, bytes) */
 	static const uint8_t two[] = { 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'a',
 				       0, 0, 0, 0, 1, 0, 0, 0, 'b' };
