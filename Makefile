@@ -1,6 +1,7 @@
 # tfm: one non-recursive Makefile.  Objects go under build/.
 #   make                 libtfm.a, libtfm.so, build/bin/tfm-*
-#   make check           unit tests, bats tests, man-page lint
+#   make check           unit tests, bats tests, man-page lint, fuzz regressions
+#   make fuzz            libFuzzer harnesses (tests/fuzz/fuzz.mk)
 #   make demo            run a real model
 #   make install PREFIX=/usr/local DESTDIR=
 #   CUDA=auto|0|1        build the CUDA backend (auto: when nvcc is on PATH)
@@ -175,5 +176,7 @@ install: all $(B)/include/tfm.h
 
 clean:
 	rm -rf $(B)
+
+include tests/fuzz/fuzz.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

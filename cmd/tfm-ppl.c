@@ -394,8 +394,6 @@ static json_t *logits_header(const struct meta *m, int64_t n_vocab, int64_t posi
 			 (json_int_t)m->windows, "shard", sh);
 }
 
-static size_t record_bytes(int64_t k) { return 8 + 8 * (size_t)k; }
-
 static int write_record(struct tfm_out *o, const struct tfm_logprobs *r)
 {
 	int st = tfm_out_write(o, &r->logp_target, 4);
@@ -408,54 +406,25 @@ static int write_record(struct tfm_out *o, const struct tfm_logprobs *r)
 	return st;
 }
 
-static int read_record(const uint8_t *p, int64_t k, int64_t n_vocab, struct tfm_logprobs *r,
-		       const char *name)
-{
-	memcpy(&r->logp_target, p, 4);
-	memcpy(&r->logp_rest, p + 4, 4);
-	memcpy(r->id, p + 8, 4 * (size_t)k);
-	memcpy(r->logp, p + 8 + 4 * (size_t)k, 4 * (size_t)k);
-	r->k = (int32_t)k;
-	for (int64_t j = 0; j < k; j++)
-		if (r->id[j] < 0 || r->id[j] >= n_vocab)
-			return tfm_seterr(TFM_E_FORMAT, "%s: token id %d out of range", name, r->id[j]);
-	return TFM_OK;
-}
-
 /* Check that base (a blob holding a --save-logits file) is for the same
  * text, tokens, settings and vocabulary; *data points at the first record. */
 static int kl_base_check(const struct tfm_blob *b, const json_t *want, const uint8_t **data)
 {
-	const uint8_t *nl = memchr(b->data, '\n', b->size < 65536 ? b->size : 65536);
-	json_error_t e;
-	json_t *h = nl ? json_loadb((const char *)b->data, (size_t)(nl - b->data), 0, &e) : NULL;
-	int st = TFM_OK;
-	if (!h || json_integer_value(json_object_get(h, "tfm_logprobs")) != 2) {
-		st = tfm_seterr(TFM_E_FORMAT, "%s: not a tfm-ppl --save-logits file", b->name);
-		goto done;
-	}
+	json_t *h;
+	size_t off;
+	int st = tfm_logprobs_header(b->data, b->size, b->name, &h, &off);
+	if (st)
+		return st;
 	if (strcmp(json_string_value(json_object_get(h, "tokens_hash")) ?: "",
 		   json_string_value(json_object_get(want, "tokens_hash")) ?: "") ||
 	    json_integer_value(json_object_get(h, "n_vocab")) !=
-		    json_integer_value(json_object_get(want, "n_vocab"))) {
+		    json_integer_value(json_object_get(want, "n_vocab")))
 		st = tfm_seterr(TFM_E_FORMAT, "%s: saved from another text or tokenizer", b->name);
-		goto done;
-	}
-	if (!json_equal(h, want)) {
+	else if (!json_equal(h, want))
 		st = tfm_seterr(TFM_E_FORMAT, "%s: saved with other settings "
 				"(-c, --mode, --stride, --chunks, --shard)", b->name);
-		goto done;
-	}
-	size_t rec = record_bytes(json_integer_value(json_object_get(h, "k")));
-	size_t n = (size_t)json_integer_value(json_object_get(h, "positions"));
-	size_t off = (size_t)(nl - b->data) + 1;
-	if (b->size - off != rec * n) {
-		st = tfm_seterr(TFM_E_FORMAT, "%s: truncated (%zu bytes of records, want %zu)",
-				b->name, b->size - off, rec * n);
-		goto done;
-	}
-	*data = b->data + off;
-done:
+	else
+		*data = b->data + off;
 	json_decref(h);
 	return st;
 }
@@ -669,15 +638,17 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 						goto done;
 				}
 				if (base) {
-					const uint8_t *p = base + (size_t)row * record_bytes(k_rec);
-					if ((st = read_record(p, k_rec, n_vocab, &rec, kb.name)))
+					size_t rb = tfm_logprobs_record_bytes(k_rec);
+					const uint8_t *p = base + (size_t)row * rb;
+					if ((st = tfm_logprobs_read(p, k_rec, n_vocab, &rec, kb.name)))
 						goto done;
 					kls[row] = tfm_kl_add(&acc, &rec, lg, n_vocab, win[j + 1]);
 				}
 				row++;
 			}
 		}
-		(void)tfm_ppl_merge(total, &acc); /* per-window sums: no overflow */
+		if ((st = tfm_ppl_merge(total, &acc)))
+			goto done;
 		if (o->fmt == FMT_JSONL) {
 			/* this window's tokens and mean NLL; the perplexity so far */
 			struct tfm_ppl_result r, so_far;

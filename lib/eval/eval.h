@@ -7,6 +7,7 @@
 #ifndef TFM_EVAL_H
 #define TFM_EVAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -84,6 +85,19 @@ int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src);
 /* Means from the sums.  The standard error is llama-perplexity's:
  * sqrt((mean(x^2) - mean(x)^2) / (n - 1)); 0 when n < 2. */
 void tfm_ppl_result(const struct tfm_ppl_acc *a, struct tfm_ppl_result *r);
+
+/* Reading a --save-logits file (formats/logprobs.md) held in data[size]:
+ * the header line, checked (version 2, "topk", n_vocab >= 1, k =
+ * min(n_vocab, TFM_LOGPROBS_K), positions >= 0, and exactly that many
+ * records after it), as *hdr (the caller decrefs it) and the offset *off
+ * of the first record.  TFM_E_FORMAT with a message otherwise. */
+int tfm_logprobs_header(const uint8_t *data, size_t size, const char *name, json_t **hdr,
+			size_t *off);
+size_t tfm_logprobs_record_bytes(int64_t k); /* 8 + 8k */
+/* One record of k entries at p: token ids in [0, n_vocab), every value a
+ * log-probability (not NaN, not above 0); TFM_E_FORMAT otherwise. */
+int tfm_logprobs_read(const uint8_t *p, int64_t k, int64_t n_vocab, struct tfm_logprobs *r,
+		      const char *name);
 
 /* Partial sums as JSON (128-bit sums as decimal strings) and back. */
 json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a);

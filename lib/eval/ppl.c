@@ -146,27 +146,36 @@ double tfm_kl_add(struct tfm_ppl_acc *a, const struct tfm_logprobs *b, const flo
 	return kl;
 }
 
+/* The range of a 128-bit sum that tfm_ppl_acc_from_json reads back. */
+static int fits(tfm_i128 v)
+{
+	const tfm_i128 lim = (tfm_i128)1 << 126;
+	return v < lim && v > -lim;
+}
+
 int tfm_ppl_merge(struct tfm_ppl_acc *dst, const struct tfm_ppl_acc *src)
 {
-	struct tfm_ppl_acc t = *dst;
-	int ovf = 0;
-	ovf |= (int)__builtin_add_overflow(t.n_kl, src->n_kl, &t.n_kl);
-	ovf |= (int)__builtin_add_overflow(t.n_agree, src->n_agree, &t.n_agree);
-	ovf |= (int)__builtin_add_overflow(t.kl, src->kl, &t.kl);
-	ovf |= (int)__builtin_add_overflow(t.kl2, src->kl2, &t.kl2);
-	ovf |= (int)__builtin_add_overflow(t.dp, src->dp, &t.dp);
-	ovf |= (int)__builtin_add_overflow(t.dp2, src->dp2, &t.dp2);
-	ovf |= (int)__builtin_add_overflow(t.nll_base, src->nll_base, &t.nll_base);
-	ovf |= (int)__builtin_add_overflow(t.n, src->n, &t.n);
-	ovf |= (int)__builtin_add_overflow(t.n_top1, src->n_top1, &t.n_top1);
-	ovf |= (int)__builtin_add_overflow(t.n_bytes, src->n_bytes, &t.n_bytes);
-	ovf |= (int)__builtin_add_overflow(t.nll, src->nll, &t.nll);
-	ovf |= (int)__builtin_add_overflow(t.nll2, src->nll2, &t.nll2);
-	ovf |= (int)__builtin_add_overflow(t.ent, src->ent, &t.ent);
-	if (ovf)
-		return tfm_seterr(TFM_E_FORMAT, "partial results: sums overflow when merged");
-	t.kl_max = src->kl_max > dst->kl_max ? src->kl_max : dst->kl_max;
-	*dst = t;
+	/* checked: sums read from shard files can be anything in range, and a
+	 * wrapped sum would print as a plausible result */
+	struct tfm_ppl_acc m = *dst;
+	int ov = __builtin_add_overflow(m.n_kl, src->n_kl, &m.n_kl) ||
+		 __builtin_add_overflow(m.n_agree, src->n_agree, &m.n_agree) ||
+		 __builtin_add_overflow(m.kl, src->kl, &m.kl) ||
+		 __builtin_add_overflow(m.kl2, src->kl2, &m.kl2) ||
+		 __builtin_add_overflow(m.dp, src->dp, &m.dp) ||
+		 __builtin_add_overflow(m.dp2, src->dp2, &m.dp2) ||
+		 __builtin_add_overflow(m.nll_base, src->nll_base, &m.nll_base) ||
+		 __builtin_add_overflow(m.n, src->n, &m.n) ||
+		 __builtin_add_overflow(m.n_top1, src->n_top1, &m.n_top1) ||
+		 __builtin_add_overflow(m.n_bytes, src->n_bytes, &m.n_bytes) ||
+		 __builtin_add_overflow(m.nll, src->nll, &m.nll) ||
+		 __builtin_add_overflow(m.nll2, src->nll2, &m.nll2) ||
+		 __builtin_add_overflow(m.ent, src->ent, &m.ent);
+	if (ov || !fits(m.kl) || !fits(m.kl2) || !fits(m.dp) || !fits(m.dp2) || !fits(m.nll_base) ||
+	    !fits(m.nll) || !fits(m.nll2) || !fits(m.ent))
+		return tfm_seterr(TFM_E_FORMAT, "partial results: merged sums overflow");
+	m.kl_max = src->kl_max > m.kl_max ? src->kl_max : m.kl_max;
+	*dst = m;
 	return TFM_OK;
 }
 
@@ -313,6 +322,8 @@ int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 	if ((st = i128_parse(j, "nll_q32", &a->nll)) || (st = i128_parse(j, "nll2_q64", &a->nll2)) ||
 	    (st = i128_parse(j, "ent_q32", &a->ent)))
 		return st;
+	if (a->nll2 < 0) /* a sum of squares */
+		return tfm_seterr(TFM_E_FORMAT, "partial result: nll2_q64 is negative");
 	json_t *nk = json_object_get(j, "n_kl"), *na = json_object_get(j, "n_agree");
 	if (!nk)
 		return acc_check(a);
@@ -325,6 +336,8 @@ int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j)
 	    (st = i128_parse(j, "dp_q32", &a->dp)) || (st = i128_parse(j, "dp2_q64", &a->dp2)) ||
 	    (st = i128_parse(j, "nll_base_q32", &a->nll_base)))
 		return st;
+	if (a->kl < 0 || a->kl2 < 0 || a->dp2 < 0) /* KL is never negative; squares */
+		return tfm_seterr(TFM_E_FORMAT, "partial result: negative kl_q32, kl2_q64 or dp2_q64");
 	json_t *km = json_object_get(j, "kl_max_q32");
 	if (!json_is_integer(km) || json_integer_value(km) < 0)
 		return tfm_seterr(TFM_E_FORMAT, "partial result: bad kl_max_q32");

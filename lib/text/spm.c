@@ -84,8 +84,13 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 			continue;
 		}
 		for (size_t j = 0; j < sy[i].n && !st; j++) {
-			int32_t b = t->byte_tok[(unsigned char)s[sy[i].off + j]];
-			st = tfm_ids_push(out, b >= 0 ? b : t->unk);
+			unsigned char c = (unsigned char)s[sy[i].off + j];
+			int32_t b = t->byte_tok[c] >= 0 ? t->byte_tok[c] : t->unk;
+			if (b < 0) /* never id -1: the model would index its embeddings with it */
+				st = tfm_seterr(TFM_E_FORMAT, "SentencePiece: no token for byte 0x%02x "
+						"and no unknown token in the vocabulary", c);
+			else
+				st = tfm_ids_push(out, b);
 		}
 	}
 done:

@@ -123,6 +123,9 @@ static int vb_fill(struct vb *v, int64_t n)
 
 static int vb_merge(struct vb *v, const char *a, size_t an, const char *b, size_t bn)
 {
+	/* kept as "a b" C strings: a NUL inside would cut the merge */
+	if (memchr(a, 0, an) || memchr(b, 0, bn))
+		return tfm_seterr(TFM_E_FORMAT, "BPE merge %lld has a NUL byte", (long long)v->n_merges);
 	if (v->n_merges == v->merges_cap) {
 		int64_t cap = v->merges_cap ? v->merges_cap * 2 : 1024;
 		char **m = tfm_realloc(v->merges, (size_t)cap * sizeof *m);
@@ -155,8 +158,9 @@ static int64_t vb_find(const struct vb *v, const char *s)
 static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
 {
 	size_t off = 4;
+	int64_t i;
 	int st;
-	for (int64_t i = 0; off < f->size; i++) {
+	for (i = 0; off < f->size; i++) {
 		float score;
 		int32_t len;
 		if (f->size - off < 8)
@@ -193,6 +197,8 @@ static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
 		if (st)
 			return st;
 	}
+	if (i < 3) /* ids 1 and 2 are BOS and EOS, as tfm_tokenizer_from_llama2c requires */
+		return tfm_seterr(TFM_E_FORMAT, "tokenizer.bin: only %lld tokens", (long long)i);
 	v->model = "llama";
 	v->pre = "default";
 	v->has_scores = 1;
@@ -726,9 +732,10 @@ static int write_keys(const struct vb *v, struct tfm_gguf *g)
 	    (v->has_scores && (st = tfm_gguf_set_arr(g, "tokenizer.ggml.scores", TFM_GGUF_FLOAT32,
 						     v->score, v->n))) ||
 	    (st = tfm_gguf_set_arr(g, "tokenizer.ggml.token_type", TFM_GGUF_INT32, v->type, v->n)) ||
-	    (v->n_merges && (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.merges",
-						       (const char *const *)v->merges, NULL,
-						       v->n_merges))))
+	    /* BPE always has the key, even with no merges (llama.cpp requires it) */
+	    ((v->n_merges || !strcmp(v->model, "gpt2")) &&
+	     (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.merges",
+					(const char *const *)v->merges, NULL, v->n_merges))))
 		return st;
 	static const char *const ids[] = {
 		"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
@@ -841,6 +848,15 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	int64_t nv = 0;
 	if (c->config)
 		nv = json_integer_value(json_object_get(c->config, "vocab_size"));
+	if (v.n == 0) {
+		st = tfm_seterr(TFM_E_FORMAT, "no tokens");
+		goto done;
+	}
+	if (nv > 2 * v.n + 1024) { /* padded with [PAD] tokens, as for gaps */
+		st = tfm_seterr(TFM_E_FORMAT, "config.json vocab_size %lld is far beyond the "
+				"tokenizer's %lld tokens", (long long)nv, (long long)v.n);
+		goto done;
+	}
 	if ((st = vb_fill(&v, nv)))
 		goto done;
 	if ((st = write_keys(&v, g)))

@@ -41,9 +41,12 @@ static int encode_word(const struct tfm_tokenizer *t, const char *w, size_t wn,
 			return st;
 		i = j - 1;
 	}
-	if (out->n == start)
-		return tfm_ids_push(out, t->unk);
-	return TFM_OK;
+	if (out->n > start)
+		return TFM_OK;
+	if (t->unk < 0) /* never id -1: the model would index its embeddings with it */
+		return tfm_seterr(TFM_E_FORMAT, "WordPiece: no token for '%.*s' and no unknown "
+				  "token in the vocabulary", (int)(wn < 64 ? wn : 64), w);
+	return tfm_ids_push(out, t->unk);
 }
 
 int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out)

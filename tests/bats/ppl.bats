@@ -161,6 +161,14 @@ setup() {
 	run tfm-ppl --merge -F json "$T/b0.json" "$T/b1.json"
 	assert_failure 65
 	run tfm-ppl --merge -F json "$T/b0.json" "$T/b1.json" "$T/b2.json" "$T/b3.json"
+
+@test "ppl: --merge refuses shards whose sums overflow (65)" {
+	for i in 0 1; do
+		tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --shard $i/2 -F json > "$T/s$i.json"
+		sed 's/"n":[0-9]*,/"n":5000000000000000000,/' "$T/s$i.json" > "$T/big$i.json"
+	done
+	tfm-ppl --merge -F json "$T/s0.json" "$T/s1.json" > /dev/null
+	run tfm-ppl --merge -F json "$T/big0.json" "$T/big1.json"
 	assert_failure 65
 	assert_output --partial 'overflow'
 }
@@ -260,6 +268,18 @@ setup() {
 	done
 	tfm-ppl --merge -F json "$T/k0.json" "$T/k1.json" > "$T/kmerged.json"
 	cmp <(jq -S 'del(.kl.median, .kl.p99)' "$T/win.json") <(jq -S . "$T/kmerged.json")
+}
+
+@test "ppl: --kl-base refuses a record that is not log-probabilities (65)" {
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --save-logits "$T/b.lp" -F json > /dev/null
+	zstd -dcq "$T/b.lp" > "$T/b.raw"
+	tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --kl-base "$T/b.raw" -F json > /dev/null
+	# the first record's logp_target becomes NaN (f32 0x7fc00000, little-endian)
+	h=$(head -n 1 "$T/b.raw" | wc -c)
+	printf '\000\000\300\177' | dd of="$T/b.raw" bs=1 seek="$h" conv=notrunc 2> /dev/null
+	run tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --kl-base "$T/b.raw" -F json
+	assert_failure 65
+	assert_output --partial 'not ones'
 }
 
 @test "ppl: an f16 KV cache stays within 0.1% of f32" {

@@ -222,9 +222,99 @@ static void t_kl_topk(void)
 	CHECK(got <= exact + 1e-9); /* coarsening never increases KL */
 }
 
+/* Shard sums from hostile files (tests/fuzz/fuzz_pplshard): a merge whose
+ * sums would overflow is refused and leaves the total as it was (the int64
+ * and int128 additions were undefined), and sums of squares are never
+ * negative. */
+static void t_merge_hostile(void)
+{
+	struct tfm_ppl_acc a, b, before;
+	tfm_ppl_init(&a);
+	tfm_ppl_add_values(&a, 2, 1, 1, 3);
+	before = a;
+	/* an int64 count */
+	b = a;
+	b.n = INT64_MAX;
+	CHECK_ST(tfm_ppl_merge(&a, &b), TFM_E_FORMAT);
+	CHECK(acc_eq(&a, &before));
+	/* an int128 sum: 2^126 + 2^126 (and past 2^126, which a shard file cannot hold) */
+	b = a;
+	b.nll2 = (tfm_i128)1 << 126;
+	struct tfm_ppl_acc t = b;
+	CHECK_ST(tfm_ppl_merge(&t, &b), TFM_E_FORMAT);
+	CHECK(acc_eq(&t, &b));
+	b.nll2 = t.nll2 = (tfm_i128)1 << 125; /* 2^126: would be written, not read back */
+	CHECK_ST(tfm_ppl_merge(&t, &b), TFM_E_FORMAT);
+	/* what fits still merges */
+	CHECK_OK(tfm_ppl_merge(&a, &before));
+	CHECK(a.n == 2 && a.n_bytes == 6);
+	json_t *j = tfm_ppl_acc_to_json(&before);
+	struct tfm_ppl_acc back;
+	json_object_set_new(j, "nll2_q64", json_string("-1"));
+	CHECK_ST(tfm_ppl_acc_from_json(&back, j), TFM_E_FORMAT);
+	json_decref(j);
+}
+
+/* A --kl-base file from hostile bytes (lib/eval/logprobs.c): the header
+ * checked for itself, records whose values are not log-probabilities
+ * refused (tests/fuzz/fuzz_klbase). */
+static void t_logprobs_read(void)
+{
+	char hdr[256];
+	uint8_t buf[512];
+	int n = snprintf(hdr, sizeof hdr, "{\"tfm_logprobs\":2,\"format\":\"topk\",\"k\":2,"
+			 "\"n_vocab\":2,\"positions\":1}\n");
+	size_t rb = tfm_logprobs_record_bytes(2);
+	CHECK(rb == 24);
+	/* logp_target, logp_rest (-inf: no rest), ids, logps */
+	float lt = logf(0.25f), rest = -INFINITY, lp[2] = { logf(0.75f), logf(0.25f) };
+	int32_t id[2] = { 1, 0 };
+	memcpy(buf, hdr, (size_t)n);
+	memcpy(buf + n, &lt, 4);
+	memcpy(buf + n + 4, &rest, 4);
+	memcpy(buf + n + 8, id, 8);
+	memcpy(buf + n + 16, lp, 8);
+	json_t *h = NULL;
+	size_t off = 0;
+	struct tfm_logprobs r;
+	CHECK_OK(tfm_logprobs_header(buf, (size_t)n + rb, "t", &h, &off));
+	CHECK(off == (size_t)n && h != NULL);
+	json_decref(h);
+	CHECK_OK(tfm_logprobs_read(buf + off, 2, 2, &r, "t"));
+	CHECK(r.k == 2 && r.id[0] == 1 && r.logp[1] == lp[1]);
+	/* one byte short, one too many, no newline */
+	CHECK_ST(tfm_logprobs_header(buf, (size_t)n + rb - 1, "t", &h, &off), TFM_E_FORMAT);
+	buf[n + rb] = 0;
+	CHECK_ST(tfm_logprobs_header(buf, (size_t)n + rb + 1, "t", &h, &off), TFM_E_FORMAT);
+	CHECK_ST(tfm_logprobs_header(buf, (size_t)n - 1, "t", &h, &off), TFM_E_FORMAT);
+	/* k must be min(n_vocab, 32); positions not negative */
+	static const char *const bad[] = {
+		"{\"tfm_logprobs\":2,\"format\":\"topk\",\"k\":3,\"n_vocab\":2,\"positions\":0}\n",
+		"{\"tfm_logprobs\":2,\"format\":\"topk\",\"k\":33,\"n_vocab\":40,\"positions\":0}\n",
+		"{\"tfm_logprobs\":2,\"format\":\"topk\",\"k\":-1,\"n_vocab\":-1,\"positions\":0}\n",
+		"{\"tfm_logprobs\":2,\"format\":\"topk\",\"k\":2,\"n_vocab\":2,\"positions\":-1}\n",
+		"{\"tfm_logprobs\":1,\"format\":\"topk\",\"k\":2,\"n_vocab\":2,\"positions\":0}\n",
+		"[2]\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK_ST(tfm_logprobs_header((const uint8_t *)bad[i], strlen(bad[i]), "t", &h, &off),
+			 TFM_E_FORMAT);
+	/* values: NaN, a log-probability above 0, an id out of range */
+	float nan = NAN, big = 5;
+	memcpy(buf + n + 16, &nan, 4);
+	CHECK_ST(tfm_logprobs_read(buf + off, 2, 2, &r, "t"), TFM_E_FORMAT);
+	memcpy(buf + n + 16, lp, 4);
+	memcpy(buf + n, &big, 4);
+	CHECK_ST(tfm_logprobs_read(buf + off, 2, 2, &r, "t"), TFM_E_FORMAT);
+	memcpy(buf + n, &lt, 4);
+	CHECK_OK(tfm_logprobs_read(buf + off, 2, 2, &r, "t"));
+	CHECK_ST(tfm_logprobs_read(buf + off, 2, 1, &r, "t"), TFM_E_FORMAT);
+}
+
 static const struct t_case t_cases[] = {
 	{ "kl", t_kl }, { "kl_topk", t_kl_topk },
 	{ "uniform", t_uniform }, { "two_way", t_two_way }, { "stderr", t_stderr },
-	{ "merge", t_merge },
+	{ "merge", t_merge }, { "logprobs_read", t_logprobs_read },
+	{ "merge_hostile", t_merge_hostile },
 };
 T_MAIN(t_cases)

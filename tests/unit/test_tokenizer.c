@@ -526,6 +526,107 @@ static const struct { const char *pre; int text; const char *want; } pretok_case
 	{ "viking", 2, " \001 \321\202\320\265\321\201\321\202\001 \330\247\331\204\330\271\330\261\330\250\331\212\330\251\001 \360\237\246\231\001 x\001\015\012\001y\001  " },
 };
 
+/* Hostile vocabularies (found by tests/fuzz): text a vocabulary cannot
+ * encode, with no unknown token to fall back on, is an error, never id -1
+ * (fuzz_vocab: a vocab.txt without [UNK]; a SentencePiece vocabulary without
+ * byte tokens whose unknown_token_id is out of range); a tokenizer.bin too
+ * short for llama2.c's three special tokens is refused at import instead of
+ * written as a vocabulary tfm cannot read back (fuzz_l2ctok). */
+static void t_hostile_vocab(void)
+{
+	int32_t *ids = NULL;
+	size_t n = 0;
+	const char *vt = "[PAD]\n[CLS]\n[SEP]\nhello\n";
+	const char *n1[] = { "vocab.txt" };
+	const void *d1[] = { vt };
+	size_t s1[] = { strlen(vt) };
+	struct tfm_tokenizer *t = via_gguf(n1, d1, s1, 1, TFM_OK);
+	if (t) {
+		CHECK_OK(tfm_tokenize(t, "hello", 5, 0, &ids, &n));
+		CHECK(n == 1 && ids[0] == 3);
+		free(ids);
+		ids = NULL;
+		CHECK_ST(tfm_tokenize(t, "hello xyz", 9, 0, &ids, &n), TFM_E_FORMAT);
+		CHECK(ids == NULL);
+	}
+	tfm_tokenizer_free(t);
+	struct tfm_gguf *g = NULL;
+	const char *toks[] = { "a", "b", "\xe2\x96\x81" };
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_gguf_set_str(g, "tokenizer.ggml.model", "llama"));
+	CHECK_OK(tfm_gguf_set_arr_str(g, "tokenizer.ggml.tokens", toks, NULL, 3));
+	CHECK_OK(tfm_gguf_set_u32(g, "tokenizer.ggml.unknown_token_id", 7));
+	t = NULL;
+	CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+	if (t) {
+		CHECK_OK(tfm_tokenize(t, "ab", 2, 0, &ids, &n));
+		free(ids);
+		ids = NULL;
+		CHECK_ST(tfm_tokenize(t, "axb", 3, 0, &ids, &n), TFM_E_FORMAT);
+		CHECK(ids == NULL);
+	}
+	tfm_tokenizer_free(t);
+	tfm_gguf_free(g);
+	/* a byte-level BPE without merges (a merges.txt of its header only) is
+	 * written with an empty merges array, which llama.cpp and tfm require */
+	const char *vj = "{\"a\": 0, \"b\": 1, \"ab\": 2}", *mt = "#version: 0.2\n";
+	const char *n2[] = { "vocab.json", "merges.txt" };
+	const void *d2[] = { vj, mt };
+	size_t s2[] = { strlen(vj), strlen(mt) };
+	t = via_gguf(n2, d2, s2, 2, TFM_OK);
+	CHECK(t != NULL);
+	if (t) {
+		static const int32_t want[] = { 0, 1 };
+		CHECK_OK(tfm_tokenize(t, "ab", 2, 0, &ids, &n));
+		CHECK(same(ids, n, want, 2));
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	/* ids far past the entries given, or a config vocab_size far past the
+	 * tokenizer, would be padded with [PAD] tokens: 60 bytes of JSON asked
+	 * for 10^6 of them (fuzz_tokjson; an id up to 2^26 was accepted) */
+	const char *sparse = "{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0,"
+			     "\"a\":1,\"b\":1000000}}}";
+	const char *n4[] = { "tokenizer.json" };
+	const void *d4[] = { sparse };
+	size_t s4[] = { strlen(sparse) };
+	via_gguf(n4, d4, s4, 1, TFM_E_FORMAT);
+	const char *dense = "{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0,"
+			    "\"a\":1,\"b\":1000}}}";
+	struct tfm_ckpt_file f5 = { "tokenizer.json", (uint8_t *)dense, strlen(dense) };
+	struct tfm_ckpt c5 = { .source = "t", .files = &f5, .n_files = 1 };
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c5, g)); /* gaps are fine */
+	CHECK(tfm_gguf_arr_n(g, tfm_gguf_find(g, "tokenizer.ggml.tokens")) == 1001);
+	tfm_gguf_free(g);
+	c5.config = json_pack("{sI}", "vocab_size", (json_int_t)50000000);
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_ST(tfm_tokenizer_to_gguf(&c5, g), TFM_E_FORMAT);
+	tfm_gguf_free(g);
+	json_decref(c5.config);
+	/* no tokens at all; a merge with a NUL byte (merges.txt is raw text):
+	 * written before, and then refused by tfm_tokenizer_from_gguf */
+	const char *empty = "{\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]},"
+			    "\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}";
+	const void *d6[] = { empty };
+	size_t s6[] = { strlen(empty) };
+	via_gguf(n4, d6, s6, 1, TFM_E_FORMAT);
+	static const char nul_merge[] = "a\0x b\n";
+	const void *d7[] = { vj, nul_merge };
+	size_t s7[] = { strlen(vj), sizeof nul_merge - 1 };
+	via_gguf(n2, d7, s7, 2, TFM_E_FORMAT);
+	/* max_token_length, then two tokens of (score, length, bytes) */
+	static const uint8_t two[] = { 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'a',
+				       0, 0, 0, 0, 1, 0, 0, 0, 'b' };
+	const char *n3[] = { "tokenizer.bin" };
+	const size_t lens[] = { 0, 4, sizeof two }; /* nothing, no token, two tokens */
+	for (int i = 0; i < 3; i++) {
+		const void *d3[] = { two };
+		size_t s3[] = { lens[i] };
+		via_gguf(n3, d3, s3, 1, TFM_E_FORMAT);
+	}
+}
+
 struct joined { char buf[1024]; size_t n; };
 
 static int join_piece(void *ctx, const char *w, size_t n)
@@ -575,5 +676,6 @@ static const struct t_case t_cases[] = {
 	{ "llama2c", t_llama2c },
 	{ "roundtrip", t_roundtrip },
 	{ "pretok_unknown", t_pretok_unknown },
+	{ "hostile_vocab", t_hostile_vocab },
 };
 T_MAIN(t_cases)
