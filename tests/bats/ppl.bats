@@ -161,11 +161,15 @@ setup() {
 	run tfm-ppl --merge -F json "$T/b0.json" "$T/b1.json"
 	assert_failure 65
 	run tfm-ppl --merge -F json "$T/b0.json" "$T/b1.json" "$T/b2.json" "$T/b3.json"
+	assert_failure 65
+	assert_output --partial 'overflow'
+}
 
 @test "ppl: --merge refuses shards whose sums overflow (65)" {
 	for i in 0 1; do
 		tfm-ppl "${M[@]}" -f "$T/wiki.txt" -c 64 --chunks 2 --shard $i/2 -F json > "$T/s$i.json"
-		sed 's/"n":[0-9]*,/"n":5000000000000000000,/' "$T/s$i.json" > "$T/big$i.json"
+		sed 's/"n":[0-9]*,/"n":5000000000000000000,/; s/"text_tokens":[0-9]*,/"text_tokens":9000000000000000000,/' \
+			"$T/s$i.json" > "$T/big$i.json"
 	done
 	tfm-ppl --merge -F json "$T/s0.json" "$T/s1.json" > /dev/null
 	run tfm-ppl --merge -F json "$T/big0.json" "$T/big1.json"
