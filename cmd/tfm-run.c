@@ -416,6 +416,37 @@ done:
 	return st;
 }
 
+/* The model's own sampling defaults (general.sampling.*, which
+ * tfm-convert and llama.cpp's converter take from generation_config.json)
+ * for the options not given on the command line. */
+enum { SET_TEMP = 1, SET_TOPK = 2, SET_TOPP = 4, SET_MINP = 8, SET_PEN = 16, SET_PENN = 32 };
+
+static void sampling_defaults(const struct tfm_gguf *g, unsigned given, struct tfm_sampler_opts *so)
+{
+	if (!g)
+		return;
+	double v;
+	int64_t k;
+	if (!(given & SET_TEMP) && !tfm_gguf_get_float(g, "general.sampling.temp", &v) &&
+	    v >= 0 && v <= 1e6)
+		so->temp = v;
+	if (!(given & SET_TOPK) && !tfm_gguf_get_int(g, "general.sampling.top_k", &k) &&
+	    k >= 0 && k <= INT32_MAX)
+		so->top_k = k;
+	if (!(given & SET_TOPP) && !tfm_gguf_get_float(g, "general.sampling.top_p", &v) &&
+	    v >= 0 && v <= 1)
+		so->top_p = v;
+	if (!(given & SET_MINP) && !tfm_gguf_get_float(g, "general.sampling.min_p", &v) &&
+	    v >= 0 && v <= 1)
+		so->min_p = v;
+	if (!(given & SET_PEN) && !tfm_gguf_get_float(g, "general.sampling.penalty_repeat", &v) &&
+	    v > 0 && v <= 1e6)
+		so->repeat_penalty = v;
+	if (!(given & SET_PENN) && !tfm_gguf_get_int(g, "general.sampling.penalty_last_n", &k) &&
+	    k >= 0 && k <= 1 << 20)
+		so->repeat_last_n = k;
+}
+
 /* ---- --chat ---- */
 
 static volatile sig_atomic_t chat_interrupted;
@@ -618,6 +649,7 @@ int main(int argc, char **argv)
 	const char *model = NULL, *prompt = NULL, *file = NULL, *vocab = NULL, *format = "text";
 	int64_t n_ctx = 0, count = 256, threads = 0, logprobs = 0, verbose = 0;
 	int have_seed = 0, special = 0, echo = 1, ignore_eos = 0, n_stop = 0, chat = 0;
+	unsigned given = 0; /* sampling options on the command line */
 	const char *system_text = NULL, *chat_tpl = NULL;
 	const char **stop = NULL;
 	struct tfm_sampler_opts so;
@@ -645,12 +677,12 @@ int main(int argc, char **argv)
 		case 'q': tfm_log_set_level(TFM_LOG_ERROR); verbose = -1; break;
 		case 't': if ((rc = cmd_opt_i64("-t", optarg, 0, 1024, &threads))) return rc; break;
 		case 'v': tfm_log_set_level(TFM_LOG_INFO); verbose = 1; break;
-		case O_TEMP: if ((rc = cmd_opt_f64("--temp", optarg, 0, 1e6, &so.temp))) return rc; break;
-		case O_TOPK: if ((rc = cmd_opt_i64("--top-k", optarg, 0, INT32_MAX, &so.top_k))) return rc; break;
-		case O_TOPP: if ((rc = cmd_opt_f64("--top-p", optarg, 0, 1, &so.top_p))) return rc; break;
-		case O_MINP: if ((rc = cmd_opt_f64("--min-p", optarg, 0, 1, &so.min_p))) return rc; break;
-		case O_PEN: if ((rc = cmd_opt_f64("--repeat-penalty", optarg, 1e-6, 1e6, &so.repeat_penalty))) return rc; break;
-		case O_PENN: if ((rc = cmd_opt_i64("--repeat-last-n", optarg, 0, 1 << 20, &so.repeat_last_n))) return rc; break;
+		case O_TEMP: given |= SET_TEMP; if ((rc = cmd_opt_f64("--temp", optarg, 0, 1e6, &so.temp))) return rc; break;
+		case O_TOPK: given |= SET_TOPK; if ((rc = cmd_opt_i64("--top-k", optarg, 0, INT32_MAX, &so.top_k))) return rc; break;
+		case O_TOPP: given |= SET_TOPP; if ((rc = cmd_opt_f64("--top-p", optarg, 0, 1, &so.top_p))) return rc; break;
+		case O_MINP: given |= SET_MINP; if ((rc = cmd_opt_f64("--min-p", optarg, 0, 1, &so.min_p))) return rc; break;
+		case O_PEN: given |= SET_PEN; if ((rc = cmd_opt_f64("--repeat-penalty", optarg, 1e-6, 1e6, &so.repeat_penalty))) return rc; break;
+		case O_PENN: given |= SET_PENN; if ((rc = cmd_opt_i64("--repeat-last-n", optarg, 0, 1 << 20, &so.repeat_last_n))) return rc; break;
 		case O_SEED:
 			if ((rc = cmd_opt_i64("--seed", optarg, 0, INT64_MAX, &v)))
 				return rc;
@@ -724,6 +756,7 @@ int main(int argc, char **argv)
 				vocab ? "" : " (llama2.c checkpoints need --vocab)");
 		goto fail;
 	}
+	sampling_defaults(tfm_model_gguf(r.m), given, &so);
 	const struct tfm_spec *spec = tfm_model_spec(r.m);
 	r.n_vocab = spec->n_vocab;
 	if (n_ctx == 0)

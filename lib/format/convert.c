@@ -241,6 +241,47 @@ static uint32_t file_type(const struct tfm_convert *cv)
 	return bytes[1] > bytes[0] && bytes[1] >= bytes[2] ? 1 : bytes[2] > bytes[0] ? 32 : 0;
 }
 
+/* generation_config.json's sampling defaults as llama.cpp's converter
+ * writes them (general.sampling.*), for tfm-run and llama.cpp to start
+ * from.  do_sample false is transformers' greedy decoding: temp 0. */
+static int sampling_keys(const struct tfm_ckpt *ck, struct tfm_gguf *g)
+{
+	const struct tfm_ckpt_file *f = tfm_ckpt_file(ck, "generation_config.json");
+	if (!f)
+		return TFM_OK;
+	json_error_t e;
+	json_t *j = json_loadb((const char *)f->data, f->size, JSON_DECODE_INT_AS_REAL, &e);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return tfm_seterr(TFM_E_FORMAT, "generation_config.json: line %d: %s", e.line, e.text);
+	}
+	static const struct { const char *hf, *key; int is_int; } map[] = {
+		{ "top_k", "general.sampling.top_k", 1 },
+		{ "top_p", "general.sampling.top_p", 0 },
+		{ "min_p", "general.sampling.min_p", 0 },
+		{ "temperature", "general.sampling.temp", 0 },
+		{ "repetition_penalty", "general.sampling.penalty_repeat", 0 },
+	};
+	int st = TFM_OK;
+	for (size_t i = 0; i < sizeof map / sizeof map[0] && !st; i++) {
+		json_t *v = json_object_get(j, map[i].hf);
+		if (!json_is_number(v))
+			continue;
+		double x = json_number_value(v);
+		if (!(x >= 0 && x < 1e9))
+			st = tfm_seterr(TFM_E_FORMAT, "generation_config.json: %s=%g is out of range",
+					map[i].hf, x);
+		else if (map[i].is_int)
+			st = tfm_gguf_set_i32(g, map[i].key, (int32_t)x);
+		else
+			st = tfm_gguf_set_f32(g, map[i].key, (float)x);
+	}
+	if (!st && json_is_false(json_object_get(j, "do_sample")))
+		st = tfm_gguf_set_f32(g, "general.sampling.temp", 0.0f);
+	json_decref(j);
+	return st;
+}
+
 static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_convert_opts *o)
 {
 	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL };
@@ -316,7 +357,7 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 	model_name(ck, path, name, sizeof name);
 	if ((st = tfm_gguf_set_str(cv->g, "general.name", name)) ||
 	    (st = tfm_gguf_set_u32(cv->g, "general.file_type", file_type(cv))) ||
-	    (st = tfm_tokenizer_to_gguf(ck, cv->g)))
+	    (st = tfm_tokenizer_to_gguf(ck, cv->g)) || (st = sampling_keys(ck, cv->g)))
 		goto out;
 	/* the spec's token ids are the tokenizer's, where it has them: one
 	 * BOS in the file, not tokenizer.ggml.bos_token_id 1 beside

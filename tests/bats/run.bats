@@ -290,3 +290,20 @@ story_template() {
 	run tfm-run -m "$STORIES" --vocab "$TOK512" --system hi -p hi
 	assert_failure 64
 }
+
+@test "run: sampling defaults come from generation_config.json (via general.sampling.*); options win" {
+	cp -r "$ROOT/tests/data/tok-llama3" "$T/m"
+	# do_sample false: transformers decodes greedily, and so does tfm-run
+	jq '. + {do_sample: false, temperature: 0.7, top_k: 20}' \
+		"$ROOT/tests/data/tok-llama3/generation_config.json" > "$T/m/generation_config.json"
+	tfm-convert -o "$T/g.gguf" "$T/m"
+	grep -qa 'general.sampling.temp' "$T/g.gguf"
+	a=$(tfm-run -m "$T/g.gguf" -n 12 --seed 1 -p "the" -F jsonl | jq -c .id)
+	b=$(tfm-run -m "$T/g.gguf" -n 12 --seed 2 -p "the" -F jsonl | jq -c .id)
+	g=$(tfm-run -m "$T/g.gguf" -n 12 --temp 0 -p "the" -F jsonl | jq -c .id)
+	[ "$a" = "$g" ] && [ "$b" = "$g" ]
+	# --temp on the command line wins over the file
+	c=$(tfm-run -m "$T/g.gguf" -n 12 --seed 1 --temp 5 --top-k 0 --top-p 1 --min-p 0 -p "the" -F jsonl | jq -c .id)
+	d=$(tfm-run -m "$T/g.gguf" -n 12 --seed 2 --temp 5 --top-k 0 --top-p 1 --min-p 0 -p "the" -F jsonl | jq -c .id)
+	[ "$c" != "$d" ]
+}
