@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 const char *prog = "tfm";
 
@@ -105,4 +107,41 @@ int cmd_opt_kv_type(const char *usage, const char *arg, int *type)
 	if (*type != TFM_TYPE_F32 && *type != TFM_TYPE_F16 && *type != TFM_TYPE_Q8_0)
 		return cmd_usage_error(usage, "-k %s: the KV cache is f32, f16 or q8_0", arg);
 	return 0;
+}
+
+/* ---- progress ---- */
+
+static struct { double t_last; int shown; } progress;
+
+void *cmd_progress_ctx(int quiet)
+{
+	return !quiet && isatty(STDERR_FILENO) ? &progress : NULL;
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cmd_progress(void *ctx, int64_t i, int64_t n, double done, double total, const char *name)
+{
+	/* small files are done before a line helps (TFM_PROGRESS_MIN: bytes) */
+	const char *e = getenv("TFM_PROGRESS_MIN");
+	if (!ctx || total < (e && *e ? atof(e) : 64.0 * 1048576))
+		return;
+	if (!name) { /* the end: the line goes away */
+		if (progress.shown)
+			fputs("\r\033[K", stderr);
+		progress.shown = 0;
+		return;
+	}
+	double t = mono_now();
+	if (progress.shown && t - progress.t_last < 0.2)
+		return;
+	progress.t_last = t;
+	progress.shown = 1;
+	fprintf(stderr, "\r\033[K%s: %3.0f%% (%.2f of %.2f GB) tensor %lld/%lld %.60s", prog,
+		100.0 * done / total, done / 1e9, total / 1e9, (long long)i + 1, (long long)n, name);
 }

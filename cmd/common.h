@@ -28,4 +28,9 @@ int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *
 int cmd_opt_type(const char *usage, const char *arg, int *type);
 int cmd_opt_kv_type(const char *usage, const char *arg, int *type);
 
+/* A progress line on stderr for tfm_gguf_write_progress, when stderr is a
+ * terminal and the output is large (cmd_progress_ctx decides; NULL: none). */
+void *cmd_progress_ctx(int quiet);
+void cmd_progress(void *ctx, int64_t i, int64_t n, double done, double total, const char *name);
+
 #endif

@@ -88,7 +88,8 @@ int main(int argc, char **argv)
 		(long long)tfm_gguf_n_tensors(g), (long long)tfm_gguf_n_kv(g));
 	if ((st = tfm_out_open(&out, output, zstd)))
 		goto done;
-	if ((st = tfm_gguf_write(g, out)))
+	if ((st = tfm_gguf_write_progress(g, out, cmd_progress,
+					  cmd_progress_ctx(tfm_log_get_level() < TFM_LOG_WARN))))
 		goto done;
 	st = tfm_out_commit(out);
 	out = NULL;

@@ -529,7 +529,7 @@ int main(int argc, char **argv)
 	}
 	if ((st = tfm_out_open(&o, output, zstd)))
 		goto fail;
-	if ((st = tfm_gguf_write(out, o)))
+	if ((st = tfm_gguf_write_progress(out, o, cmd_progress, cmd_progress_ctx(quiet))))
 		goto fail;
 	st = tfm_out_commit(o);
 	o = NULL;

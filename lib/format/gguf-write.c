@@ -120,6 +120,14 @@ static int check_alignment(const struct tfm_gguf *g)
 
 int tfm_gguf_write(const struct tfm_gguf *g, struct tfm_out *out)
 {
+	return tfm_gguf_write_progress(g, out, NULL, NULL);
+}
+
+int tfm_gguf_write_progress(const struct tfm_gguf *g, struct tfm_out *out,
+			    void (*cb)(void *ctx, int64_t i, int64_t n, double done, double total,
+				       const char *name),
+			    void *ctx)
+{
 	struct wr w = { .out = out };
 	size_t align = tfm_gguf_alignment(g);
 	uint64_t *off;
@@ -149,13 +157,21 @@ int tfm_gguf_write(const struct tfm_gguf *g, struct tfm_out *out)
 	}
 	if (g->n_t)
 		w_pad(&w, align);
+	double total = 0, done = 0;
+	for (int64_t i = 0; cb && i < g->n_t; i++)
+		total += (double)g->t[i].pub.nbytes;
 	for (int64_t i = 0; i < g->n_t && !w.st; i++) {
 		const void *p;
+		if (cb)
+			cb(ctx, i, g->n_t, done, total, g->t[i].pub.name);
 		if ((w.st = tensor_bytes(&g->t[i], &buf, &cap, &p)))
 			break;
 		w_raw(&w, p, g->t[i].pub.nbytes);
 		w_pad(&w, align);
+		done += (double)g->t[i].pub.nbytes;
 	}
+	if (cb && !w.st)
+		cb(ctx, g->n_t, g->n_t, done, total, NULL);
 	tfm_afree(buf);
 	free(off);
 	return w.st;

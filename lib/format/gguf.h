@@ -139,5 +139,11 @@ size_t tfm_gguf_data_offset(const struct tfm_gguf *g);
 
 /* Write the whole file (header, kv, tensor infos, aligned data). */
 int tfm_gguf_write(const struct tfm_gguf *g, struct tfm_out *out);
+/* The same, calling cb before tensor i of n is produced (bytes done of
+ * total) and once at the end with i == n and name NULL: for progress. */
+int tfm_gguf_write_progress(const struct tfm_gguf *g, struct tfm_out *out,
+			    void (*cb)(void *ctx, int64_t i, int64_t n, double done, double total,
+				       const char *name),
+			    void *ctx);
 
 #endif

@@ -241,3 +241,19 @@ nan_checkpoint() {
 	assert_success
 	[ -s "$T/q.gguf" ]
 }
+
+@test "quant and convert: a progress line on a terminal for large files, none in a pipe" {
+	T=$BATS_TEST_TMPDIR
+	tfm-convert -o "$T/f.gguf" "$ROOT/tests/fixtures/llama"
+	# TFM_PROGRESS_MIN lowers the size from which the line is shown (64 MiB)
+	TFM_PROGRESS_MIN=1 script -qec "tfm-quant -o $T/q.gguf q8_0 $T/f.gguf" "$T/tty" > /dev/null
+	grep -q 'tfm-quant: .*% (0.00 of 0.00 GB) tensor 1/' "$T/tty"
+	TFM_PROGRESS_MIN=1 script -qec "tfm-convert -o $T/c.gguf $ROOT/tests/fixtures/llama" "$T/tty2" > /dev/null
+	grep -q 'tfm-convert: .*tensor 1/' "$T/tty2"
+	# not on a terminal, or small: nothing
+	TFM_PROGRESS_MIN=1 tfm-quant -o "$T/q2.gguf" q8_0 "$T/f.gguf" 2> "$T/err"
+	! grep -q 'tensor 1/' "$T/err"
+	script -qec "tfm-quant -o $T/q3.gguf q8_0 $T/f.gguf" "$T/tty3" > /dev/null
+	! grep -q 'tensor 1/' "$T/tty3"
+	cmp "$T/q.gguf" "$T/q2.gguf"
+}
