@@ -196,6 +196,16 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "wkv.head_size"), (uint32_t)s->rwkv_head_size));
 	if (s->head_scale > 0 && s->head_scale != 1.0f && !strcmp(a, "command-r"))
 		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "logit_scale"), s->head_scale));
+	if (!strcmp(a, "granite")) { /* llama.cpp divides the logits by logit_scale */
+		if (s->head_scale > 0 && s->head_scale != 1.0f)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "logit_scale"), 1.0f / s->head_scale));
+		if (s->embd_scale > 0 && s->embd_scale != 1.0f)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "embedding_scale"), s->embd_scale));
+		if (s->residual_scale > 0 && s->residual_scale != 1.0f)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "residual_scale"), s->residual_scale));
+		if (s->attn_scale > 0)
+			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "attention.scale"), s->attn_scale));
+	}
 	if (s->parallel_residual && !strcmp(a, "gptneox"))
 		TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "use_parallel_residual"), 1));
 out:
@@ -337,7 +347,9 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 {
 	static const char *const known[] = { "llama", "qwen2", "qwen3", "gemma", "gemma2",
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
-					     "starcoder2", "olmo2", "stablelm", NULL };
+					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
+					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
+					     NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -345,7 +357,8 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		return tfm_seterr(TFM_E_UNSUPPORTED, "GGUF architecture '%s' without tfm.* keys "
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
-				  "stablelm)", a);
+				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
+				  "falcon, bloom, mpt)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -435,9 +448,19 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			s->layer_moe[i] = !with_tensors || has_t(g, i, "ffn_gate_inp.weight");
 	}
 
-	if (!strcmp(a, "llama")) {
+	if (tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.clamp_kqv")) >= 0)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s.attention.clamp_kqv without tfm.* keys is "
+				  "not supported", a);
+	if (!strcmp(a, "llama") || !strcmp(a, "granite")) {
 		/* llama.cpp permutes Q/K for the pairwise ("normal") rope */
 		s->rope_interleaved = 1;
+		if (!strcmp(a, "granite")) {
+			double ls = lget_f(g, a, "logit_scale", 1.0);
+			s->head_scale = ls > 0 ? (float)(1.0 / ls) : 1.0f;
+			s->embd_scale = (float)lget_f(g, a, "embedding_scale", 1.0);
+			s->residual_scale = (float)lget_f(g, a, "residual_scale", 1.0);
+			s->attn_scale = (float)lget_f(g, a, "attention.scale", 0.0);
+		}
 		if (w > 0) {
 			s->window = w;
 			s->mask = TFM_MASK_WINDOW;
@@ -449,6 +472,55 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		s->attn_bias_qkv = !strncmp(a, "qwen2", 5);
 		if (!strncmp(a, "qwen3", 5))
 			s->qk_norm = TFM_QK_NORM_HEAD;
+	} else if (!strcmp(a, "olmoe")) {
+		s->qk_norm = TFM_QK_NORM_FULL;
+	} else if (!strcmp(a, "olmo")) {
+		/* LayerNorm without weight or bias: llama.cpp's files hold none */
+		s->norm = TFM_NORM_LAYER;
+		s->norm_no_affine = !has_t(g, 0, "attn_norm.weight");
+	} else if (!strcmp(a, "command-r")) {
+		/* one LayerNorm (no bias) before parallel attention and FFN,
+		 * interleaved rope, logits times logit_scale */
+		s->norm = TFM_NORM_LAYER;
+		s->norm_bias = has_t(g, 0, "attn_norm.bias");
+		s->parallel_residual = s->shared_attn_ffn_norm = 1;
+		s->rope_interleaved = 1;
+		s->head_scale = (float)lget_f(g, a, "logit_scale", 1.0);
+		if (has_t(g, 0, "attn_q_norm.weight"))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "command-r with QK norms without tfm.* keys "
+					  "is not supported");
+	} else if (!strcmp(a, "phi2") || !strcmp(a, "gptj") || !strcmp(a, "gptneox") ||
+		   !strcmp(a, "falcon") || !strcmp(a, "bloom") || !strcmp(a, "mpt")) {
+		/* LayerNorm, plain GELU FFN; biases where the tensors have them */
+		s->norm = TFM_NORM_LAYER;
+		s->norm_bias = has_t(g, 0, "attn_norm.bias");
+		s->attn_bias_qkv = has_t(g, 0, "attn_qkv.bias") || has_t(g, 0, "attn_q.bias");
+		s->attn_bias_out = has_t(g, 0, "attn_output.bias");
+		s->ffn_bias = has_t(g, 0, "ffn_up.bias");
+		s->head_bias = tfm_gguf_find_tensor(g, "output.bias") != NULL;
+		s->gated = 0;
+		s->act = !strcmp(a, "phi2") || !strcmp(a, "gptj") || !strcmp(a, "bloom")
+			 ? TFM_ACT_GELU_TANH : TFM_ACT_GELU;
+		if (!strcmp(a, "gptj"))
+			s->rope_interleaved = 1;
+		if (!strcmp(a, "phi2") || !strcmp(a, "gptj") || !strcmp(a, "falcon")) {
+			/* attention and FFN side by side from one norm */
+			s->parallel_residual = s->shared_attn_ffn_norm = 1;
+			if (!strcmp(a, "falcon") && has_t(g, 0, "attn_norm_2.weight"))
+				return tfm_seterr(TFM_E_UNSUPPORTED, "falcon with two norms per layer "
+						  "(new_decoder_architecture) without tfm.* keys is not "
+						  "supported");
+		}
+		if (!strcmp(a, "gptneox"))
+			s->parallel_residual = (int)lget_i(g, a, "use_parallel_residual", 1);
+		if (!strcmp(a, "bloom") || !strcmp(a, "mpt")) {
+			s->pos_attn = TFM_POS_ALIBI;
+			s->alibi_max_bias = lget_f(g, a, "attention.max_alibi_bias", 8.0);
+			s->rope_dims = 0;
+			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+				s->layer_rope[i] = 0;
+			s->embd_norm = tfm_gguf_find_tensor(g, "token_embd_norm.weight") != NULL;
+		}
 	} else if (!strcmp(a, "olmo2")) {
 		/* norms after attention and FFN, on their outputs; q and k
 		 * normed over all heads */
