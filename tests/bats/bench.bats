@@ -231,3 +231,21 @@ setup() {
 	grep -q 'tfm-bench: 10/10: window attention at 128 tokens' "$BATS_TEST_TMPDIR/tty"
 	jq -e '.results | length == 10' "$BATS_TEST_TMPDIR/a.json"
 }
+
+@test "bench and run: TFM_ISA forces the kernels' instruction set; the paths agree" {
+	need_shared
+	tfm-convert --vocab "$TOK512" -o "$BATS_TEST_TMPDIR/s.gguf" "$STORIES"
+	run env TFM_ISA=scalar tfm-bench -q -m "$BATS_TEST_TMPDIR/s.gguf" -p 16 -n 4 -r 1 -F json
+	assert_success
+	[ "$(jq -r .device <<< "$output")" = cpu/scalar ]
+	a=$(TFM_ISA=scalar tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time")
+	b=$(tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time")
+	[ "$a" = "$b" ]
+	if grep -qw avx2 /proc/cpuinfo; then
+		c=$(TFM_ISA=avx2 tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 60 -p "Once upon a time")
+		[ "$a" = "$c" ]
+	fi
+	run env TFM_ISA=sse9 tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 2 -p "Once"
+	assert_success
+	assert_output --partial 'TFM_ISA=sse9'
+}

@@ -53,6 +53,10 @@ void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const ui
 /* attention tiles for up to 4 queries (attn-avx512.c; cpu.c has the
  * generic versions): scores against a transposed key tile, and the
  * probability-weighted sum of a value tile added to the rescaled outputs */
+void tfm_cpu_attn_qk_avx2(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			  int64_t ldk, int64_t hd, int64_t nk);
+void tfm_cpu_attn_pv_avx2(float *const *o, const float *corr, const float *p, int64_t ldp,
+			  int64_t nq, const float *v, int64_t nk, int64_t vd);
 void tfm_cpu_attn_qk_avx512(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
 			    int64_t ldk, int64_t hd, int64_t nk);
 void tfm_cpu_attn_pv_avx512(float *const *o, const float *corr, const float *p, int64_t ldp,
@@ -63,6 +67,7 @@ void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n);
 
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);
+void tfm_cpu_act_mul_avx2(float *g, const float *u, int64_t n, int act);
 
 /* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
 tfm_cpu_dot_fn tfm_cpu_dot(int type);

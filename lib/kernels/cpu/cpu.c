@@ -25,6 +25,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GEMM_TILE 128  /* at most this many weight rows per sgemm call */
@@ -149,6 +150,9 @@ static void isa_fill(const char *isa)
 		g_isa.max = tfm_cpu_max_avx2;
 		g_isa.expsum = tfm_cpu_expsum_avx2;
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
+		g_isa.act_mul = tfm_cpu_act_mul_avx2;
+		g_isa.attn_qk = tfm_cpu_attn_qk_avx2;
+		g_isa.attn_pv = tfm_cpu_attn_pv_avx2;
 	} else {
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
@@ -166,10 +170,22 @@ static void isa_fill(const char *isa)
  * is process-wide. */
 extern void blas_thread_shutdown_(void) __attribute__((weak));
 
+/* TFM_ISA=scalar|avx2|avx512 forces a path (one the processor has), so
+ * that an AVX-512 machine runs and tests the AVX2 kernels too. */
 static void cpu_init(void)
 {
 	__builtin_cpu_init();
-	isa_fill(have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar");
+	const char *want = getenv("TFM_ISA");
+	const char *best = have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar";
+	if (want && *want && (!strcmp(want, "scalar") || (!strcmp(want, "avx2") && have_avx2()) ||
+			      (!strcmp(want, "avx512") && have_avx512()))) {
+		isa_fill(want);
+	} else {
+		if (want && *want)
+			tfm_log(TFM_LOG_WARN, "tfm: warning: TFM_ISA=%s: not scalar, avx2 or avx512 "
+				"on this processor; using %s", want, best);
+		isa_fill(best);
+	}
 	openblas_set_num_threads(1);
 	if (blas_thread_shutdown_)
 		blas_thread_shutdown_();

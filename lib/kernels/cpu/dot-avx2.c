@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 static float hsum(__m256 v)
 {
@@ -128,4 +129,34 @@ float tfm_cpu_expsum_avx2(float *x, float mx, int64_t n)
 		}
 	}
 	return r;
+}
+
+/* g[i] = act(g[i]) * u[i] (u NULL: act(g[i])) for SiLU (act 0) and
+ * GELU-tanh (act 1), as tfm_cpu_act_mul_avx512 computes them:
+ * x / (1 + exp(z)), z = -x or -2 sqrt(2/pi) (x + 0.044715 x^3). */
+void tfm_cpu_act_mul_avx2(float *g, const float *u, int64_t n, int act)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), c0 = _mm256_set1_ps(-2 * 0.79788456080286536f);
+	const __m256 c1 = _mm256_set1_ps(0.044715f);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 x = _mm256_loadu_ps(g + i), z;
+		if (act == 0)
+			z = _mm256_sub_ps(_mm256_setzero_ps(), x);
+		else
+			z = _mm256_mul_ps(_mm256_mul_ps(c0, x),
+					  _mm256_fmadd_ps(_mm256_mul_ps(c1, x), x, one));
+		__m256 r = _mm256_div_ps(x, _mm256_add_ps(one, exp256(z)));
+		if (u)
+			r = _mm256_mul_ps(r, _mm256_loadu_ps(u + i));
+		_mm256_storeu_ps(g + i, r);
+	}
+	if (i < n) { /* the tail through a buffer: the same lanes' arithmetic */
+		float tg[8] = { 0 }, tu[8] = { 0 };
+		memcpy(tg, g + i, (size_t)(n - i) * sizeof *g);
+		if (u)
+			memcpy(tu, u + i, (size_t)(n - i) * sizeof *u);
+		tfm_cpu_act_mul_avx2(tg, u ? tu : NULL, 8, act);
+		memcpy(g + i, tg, (size_t)(n - i) * sizeof *g);
+	}
 }
