@@ -463,9 +463,18 @@ int tfm_convert_load(struct tfm_convert *cv)
 	/* Produce every tensor that is not direct, then rebuild the GGUF with
 	 * data pointers (the produce callbacks are not visible through the
 	 * public tensor view, and produce is not called again). */
-	struct tfm_gguf *g2;
-	int st = tfm_gguf_new(&g2);
+	/* what will be produced in memory, checked against the limit first */
+	double need = 0;
+	for (int64_t i = 0; i < cv->n_out; i++) {
+		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(cv->g, i);
+		if (!t->data || (uintptr_t)t->data % 4)
+			need += (double)t->nbytes;
+	}
+	int st = tfm_mem_check(need, "converting the checkpoint in memory");
 	if (st)
+		return st;
+	struct tfm_gguf *g2;
+	if ((st = tfm_gguf_new(&g2)))
 		return st;
 	for (int64_t i = 0; i < tfm_gguf_n_kv(cv->g); i++)
 		if ((st = tfm_gguf_copy_kv(g2, cv->g, i)))

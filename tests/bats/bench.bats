@@ -249,3 +249,11 @@ setup() {
 	assert_success
 	assert_output --partial 'TFM_ISA=sse9'
 }
+
+@test "bench: a checkpoint converted in memory is checked against the memory limit first (70)" {
+	run tfm-bench -q -m "$ROOT/tests/fixtures/llama" --mem-limit 20K -p 8 -n 2 -r 1
+	assert_failure 70
+	assert_output --partial 'converting the checkpoint in memory needs 48.0 KiB, more than the --mem-limit of 20.0 KiB'
+	run tfm-bench -q -m "$ROOT/tests/fixtures/llama" --mem-limit 100M -p 8 -n 2 -r 1
+	assert_success
+}

@@ -70,6 +70,7 @@ static struct {
 			int64_t nq, const float *v, int64_t nk, int64_t vd);
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
 	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
+	int qgemv_avx2;           /* the AVX2 four-row kernels (lib/quant says "avx2") */
 } g_isa;
 
 static float max_scalar(const float *x, int64_t n)
@@ -153,6 +154,7 @@ static void isa_fill(const char *isa)
 		g_isa.act_mul = tfm_cpu_act_mul_avx2;
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx2;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx2;
+		g_isa.qgemv_avx2 = !strcmp(tfm_quant_isa(), "avx2");
 	} else {
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
@@ -351,6 +353,9 @@ static void mm_task(void *ctx, int task, int n_tasks)
  * 576 x 49152), and decode of q8_0 weights is bound by that stream. */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
+	if (g_isa.qgemv_avx2 && !getenv("TFM_NO_QGEMV"))
+		return type == TFM_TYPE_Q4_0 ? tfm_cpu_qgemv_q4_0_avx2
+		       : type == TFM_TYPE_Q8_0 && getenv("TFM_QGEMV_Q8") ? tfm_cpu_qgemv_q8_0_avx2 : NULL;
 	if (!g_isa.qgemv_ok)
 		return NULL;
 	switch (type) {
