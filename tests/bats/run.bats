@@ -263,12 +263,28 @@ story_template() {
 	[ "$(jq -r .content "$T/fresh.jsonl")" = "$(sed -n 2p "$T/two.txt")" ]
 }
 
+# wait_for FILE PATTERN [N]: wait (at most 60 s) until FILE holds PATTERN
+# N times; the terminal test types only once the program is ready for it.
+wait_for() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(grep -c -- "$2" "$1" 2> /dev/null)" -ge "${3:-1}" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for '$2' in $1" >&2
+	return 1
+}
+
 @test "run: --chat on a terminal: a conversation, Ctrl-C stops an answer, /exit ends it" {
 	story_template
-	(sleep 1; printf 'Once upon a time\n'; sleep 3; printf '\003'; sleep 1; printf '/exit\n') |
-		timeout 60 script -qec "tfm-run -m '$STORIES' --vocab '$TOK512' --chat \
+	: > "$T/tty.txt"
+	# each keystroke waits for what it answers: the banner, the story, the next prompt
+	(wait_for "$T/tty.txt" 'Ctrl-C stops an answer' && sleep 0.5 && printf 'Once upon a time\n' &&
+		wait_for "$T/tty.txt" 'there was a little girl named Lily' && printf '\003' &&
+		wait_for "$T/tty.txt" '^> ' 2 && printf '/exit\n') |
+		timeout 60 script -qfec "tfm-run -m '$STORIES' --vocab '$TOK512' --chat \
 		--chat-template '$T/story.jinja' --temp 0 -n 40000 -c 41000 --ignore-eos" /dev/null \
-		> "$T/tty.txt"
+		>> "$T/tty.txt"
 	grep -q 'Ctrl-C stops an answer' "$T/tty.txt"
 	grep -q '^> Once upon a time' "$T/tty.txt"
 	grep -q 'there was a little girl named Lily' "$T/tty.txt"
