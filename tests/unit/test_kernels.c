@@ -440,7 +440,7 @@ static void t_qgemv_k(void)
 	free(w), free(x), free(wq), free(xq);
 }
 
-/* The AVX2 4-row q4_0 decode kernel (qgemv-avx2.c): every row
+/* The AVX2 4-row q4_0 / q8_0 decode kernels (qgemv-avx2.c): every row
  * bit-identical to lib/quant's one-row AVX2 dot, alone or grouped, on odd
  * row counts; within 1e-5 of the scalar reference. */
 static void t_qgemv_avx2(void)
@@ -449,15 +449,15 @@ static void t_qgemv_avx2(void)
 		fprintf(stderr, "  qgemv avx2: no AVX2 here, not run\n");
 		return;
 	}
-	static const int types[] = {TFM_TYPE_Q4_0};
-	static const tfm_cpu_qgemv_fn fns[] = {tfm_cpu_qgemv_q4_0_avx2};
-	static const tfm_vec_dot_fn one[] = {tfm_vec_dot_q4_0_q8_0_avx2};
+	static const int types[] = {TFM_TYPE_Q4_0, TFM_TYPE_Q8_0};
+	static const tfm_cpu_qgemv_fn fns[] = {tfm_cpu_qgemv_q4_0_avx2, tfm_cpu_qgemv_q8_0_avx2};
+	static const tfm_vec_dot_fn one[] = {tfm_vec_dot_q4_0_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx2};
 	static const int64_t rowsv[] = {1, 3, 4, 5, 9};
 	enum { MAXN = 320, MAXR = 9 };
 	float *w = malloc(MAXN * MAXR * sizeof *w), *x = malloc(MAXN * sizeof *x);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN);
 	float y[MAXR], y1[MAXR];
-	for (int ti = 0; ti < 1; ti++) {
+	for (int ti = 0; ti < 2; ti++) {
 		int same = 1;
 		for (int64_t n = 32; n <= MAXN; n += 288)
 			for (int ri = 0; ri < 5; ri++) {

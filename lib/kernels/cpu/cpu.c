@@ -353,8 +353,9 @@ static void mm_task(void *ctx, int task, int n_tasks)
  * 576 x 49152), and decode of q8_0 weights is bound by that stream. */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
-	if (g_isa.qgemv_avx2)
-		return type == TFM_TYPE_Q4_0 ? tfm_cpu_qgemv_q4_0_avx2 : NULL;
+	if (g_isa.qgemv_avx2 && !getenv("TFM_NO_QGEMV"))
+		return type == TFM_TYPE_Q4_0 ? tfm_cpu_qgemv_q4_0_avx2
+		       : type == TFM_TYPE_Q8_0 && getenv("TFM_QGEMV_Q8") ? tfm_cpu_qgemv_q8_0_avx2 : NULL;
 	if (!g_isa.qgemv_ok)
 		return NULL;
 	switch (type) {

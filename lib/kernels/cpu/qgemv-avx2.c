@@ -1,9 +1,9 @@
-/* qgemv-avx2.c: decode matrix-vector products of q4_0 weight rows
+/* qgemv-avx2.c: decode matrix-vector products of q4_0 and q8_0 weight rows
  * against q8_0 activations with AVX2, four rows at a time: each activation
  * block is loaded once for the four, and the four accumulators are four
  * independent chains where one row alone waits on one.  Each row is
  * computed by exactly the instructions, in the order, of lib/quant's
- * one-row tfm_vec_dot_q4_0_q8_0_avx2, so results are bit-identical to it
+ * one-row tfm_vec_dot_*_q8_0_avx2, so results are bit-identical to it
  * whatever rows it is grouped with.  Four interleaved rows defeat the
  * hardware's stride prefetch, so the same bytes four rows on are
  * prefetched by hand (as qgemv-avx512.c). */
@@ -56,6 +56,33 @@ void tfm_cpu_qgemv_q4_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 			for (int q = 0; q < 4; q++) {
 				_mm_prefetch((const char *)&w[q][i] + 4 * rb, _MM_HINT_T0);
 				__m256i a = _mm256_sub_epi8(nibbles32(w[q][i].qs), off);
+				acc[q] = _mm256_fmadd_ps(_mm256_set1_ps(fh(w[q][i].d) * dx),
+							 _mm256_cvtepi32_ps(dot_i8(a, b)), acc[q]);
+			}
+		}
+		for (int q = 0; q < 4 && r + q < rows; q++)
+			y[r + q] = hsum_ps(acc[q]);
+	}
+}
+
+void tfm_cpu_qgemv_q8_0_avx2(float *y, const void *wv, size_t rb, const void *xq, int64_t n,
+			     int64_t rows)
+{
+	const struct tfm_block_q8_0 *x = xq;
+	const int64_t nb = n / TFM_QK;
+	for (int64_t r = 0; r < rows; r += 4) {
+		const struct tfm_block_q8_0 *w[4];
+		__m256 acc[4];
+		for (int q = 0; q < 4; q++) {
+			w[q] = (const void *)((const uint8_t *)wv + (size_t)(r + q < rows ? r + q : r) * rb);
+			acc[q] = _mm256_setzero_ps();
+		}
+		for (int64_t i = 0; i < nb; i++) {
+			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
+			float dx = fh(x[i].d);
+			for (int q = 0; q < 4; q++) {
+				_mm_prefetch((const char *)&w[q][i] + 4 * rb, _MM_HINT_T0);
+				__m256i a = _mm256_loadu_si256((const __m256i *)w[q][i].qs);
 				acc[q] = _mm256_fmadd_ps(_mm256_set1_ps(fh(w[q][i].d) * dx),
 							 _mm256_cvtepi32_ps(dot_i8(a, b)), acc[q]);
 			}
