@@ -395,7 +395,7 @@ static void t_dispatch(void)
 static void t_qgemv_k(void)
 {
 	if (strcmp(tfm_quant_isa(), "avx512")) {
-		fprintf(stderr, "  qgemv K: no AVX-512 VNNI here, not run\n");
+		fprintf(stderr, "  qgemv K: lib/quant has no AVX-512 path here (needs VNNI and BF16), not run\n");
 		return;
 	}
 	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
