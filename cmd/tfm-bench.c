@@ -16,9 +16,9 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: tfm-bench [-hqVv] [-F FORMAT] [-k TYPE] [-n N] [-p N] [-r N] [-t N]\n"
-	"                 [--dtype TYPE] [--limits FILE] [--mem-limit SIZE] [--set KEY=VALUE]\n"
-	"                 -m MODEL | --config FILE\n"
+	"usage: tfm-bench [-hqVv] [-d LIST] [-F FORMAT] [-k TYPE] [-n LIST] [-p LIST]\n"
+	"                 [-pg PP,TG] [-r N] [-t LIST] [--dtype TYPE] [--limits FILE]\n"
+	"                 [--mem-limit SIZE] [--set KEY=VALUE] -m MODEL | --config FILE\n"
 	"       tfm-bench --attn [-qv] [-c LIST] [-F FORMAT] [-k TYPE] [-r N] [-t N]\n"
 	"                 [--block N] [--head-dim D] [--heads H] [--kv-heads K]\n"
 	"                 [--window W]\n"
@@ -30,6 +30,7 @@ static const char options_help[] =
 	"  -c, --ctx LIST          context lengths of --attn (comma-separated)\n"
 	"      --block N           queries of the prefill block of --attn\n"
 	"      --config FILE       benchmark a config.json with random weights\n"
+	"  -d, --n-depth LIST      tokens of context before each test (default 0)\n"
 	"      --dtype TYPE        type of the random weights' matrices (f32)\n"
 	"  -F, --format FORMAT     md (default), csv, json, jsonl or svg (--attn)\n"
 	"  -h, --help              print this help and exit\n"
@@ -41,12 +42,13 @@ static const char options_help[] =
 	"  -m, --model MODEL       the model to benchmark\n"
 	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
 	"      --measure-limits    measure and print the limits only\n"
-	"  -n, --n-gen N           decode steps of the generation test (0: skip)\n"
-	"  -p, --n-prompt N        tokens of the prompt-processing test (0: skip)\n"
+	"  -n, --n-gen LIST        decode steps of the generation tests (0: skip)\n"
+	"  -p, --n-prompt LIST     tokens of the prompt-processing tests (0: skip)\n"
+	"      --pg PP,TG          a test of PP prompt tokens then TG decode steps (-pg)\n"
 	"  -q, --quiet             no messages on stderr\n"
 	"  -r, --repetitions N     timed runs of each test\n"
 	"      --set KEY=VALUE     change a knob of the spec\n"
-	"  -t, --threads N         threads\n"
+	"  -t, --threads LIST      threads (one with --attn and --measure-limits)\n"
 	"  -V, --version           print the version and exit\n"
 	"  -v, --verbose           say on stderr what is measured\n"
 	"      --window W          sliding window of --attn's window variant\n";
@@ -57,7 +59,10 @@ static const char *const fmt_names[] = {"md", "csv", "json", "jsonl", "svg"};
 struct opts {
 	int fmt, verbose, quiet;
 	const char *model, *config, *limits;
-	int64_t n_prompt, n_gen, reps, threads;
+	/* lists, as llama-bench's: every combination is one test */
+	int64_t pp[16], tg[16], depth[16], thr[16], pg[16][2];
+	int n_pp, n_tg, n_depth, n_thr, n_pg;
+	int64_t reps, threads;    /* threads: thr[0] */
 	int dtype, kv_type;
 	const char *sets[64];
 	int n_sets;
@@ -232,8 +237,9 @@ static int config_spec(const struct opts *o, struct tfm_spec *s)
 }
 
 struct result {
-	const char *name;        /* pp512, tg128 */
-	int64_t n_prompt, n_gen;
+	char name[64];           /* pp512, tg128, pp512+tg128; " @ d4096" after a depth */
+	int64_t n_prompt, n_gen, n_depth, threads;
+	int lim;                 /* index of its thread count's limits */
 	double *samples, mean, sd;
 	double fraction;         /* of the limit */
 	const char *limit;       /* "sgemm" or "bandwidth" */
@@ -243,9 +249,8 @@ struct result {
 struct info {
 	const char *path, *source, *arch, *device, *type, *limits_source;
 	struct tfm_model_bytes mb;
-	struct tfm_bench_limits lim;
-	double flops_per_token;  /* at the prompt's mean context */
-	int64_t threads;
+	struct tfm_bench_limits lim[16]; /* per thread count */
+	int n_lim;
 };
 
 static void record(json_t *j, const struct info *in, const struct opts *o)
@@ -257,9 +262,7 @@ static void record(json_t *j, const struct info *in, const struct opts *o)
 	json_object_set_new(j, "size_bytes", jcount(in->mb.total));
 	json_object_set_new(j, "params", json_integer(in->mb.params));
 	json_object_set_new(j, "bytes_per_token", jcount(in->mb.per_token));
-	json_object_set_new(j, "flops_per_token", jcount(in->flops_per_token));
 	json_object_set_new(j, "device", json_string(in->device));
-	json_object_set_new(j, "threads", json_integer(in->threads));
 	json_object_set_new(j, "kv_type", json_string(tfm_type_name(o->kv_type)));
 }
 
@@ -269,14 +272,17 @@ static void test_json(json_t *t, const struct result *r, int reps)
 	for (int i = 0; i < reps; i++)
 		json_array_append_new(smp, json_real(r->samples[i]));
 	json_object_set_new(t, "test", json_string(r->name));
+	json_object_set_new(t, "threads", json_integer(r->threads));
 	json_object_set_new(t, "n_prompt", json_integer(r->n_prompt));
 	json_object_set_new(t, "n_gen", json_integer(r->n_gen));
+	json_object_set_new(t, "n_depth", json_integer(r->n_depth));
 	json_object_set_new(t, "reps", json_integer(reps));
 	json_object_set_new(t, "avg_ts", json_real(r->mean));
 	json_object_set_new(t, "stddev_ts", json_real(r->sd));
 	json_object_set_new(t, "samples_ts", smp);
-	json_object_set_new(t, "limit", json_string(r->limit));
-	json_object_set_new(t, "limit_fraction", json_real(r->fraction));
+	json_object_set_new(t, "limit", r->limit ? json_string(r->limit) : json_null());
+	json_object_set_new(t, "limit_fraction", r->limit ? json_real(r->fraction) : json_null());
+	json_object_set_new(t, "work_per_token", r->limit ? jcount(r->work) : json_null());
 }
 
 static int print_model(const struct info *in, const struct result *r, int nr,
@@ -287,7 +293,19 @@ static int print_model(const struct info *in, const struct result *r, int nr,
 	if (o->fmt == FMT_JSON) {
 		json_t *j = json_object(), *tests = json_array();
 		record(j, in, o);
-		json_object_set_new(j, "limits", limits_json(&in->lim, in->limits_source));
+		/* one thread count: its number and limits; several: arrays */
+		if (in->n_lim == 1) {
+			json_object_set_new(j, "threads", json_integer(o->thr[0]));
+			json_object_set_new(j, "limits", limits_json(&in->lim[0], in->limits_source));
+		} else {
+			json_t *th = json_array(), *li = json_array();
+			for (int i = 0; i < in->n_lim; i++) {
+				json_array_append_new(th, json_integer(o->thr[i]));
+				json_array_append_new(li, limits_json(&in->lim[i], in->limits_source));
+			}
+			json_object_set_new(j, "threads", th);
+			json_object_set_new(j, "limits", li);
+		}
 		for (int i = 0; i < nr; i++) {
 			json_t *t = json_object();
 			test_json(t, &r[i], reps);
@@ -300,8 +318,8 @@ static int print_model(const struct info *in, const struct result *r, int nr,
 		for (int i = 0; i < nr && !st; i++) {
 			json_t *j = json_object();
 			record(j, in, o);
-			json_object_set_new(j, "bandwidth_bytes_per_s", json_real(in->lim.bandwidth));
-			json_object_set_new(j, "sgemm_flops_per_s", json_real(in->lim.sgemm));
+			json_object_set_new(j, "bandwidth_bytes_per_s", json_real(in->lim[r[i].lim].bandwidth));
+			json_object_set_new(j, "sgemm_flops_per_s", json_real(in->lim[r[i].lim].sgemm));
 			json_object_set_new(j, "limits_source", json_string(in->limits_source));
 			test_json(j, &r[i], reps);
 			st = print_json(j, 1);
@@ -309,104 +327,157 @@ static int print_model(const struct info *in, const struct result *r, int nr,
 		}
 	} else if (o->fmt == FMT_CSV) {
 		printf("model,arch,type,size_bytes,params,device,threads,kv_type,test,n_prompt,n_gen,"
-		       "reps,avg_ts,stddev_ts,limit,limit_fraction\n");
-		for (int i = 0; i < nr; i++)
-			printf("\"%s\",%s,%s,%.0f,%" PRId64 ",%s,%lld,%s,%s,%lld,%lld,%d,%.6g,%.6g,%s,%.6g\n",
+		       "n_depth,reps,avg_ts,stddev_ts,limit,limit_fraction\n");
+		for (int i = 0; i < nr; i++) {
+			printf("\"%s\",%s,%s,%.0f,%" PRId64 ",%s,%lld,%s,%s,%lld,%lld,%lld,%d,%.6g,%.6g,",
 			       in->path, in->arch, in->type, in->mb.total, in->mb.params, in->device,
-			       (long long)in->threads, tfm_type_name(o->kv_type), r[i].name,
-			       (long long)r[i].n_prompt, (long long)r[i].n_gen, reps, r[i].mean, r[i].sd,
-			       r[i].limit, r[i].fraction);
+			       (long long)r[i].threads, tfm_type_name(o->kv_type), r[i].name,
+			       (long long)r[i].n_prompt, (long long)r[i].n_gen, (long long)r[i].n_depth,
+			       reps, r[i].mean, r[i].sd);
+			if (r[i].limit)
+				printf("%s,%.6g\n", r[i].limit, r[i].fraction);
+			else
+				printf(",\n");
+		}
 	} else {
 		printf("| model | size | params | backend | threads | test | t/s | %% of limit |\n"
 		       "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
-		for (int i = 0; i < nr; i++)
-			printf("| %s %s | %s | %s | %s | %lld | %s | %.2f ± %.2f | %.1f %% %s |\n",
+		for (int i = 0; i < nr; i++) {
+			char frac[48] = "-";
+			if (r[i].limit)
+				snprintf(frac, sizeof frac, "%.1f %% %s", 100 * r[i].fraction, r[i].limit);
+			printf("| %s %s | %s | %s | %s | %lld | %s | %.2f ± %.2f | %s |\n",
 			       in->arch, in->type, human_bytes(b1, sizeof b1, in->mb.total),
 			       human_count(b2, sizeof b2, (double)in->mb.params), in->device,
-			       (long long)in->threads, r[i].name, r[i].mean, r[i].sd,
-			       100 * r[i].fraction, r[i].limit);
+			       (long long)r[i].threads, r[i].name, r[i].mean, r[i].sd, frac);
+		}
 	}
 	return st;
 }
 
-static int bench_model(const struct opts *o)
+/* Opens the model (or makes the random one) for a thread count. */
+static int open_model(const struct opts *o, int64_t threads, struct tfm_model **m,
+		      struct info *in)
 {
-	struct tfm_model_opts mo = {.n_threads = (int)o->threads, .set = o->sets,
+	struct tfm_model_opts mo = {.n_threads = (int)threads, .set = o->sets,
 				    .n_set = o->n_sets, .kv_type = o->kv_type};
-	struct tfm_model *m = NULL;
 	struct tfm_spec spec;
-	struct info in = {0};
-	struct result r[2];
-	int nr = 0, st;
-	memset(r, 0, sizeof r);
+	int st;
 	if (o->config) {
 		if ((st = config_spec(o, &spec)))
 			return st;
 		mo.set = NULL, mo.n_set = 0; /* applied to the spec already */
-		if ((st = tfm_model_random(&m, &spec, o->dtype, 1234, &mo)))
-			goto out;
-		in.path = o->config, in.source = "random";
-	} else {
-		if ((st = tfm_model_open(&m, o->model, &mo)))
-			goto out;
-		in.path = o->model, in.source = "file";
+		in->path = o->config, in->source = "random";
+		return tfm_model_random(m, &spec, o->dtype, 1234, &mo);
 	}
+	in->path = o->model, in->source = "file";
+	return tfm_model_open(m, o->model, &mo);
+}
+
+/* One test: its runs, its speed and its fraction of the limit.  A pure
+ * prefill is bound by the sgemm rate (FLOPs at its mean context; the LM
+ * head runs for its last token only), pure generation by the bandwidth
+ * (weights and the KV cache it reads per token); a -pg test mixes both and
+ * has no single limit. */
+static int run_test(const struct opts *o, struct tfm_model *m, const struct info *in,
+		    struct result *x)
+{
 	const struct tfm_spec *s = tfm_model_spec(m);
-	if ((st = tfm_model_bytes(m, &in.mb)))
-		goto out;
-	in.arch = s->arch[0] ? s->arch : "model";
-	in.device = tfm_model_device(m);
-	in.type = tfm_type_name(in.mb.type);
-	in.threads = o->threads;
+	const struct tfm_bench_limits *l = &in->lim[x->lim];
 	struct tfm_counts c;
-	if ((st = tfm_spec_count(s, elem_bytes(o->kv_type), o->n_prompt / 2, &c)))
-		goto out;
-	in.flops_per_token = c.flops_per_token > 0 ? c.flops_per_token : 2.0 * (double)in.mb.params;
-	/* a prefill computes logits for its last token only: the LM head once
-	 * per prompt, not once per token */
-	if (o->n_prompt > 0 && s->head == TFM_HEAD_LM)
-		in.flops_per_token -= 2.0 * (double)s->n_vocab * (double)s->n_embd *
-				      (double)(o->n_prompt - 1) / (double)o->n_prompt;
-	if ((st = get_limits(o, &in.lim, &in.limits_source)))
-		goto out;
-	int64_t tests[2][2] = {{o->n_prompt, 0}, {0, o->n_gen}};
-	for (int i = 0; i < 2; i++) {
-		if (tests[i][0] <= 0 && tests[i][1] <= 0)
-			continue;
-		struct result *x = &r[nr];
-		x->n_prompt = tests[i][0], x->n_gen = tests[i][1];
-		x->name = x->n_prompt ? "pp" : "tg";
-		if (!(x->samples = tfm_calloc((size_t)o->reps, sizeof(double)))) {
-			st = TFM_E_NOMEM;
-			goto out;
-		}
-		nr++;
-		struct tfm_bench_run run = {.n_prompt = x->n_prompt, .n_gen = x->n_gen,
-					    .reps = (int)o->reps, .samples = x->samples};
-		if (o->verbose)
-			note(o, "%s%lld: %lld runs after a warm-up", x->name,
-			     (long long)(x->n_prompt + x->n_gen), (long long)o->reps);
-		if ((st = tfm_bench_model(m, &run)))
-			goto out;
-		tfm_bench_stats(x->samples, (int)o->reps, &x->mean, &x->sd);
-		if (x->n_prompt) {
-			x->limit = "sgemm", x->work = in.flops_per_token;
-			x->fraction = x->mean * in.flops_per_token / in.lim.sgemm;
-		} else {
-			x->limit = "bandwidth", x->work = in.mb.per_token;
-			x->fraction = x->mean * in.mb.per_token / in.lim.bandwidth;
-		}
+	int st;
+	char depth[32] = "";
+	if (x->n_depth)
+		snprintf(depth, sizeof depth, " @ d%lld", (long long)x->n_depth);
+	if (x->n_prompt && x->n_gen)
+		snprintf(x->name, sizeof x->name, "pp%lld+tg%lld%s", (long long)x->n_prompt,
+			 (long long)x->n_gen, depth);
+	else
+		snprintf(x->name, sizeof x->name, "%s%lld%s", x->n_prompt ? "pp" : "tg",
+			 (long long)(x->n_prompt + x->n_gen), depth);
+	if (!(x->samples = tfm_calloc((size_t)o->reps, sizeof(double))))
+		return TFM_E_NOMEM;
+	struct tfm_bench_run run = {.n_prompt = x->n_prompt, .n_gen = x->n_gen,
+				    .n_depth = x->n_depth, .reps = (int)o->reps,
+				    .samples = x->samples};
+	if (o->verbose)
+		note(o, "%s, %lld threads: %lld runs after a warm-up", x->name,
+		     (long long)x->threads, (long long)o->reps);
+	if ((st = tfm_bench_model(m, &run)))
+		return st;
+	tfm_bench_stats(x->samples, (int)o->reps, &x->mean, &x->sd);
+	if (x->n_prompt && x->n_gen)
+		return TFM_OK;
+	int64_t mid = x->n_depth + (x->n_prompt ? x->n_prompt / 2 : x->n_gen / 2);
+	if ((st = tfm_spec_count(s, elem_bytes(o->kv_type), mid, &c)))
+		return st;
+	if (x->n_prompt) {
+		x->work = c.flops_per_token > 0 ? c.flops_per_token : 2.0 * (double)in->mb.params;
+		if (s->head == TFM_HEAD_LM)
+			x->work -= 2.0 * (double)s->n_vocab * (double)s->n_embd *
+				   (double)(x->n_prompt - 1) / (double)x->n_prompt;
+		x->limit = "sgemm";
+		x->fraction = x->mean * x->work / l->sgemm;
+	} else {
+		x->work = in->mb.per_token + tfm_spec_kv_bytes(s, elem_bytes(o->kv_type), mid);
+		x->limit = "bandwidth";
+		x->fraction = x->mean * x->work / l->bandwidth;
 	}
-	char names[2][32];
-	for (int i = 0; i < nr; i++) {
-		snprintf(names[i], sizeof names[i], "%s%lld", r[i].name,
-			 (long long)(r[i].n_prompt + r[i].n_gen));
-		r[i].name = names[i];
+	return TFM_OK;
+}
+
+static int bench_model(const struct opts *o)
+{
+	struct tfm_model *m = NULL;
+	struct info in = {0};
+	struct result *r = NULL;
+	int nr = 0, st = TFM_OK;
+	int per_thr = o->n_depth * (o->n_pp + o->n_tg + o->n_pg);
+	if (!(r = tfm_calloc((size_t)(per_thr * o->n_thr), sizeof *r)))
+		return TFM_E_NOMEM;
+	for (int ti = 0; ti < o->n_thr; ti++) {
+		if ((st = open_model(o, o->thr[ti], &m, &in)))
+			goto out;
+		const struct tfm_spec *s = tfm_model_spec(m);
+		if ((st = tfm_model_bytes(m, &in.mb)))
+			goto out;
+		in.arch = s->arch[0] ? s->arch : "model";
+		in.device = tfm_model_device(m);
+		in.type = tfm_type_name(in.mb.type);
+		struct opts ol = *o;
+		ol.threads = o->thr[ti];
+		if (o->limits && ti > 0) /* a file is read once (it may be a pipe) */
+			in.lim[ti] = in.lim[0];
+		else if ((st = get_limits(&ol, &in.lim[ti], &in.limits_source)))
+			goto out;
+		in.n_lim = ti + 1;
+		for (int di = 0; di < o->n_depth; di++) {
+			int64_t tests[48][2];
+			int nt = 0;
+			for (int i = 0; i < o->n_pp; i++)
+				tests[nt][0] = o->pp[i], tests[nt++][1] = 0;
+			for (int i = 0; i < o->n_tg; i++)
+				tests[nt][0] = 0, tests[nt++][1] = o->tg[i];
+			for (int i = 0; i < o->n_pg; i++)
+				tests[nt][0] = o->pg[i][0], tests[nt++][1] = o->pg[i][1];
+			for (int i = 0; i < nt; i++) {
+				if (tests[i][0] <= 0 && tests[i][1] <= 0)
+					continue;
+				struct result *x = &r[nr++];
+				x->n_prompt = tests[i][0], x->n_gen = tests[i][1];
+				x->n_depth = o->depth[di], x->threads = o->thr[ti], x->lim = ti;
+				if ((st = run_test(o, m, &in, x)))
+					goto out;
+			}
+		}
+		tfm_model_close(m);
+		m = NULL;
 	}
 	st = print_model(&in, r, nr, o);
 out:
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < per_thr * o->n_thr; i++)
 		free(r[i].samples);
+	free(r);
 	tfm_model_close(m);
 	return st;
 }
@@ -681,6 +752,24 @@ fail:
 
 /* ---- options ---- */
 
+/* A comma-separated list of at most cap integers in [lo, hi]. */
+static int parse_list(const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *v,
+		      int *n, int cap)
+{
+	char buf[512];
+	if (strlen(arg) >= sizeof buf)
+		return cmd_usage_error(usage, "%s: list too long", opt);
+	snprintf(buf, sizeof buf, "%s", arg);
+	*n = 0;
+	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == cap)
+			return cmd_usage_error(usage, "%s: at most %d values", opt, cap);
+		if (cmd_opt_i64(opt, t, lo, hi, &v[(*n)++]))
+			return 64;
+	}
+	return *n ? 0 : cmd_usage_error(usage, "%s: empty list", opt);
+}
+
 static int parse_ctx_list(struct opts *o, const char *arg)
 {
 	char buf[512];
@@ -698,9 +787,11 @@ static int parse_ctx_list(struct opts *o, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_SET = 256, OPT_CONFIG, OPT_DTYPE, OPT_LIMITS, OPT_ATTN, OPT_MEASURE, OPT_HEADS,
-	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK, OPT_MEMLIM };
+	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK, OPT_MEMLIM, OPT_PG };
 	static const struct option longopts[] = {
 		{ "ctx", required_argument, NULL, 'c' },
+		{ "n-depth", required_argument, NULL, 'd' },
+		{ "pg", required_argument, NULL, OPT_PG },
 		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "kv-type", required_argument, NULL, 'k' },
@@ -726,13 +817,18 @@ int main(int argc, char **argv)
 		{ "block", required_argument, NULL, OPT_BLOCK },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = {.fmt = FMT_MD, .n_prompt = 512, .n_gen = 128, .reps = 5,
+	struct opts o = {.fmt = FMT_MD, .pp = {512}, .n_pp = 1, .tg = {128}, .n_tg = 1,
+			 .depth = {0}, .n_depth = 1, .thr = {0}, .n_thr = 1, .reps = 5,
 			 .dtype = TFM_TYPE_F32, .kv_type = TFM_TYPE_F32, .heads = 32, .kv_heads = 8,
 			 .head_dim = 128, .window = 4096, .block = 64,
 			 .ctx = {512, 2048, 8192, 32768}, .n_ctx = 4};
 	int attn = 0, measure = 0, ch, rc;
 	cmd_init("tfm-bench");
-	while ((ch = getopt_long(argc, argv, "c:F:hk:m:n:p:qr:t:Vv", longopts, NULL)) != -1) {
+	/* llama-bench spells --pg "-pg", which getopt would read as -p g */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-pg"))
+			argv[i] = (char *)"--pg";
+	while ((ch = getopt_long(argc, argv, "c:d:F:hk:m:n:p:qr:t:Vv", longopts, NULL)) != -1) {
 		int64_t v;
 		switch (ch) {
 		case 'c':
@@ -759,14 +855,30 @@ int main(int argc, char **argv)
 		case 'm':
 			o.model = optarg;
 			break;
+		case 'd':
+			if (parse_list("-d", optarg, 0, INT64_C(1) << 24, o.depth, &o.n_depth, 16))
+				return 64;
+			break;
 		case 'n':
-			if (cmd_opt_i64("-n", optarg, 0, INT64_C(1) << 24, &o.n_gen))
+			if (parse_list("-n", optarg, 0, INT64_C(1) << 24, o.tg, &o.n_tg, 16))
 				return 64;
 			break;
 		case 'p':
-			if (cmd_opt_i64("-p", optarg, 0, INT64_C(1) << 24, &o.n_prompt))
+			if (parse_list("-p", optarg, 0, INT64_C(1) << 24, o.pp, &o.n_pp, 16))
 				return 64;
 			break;
+		case OPT_PG: {
+			int64_t v2[2];
+			int n2;
+			if (o.n_pg == 16)
+				return cmd_usage_error(usage, "--pg: at most 16 tests");
+			if (parse_list("--pg", optarg, 1, INT64_C(1) << 24, v2, &n2, 2))
+				return 64;
+			if (n2 != 2)
+				return cmd_usage_error(usage, "--pg: expected PP,TG, not '%s'", optarg);
+			o.pg[o.n_pg][0] = v2[0], o.pg[o.n_pg++][1] = v2[1];
+			break;
+		}
 		case 'q':
 			o.quiet = 1;
 			break;
@@ -775,7 +887,7 @@ int main(int argc, char **argv)
 				return 64;
 			break;
 		case 't':
-			if (cmd_opt_i64("-t", optarg, 1, 4096, &o.threads))
+			if (parse_list("-t", optarg, 1, 4096, o.thr, &o.n_thr, 16))
 				return 64;
 			break;
 		case 'V':
@@ -841,10 +953,18 @@ int main(int argc, char **argv)
 	if (attn && (o.heads % o.kv_heads || o.kv_heads > o.heads))
 		return cmd_usage_error(usage, "--kv-heads %lld must divide --heads %lld",
 				       (long long)o.kv_heads, (long long)o.heads);
-	if (!attn && !measure && o.n_prompt == 0 && o.n_gen == 0)
+	int any = o.n_pg > 0;
+	for (int i = 0; i < o.n_pp; i++)
+		any |= o.pp[i] > 0;
+	for (int i = 0; i < o.n_tg; i++)
+		any |= o.tg[i] > 0;
+	if (!attn && !measure && !any)
 		return cmd_usage_error(usage, "-p 0 and -n 0: nothing to measure");
-	if (!o.threads)
-		o.threads = tfm_ncpu();
+	if ((attn || measure) && o.n_thr > 1)
+		return cmd_usage_error(usage, "-t: one thread count with --attn and --measure-limits");
+	if (!o.thr[0])
+		o.thr[0] = tfm_ncpu();
+	o.threads = o.thr[0];
 	int st = measure ? measure_limits(&o) : attn ? bench_attn(&o) : bench_model(&o);
 	if (st)
 		return cmd_fail(st);

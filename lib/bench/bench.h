@@ -42,12 +42,14 @@ int tfm_bench_measure_limits(struct tfm_bench_limits *l, int n_threads);
  * must be positive numbers (TFM_E_FORMAT otherwise, TFM_E_OPEN if absent). */
 int tfm_bench_limits_read(struct tfm_bench_limits *l, const char *path);
 
-/* One whole-model test: n_prompt > 0 times one prefill of n_prompt tokens,
- * n_gen > 0 times n_gen decode steps, each from an empty context, on random
- * token ids (fixed seed); one warm-up run, then reps timed runs.
+/* One whole-model test on random token ids (fixed seed): after n_depth
+ * tokens of context (evaluated, not timed), one prefill of n_prompt tokens
+ * (if > 0), then n_gen decode steps of one token (if > 0); both is
+ * llama-bench's -pg.  One warm-up run, then reps timed runs.
  * samples[reps]: tokens/s of each run. */
 struct tfm_bench_run {
 	int64_t n_prompt, n_gen;
+	int64_t n_depth;       /* tokens evaluated first, not timed (llama-bench -d) */
 	int reps;
 	double *samples;       /* [reps], owned by the caller */
 };

@@ -15,23 +15,25 @@ static uint64_t lcg(uint64_t *s)
 	return *s >> 33;
 }
 
-/* One timed run: tokens/s. */
+/* One timed run: tokens/s of the prompt and generated tokens (tok: the
+ * depth's tokens, then the prompt's, then the generated ones). */
 static int model_once(struct tfm_ctx *c, const int32_t *tok, const struct tfm_bench_run *r,
 		      float *logits, double *tps)
 {
 	int st;
 	tfm_ctx_reset(c);
+	if (r->n_depth > 0 && (st = tfm_eval(c, tok, r->n_depth, logits, 0)))
+		return st;
+	tok += r->n_depth;
 	double t0 = tfm_bench_now();
-	if (r->n_prompt > 0) {
-		if ((st = tfm_eval(c, tok, r->n_prompt, logits, 0)))
+	if (r->n_prompt > 0 && (st = tfm_eval(c, tok, r->n_prompt, logits, 0)))
+		return st;
+	tok += r->n_prompt;
+	for (int64_t i = 0; i < r->n_gen; i++)
+		if ((st = tfm_eval(c, tok + i, 1, logits, 0)))
 			return st;
-	} else {
-		for (int64_t i = 0; i < r->n_gen; i++)
-			if ((st = tfm_eval(c, tok + i, 1, logits, 0)))
-				return st;
-	}
 	double dt = tfm_bench_now() - t0;
-	int64_t n = r->n_prompt > 0 ? r->n_prompt : r->n_gen;
+	int64_t n = r->n_prompt + r->n_gen;
 	*tps = dt > 0 ? (double)n / dt : 0;
 	return TFM_OK;
 }
@@ -40,10 +42,11 @@ int tfm_bench_model(struct tfm_model *m, struct tfm_bench_run *r)
 {
 	const struct tfm_spec *s = tfm_model_spec(m);
 	struct tfm_ctx *c = NULL;
-	int64_t n = r->n_prompt > 0 ? r->n_prompt : r->n_gen;
 	int st;
-	if ((r->n_prompt > 0) == (r->n_gen > 0) || r->reps < 1)
-		return tfm_seterr(TFM_E_INVAL, "bench: one of prompt or generation, and reps >= 1");
+	if (r->n_prompt < 0 || r->n_gen < 0 || r->n_depth < 0 || r->n_prompt + r->n_gen < 1 ||
+	    r->reps < 1)
+		return tfm_seterr(TFM_E_INVAL, "bench: a prompt or generation, and reps >= 1");
+	int64_t n = r->n_depth + r->n_prompt + r->n_gen;
 	int32_t *tok = tfm_malloc((size_t)n * sizeof *tok);
 	float *logits = tfm_malloc((size_t)s->n_vocab * sizeof *logits);
 	if (!tok || !logits) {

@@ -68,8 +68,40 @@ setup() {
 @test "bench: the limit fraction is t/s times work over the --limits value" {
 	run tfm-bench --config "$TINY" -p 8 -n 4 -r 2 -t 1 --limits "$LIM" -F json
 	assert_success
-	echo "$output" | jq -e '(.tests[0].limit_fraction - .tests[0].avg_ts * .flops_per_token / 5e10 | fabs) < 1e-6'
-	echo "$output" | jq -e '(.tests[1].limit_fraction - .tests[1].avg_ts * .bytes_per_token / 1e10 | fabs) < 1e-6'
+	echo "$output" | jq -e '(.tests[0].limit_fraction - .tests[0].avg_ts * .tests[0].work_per_token / 5e10 | fabs) < 1e-6'
+	echo "$output" | jq -e '(.tests[1].limit_fraction - .tests[1].avg_ts * .tests[1].work_per_token / 1e10 | fabs) < 1e-6'
+	# generation reads the weights and the KV cache at its mean context: tg4
+	# at 2 tokens, 2 layers x (32 + 32) f32 per token: 1024 bytes
+	echo "$output" | jq -e '.tests[1].work_per_token == .bytes_per_token + 1024'
+	# a prefill does at least the FLOPs of its layers' matrices (2 x 2 x
+	# (2 x 64x64 + 2 x 64x32 + 3 x 64x128)) and less than twice all weights
+	echo "$output" | jq -e '.tests[0].work_per_token >= 147456 and .tests[0].work_per_token < 2 * .params'
+}
+
+@test "bench: lists of -p, -n, -t, depths -d and -pg, as llama-bench" {
+	run tfm-bench --config "$TINY" -p 8,16 -n 4 -d 0,12 -pg 8,2 -t 1,2 -r 1 --limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '[.tests[] | .test] == ["pp8", "pp16", "tg4", "pp8+tg2",
+		"pp8 @ d12", "pp16 @ d12", "tg4 @ d12", "pp8+tg2 @ d12",
+		"pp8", "pp16", "tg4", "pp8+tg2", "pp8 @ d12", "pp16 @ d12", "tg4 @ d12", "pp8+tg2 @ d12"]'
+	echo "$output" | jq -e '[.tests[] | .threads] == [1,1,1,1,1,1,1,1,2,2,2,2,2,2,2,2]'
+	echo "$output" | jq -e '.threads == [1, 2] and (.limits | length) == 2'
+	echo "$output" | jq -e '.tests[3] | .n_prompt == 8 and .n_gen == 2 and .limit == null and .limit_fraction == null'
+	echo "$output" | jq -e '.tests[6] | .n_depth == 12 and .n_gen == 4 and .limit == "bandwidth"'
+	# deeper generation reads more KV cache per token: 12 more tokens of 512 bytes
+	echo "$output" | jq -e '.tests[6].work_per_token - .tests[2].work_per_token == 6144'
+	run tfm-bench --config "$TINY" -p 8 -n 0 -d 4 -r 1 -t 1 --limits "$LIM" -F csv
+	assert_success
+	assert_line --index 1 --partial ',pp8 @ d4,8,0,4,1,'
+	run tfm-bench --config "$TINY" -p 0 -n 0 --pg 4,2 -r 1 -t 1 --limits "$LIM"
+	assert_success
+	assert_line --regexp '^\| llama f32 .* \| pp4\+tg2 \| .* \| - \|$'
+	run tfm-bench --config "$TINY" --pg 4 -r 1
+	assert_failure 64
+	run tfm-bench --attn -t 1,2
+	assert_failure 64
+	run tfm-bench --config "$TINY" -p 8,x
+	assert_failure 64
 }
 
 @test "bench: -F jsonl and csv give one record per test; -n 0 drops tg" {
@@ -81,7 +113,7 @@ setup() {
 	assert_success
 	[ "${#lines[@]}" -eq 2 ]
 	assert_line --index 0 --partial "model,arch,type,size_bytes,params,device,threads"
-	assert_line --index 1 --partial ",pp8,8,0,1,"
+	assert_line --index 1 --partial ",pp8,8,0,0,1,"
 }
 
 @test "bench: markdown table by default" {
