@@ -69,7 +69,9 @@ static struct {
 	void (*attn_pv)(float *const *o, const float *corr, const float *p, int64_t ldp,
 			int64_t nq, const float *v, int64_t nk, int64_t vd);
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
-	int qgemv_ok;             /* the AVX-512 VNNI integer kernels (lib/quant says "avx512") */
+	int qgemv_ok;             /* the AVX-512 VNNI decode kernels (lib/quant says "avx512":
+				   * each row bit-identical to its one-row dot) */
+	int igemm_ok;             /* the AVX-512 VNNI prefill GEMM (the processor has VNNI) */
 	int qgemv_avx2;           /* the AVX2 four-row kernels (lib/quant says "avx2") */
 } g_isa;
 
@@ -141,6 +143,10 @@ static void isa_fill(const char *isa)
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
 		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
+		/* the GEMM needs VNNI, not the BF16 that lib/quant's AVX-512
+		 * path also wants (Cascade Lake has one and not the other) */
+		g_isa.igemm_ok = __builtin_cpu_supports("avx512vnni") &&
+				 __builtin_cpu_supports("avx512dq");
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx512;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx512;
 	} else if (!strcmp(isa, "avx2")) {
@@ -419,7 +425,7 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
 	}
-	if (n > VDOT_MAX_BATCH && g_isa.qgemv_ok && w->in % 32 == 0 &&
+	if (n > VDOT_MAX_BATCH && g_isa.igemm_ok && w->in % 32 == 0 &&
 	    (w->type == TFM_TYPE_Q4_0 || w->type == TFM_TYPE_Q5_0 || w->type == TFM_TYPE_Q8_0 ||
 	     w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K || w->type == TFM_TYPE_Q5_K)) {
 		/* x packed once into the end of the last task's scratch, after
