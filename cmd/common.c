@@ -1,5 +1,6 @@
 /* common.c: see common.h. */
 #include "common.h"
+#include "kernels/backend.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -93,20 +94,42 @@ int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *
 	return 0;
 }
 
-int cmd_opt_type(const char *usage, const char *arg, int *type)
+int cmd_opt_kv_types(const char *usage, const char *arg, int kept, int *k, int *v)
 {
-	*type = tfm_type_from_name(arg);
-	if (*type < 0 || !tfm_type_info(*type))
-		return cmd_usage_error(usage, "-k: unknown type '%s'", arg);
+	char buf[64];
+	const char *comma = strchr(arg, ',');
+	for (int i = 0; i < 2; i++) {
+		const char *p = i ? (comma ? comma + 1 : arg) : arg;
+		size_t n = i || !comma ? strlen(p) : (size_t)(comma - arg);
+		snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), p);
+		int *t = i ? v : k;
+		*t = n < sizeof buf ? tfm_type_from_name(buf) : -1;
+		if (*t < 0 || !tfm_type_info(*t))
+			return cmd_usage_error(usage, "-k %s: unknown type '%s'", arg, buf);
+		if (kept && !tfm_k_kv_type_ok(*t))
+			return cmd_usage_error(usage, "-k %s: a KV cache is f32, f16, bf16, q8_0, "
+					       "q5_1, q5_0, q4_1 or q4_0", arg);
+	}
+	if (comma && strchr(comma + 1, ','))
+		return cmd_usage_error(usage, "-k %s: expected TYPE or K,V", arg);
 	return 0;
 }
 
-int cmd_opt_kv_type(const char *usage, const char *arg, int *type)
+const char *cmd_kv_name(char *buf, size_t n, int k, int v)
 {
-	*type = tfm_type_from_name(arg);
-	if (*type != TFM_TYPE_F32 && *type != TFM_TYPE_F16 && *type != TFM_TYPE_Q8_0)
-		return cmd_usage_error(usage, "-k %s: the KV cache is f32, f16 or q8_0", arg);
-	return 0;
+	if (k == v)
+		snprintf(buf, n, "%s", tfm_type_name(k));
+	else
+		snprintf(buf, n, "%s,%s", tfm_type_name(k), tfm_type_name(v));
+	return buf;
+}
+
+double cmd_kv_elem_bytes(int k, int v)
+{
+	const struct tfm_type_info *a = tfm_type_info(k), *b = tfm_type_info(v);
+	double ea = a ? (double)a->size / (double)a->blck : 4.0;
+	double eb = b ? (double)b->size / (double)b->blck : 4.0;
+	return (ea + eb) / 2;
 }
 
 /* ---- progress ---- */

@@ -22,11 +22,16 @@ int cmd_close_stdout(void);
 int cmd_opt_i64(const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out);
 int cmd_opt_f64(const char *opt, const char *arg, double lo, double hi, double *out);
 
-/* -k TYPE: any ggml type name (tfm-inspect and tfm-bench predict bytes for
- * any); cmd_opt_kv_type only the KV caches the executor keeps: f32, f16,
- * q8_0.  On error print the message and usage, return 64. */
-int cmd_opt_type(const char *usage, const char *arg, int *type);
-int cmd_opt_kv_type(const char *usage, const char *arg, int *type);
+/* -k K[,V]: the types of the K and V caches (one name: both).  kept: only
+ * the types the executor keeps (f32, f16, bf16, q8_0, q5_1, q5_0, q4_1,
+ * q4_0); else any ggml type name (tfm-inspect and tfm-bench predict bytes
+ * for any).  On error print the message and usage, return 64. */
+int cmd_opt_kv_types(const char *usage, const char *arg, int kept, int *k, int *v);
+/* "q8_0", or "q8_0,f16" when they differ */
+const char *cmd_kv_name(char *buf, size_t n, int k, int v);
+/* Mean bytes per element of a K and a V cache (K and V rows are equally
+ * long but for MLA): what tfm_spec_count and tfm_spec_kv_bytes take. */
+double cmd_kv_elem_bytes(int k, int v);
 
 /* A progress line on stderr for tfm_gguf_write_progress, when stderr is a
  * terminal and the output is large (cmd_progress_ctx decides; NULL: none). */

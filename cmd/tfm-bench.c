@@ -16,10 +16,10 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: tfm-bench [-hqVv] [-d LIST] [-F FORMAT] [-k TYPE] [-n LIST] [-p LIST]\n"
+	"usage: tfm-bench [-hqVv] [-d LIST] [-F FORMAT] [-k K[,V]] [-n LIST] [-p LIST]\n"
 	"                 [-pg PP,TG] [-r N] [-t LIST] [--dtype TYPE] [--limits FILE]\n"
 	"                 [--mem-limit SIZE] [--set KEY=VALUE] -m MODEL | --config FILE\n"
-	"       tfm-bench --attn [-qv] [-c LIST] [-F FORMAT] [-k TYPE] [-r N] [-t N]\n"
+	"       tfm-bench --attn [-qv] [-c LIST] [-F FORMAT] [-k K[,V]] [-r N] [-t N]\n"
 	"                 [--block N] [--head-dim D] [--heads H] [--kv-heads K]\n"
 	"                 [--window W]\n"
 	"       tfm-bench --measure-limits [-qv] [-F FORMAT] [-t N]\n";
@@ -36,7 +36,7 @@ static const char options_help[] =
 	"  -h, --help              print this help and exit\n"
 	"      --head-dim D        dimensions per head of --attn\n"
 	"      --heads H           query heads of --attn\n"
-	"  -k, --kv-type TYPE      type of the KV cache\n"
+	"  -k, --kv-type K[,V]     types of the K and V caches\n"
 	"      --kv-heads K        KV heads of --attn's GQA and window variants\n"
 	"      --limits FILE       read the machine's limits from FILE (no measuring)\n"
 	"  -m, --model MODEL       the model to benchmark\n"
@@ -63,7 +63,7 @@ struct opts {
 	int64_t pp[16], tg[16], depth[16], thr[16], pg[16][2];
 	int n_pp, n_tg, n_depth, n_thr, n_pg;
 	int64_t reps, threads;    /* threads: thr[0] */
-	int dtype, kv_type;
+	int dtype, k_type, v_type;
 	const char *sets[64];
 	int n_sets;
 	/* --attn */
@@ -83,12 +83,6 @@ static void note(const struct opts *o, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static double elem_bytes(int type)
-{
-	const struct tfm_type_info *ti = tfm_type_info(type);
-	return ti ? (double)ti->size / (double)ti->blck : 4.0;
 }
 
 /* 1.5 KiB, 3.2 MiB, ... */
@@ -263,7 +257,8 @@ static void record(json_t *j, const struct info *in, const struct opts *o)
 	json_object_set_new(j, "params", json_integer(in->mb.params));
 	json_object_set_new(j, "bytes_per_token", jcount(in->mb.per_token));
 	json_object_set_new(j, "device", json_string(in->device));
-	json_object_set_new(j, "kv_type", json_string(tfm_type_name(o->kv_type)));
+	char kv[48];
+	json_object_set_new(j, "kv_type", json_string(cmd_kv_name(kv, sizeof kv, o->k_type, o->v_type)));
 }
 
 static void test_json(json_t *t, const struct result *r, int reps)
@@ -289,7 +284,8 @@ static int print_model(const struct info *in, const struct result *r, int nr,
 		       const struct opts *o)
 {
 	int reps = (int)o->reps, st = TFM_OK;
-	char b1[32], b2[32];
+	char b1[32], b2[32], kv[48];
+	cmd_kv_name(kv, sizeof kv, o->k_type, o->v_type);
 	if (o->fmt == FMT_JSON) {
 		json_t *j = json_object(), *tests = json_array();
 		record(j, in, o);
@@ -331,7 +327,7 @@ static int print_model(const struct info *in, const struct result *r, int nr,
 		for (int i = 0; i < nr; i++) {
 			printf("\"%s\",%s,%s,%.0f,%" PRId64 ",%s,%lld,%s,%s,%lld,%lld,%lld,%d,%.6g,%.6g,",
 			       in->path, in->arch, in->type, in->mb.total, in->mb.params, in->device,
-			       (long long)r[i].threads, tfm_type_name(o->kv_type), r[i].name,
+			       (long long)r[i].threads, kv, r[i].name,
 			       (long long)r[i].n_prompt, (long long)r[i].n_gen, (long long)r[i].n_depth,
 			       reps, r[i].mean, r[i].sd);
 			if (r[i].limit)
@@ -360,7 +356,8 @@ static int open_model(const struct opts *o, int64_t threads, struct tfm_model **
 		      struct info *in)
 {
 	struct tfm_model_opts mo = {.n_threads = (int)threads, .set = o->sets,
-				    .n_set = o->n_sets, .kv_type = o->kv_type};
+				    .n_set = o->n_sets, .k_type = o->k_type,
+				    .v_type = o->v_type};
 	struct tfm_spec spec;
 	int st;
 	if (o->config) {
@@ -409,7 +406,7 @@ static int run_test(const struct opts *o, struct tfm_model *m, const struct info
 	if (x->n_prompt && x->n_gen)
 		return TFM_OK;
 	int64_t mid = x->n_depth + (x->n_prompt ? x->n_prompt / 2 : x->n_gen / 2);
-	if ((st = tfm_spec_count(s, elem_bytes(o->kv_type), mid, &c)))
+	if ((st = tfm_spec_count(s, cmd_kv_elem_bytes(o->k_type, o->v_type), mid, &c)))
 		return st;
 	if (x->n_prompt) {
 		x->work = c.flops_per_token > 0 ? c.flops_per_token : 2.0 * (double)in->mb.params;
@@ -419,7 +416,7 @@ static int run_test(const struct opts *o, struct tfm_model *m, const struct info
 		x->limit = "sgemm";
 		x->fraction = x->mean * x->work / l->sgemm;
 	} else {
-		x->work = in->mb.per_token + tfm_spec_kv_bytes(s, elem_bytes(o->kv_type), mid);
+		x->work = in->mb.per_token + tfm_spec_kv_bytes(s, cmd_kv_elem_bytes(o->k_type, o->v_type), mid);
 		x->limit = "bandwidth";
 		x->fraction = x->mean * x->work / l->bandwidth;
 	}
@@ -553,8 +550,8 @@ static void jnum(json_t *j, const char *k, double v)
 static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const struct tfm_spec *sp,
 		      const char *device)
 {
-	double ek = elem_bytes(o->kv_type);
-	char b1[32];
+	double ek = cmd_kv_elem_bytes(o->k_type, o->v_type);
+	char b1[32], kvn[48];
 	int st = TFM_OK;
 	if (o->fmt == FMT_SVG) {
 		double x[N_VAR][32], yt[N_VAR][32], yk[N_VAR][32], ya[N_VAR][32];
@@ -586,7 +583,8 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 		snprintf(title, sizeof title, "tfm-bench --attn: %lld query heads of %lld dimensions, "
 			 "%lld KV heads (GQA, window), window %lld, KV cache %s, %lld threads",
 			 (long long)o->heads, (long long)o->head_dim, (long long)o->kv_heads,
-			 (long long)o->window, tfm_type_name(o->kv_type), (long long)o->threads);
+			 (long long)o->window, cmd_kv_name(kvn, sizeof kvn, o->k_type, o->v_type),
+			 (long long)o->threads);
 		tfm_bench_svg(out, title, p, pt[0][0].kv_alloc >= 0 ? 3 : 2);
 		return tfm_out_commit(out);
 	}
@@ -649,7 +647,8 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 				json_object_set_new(j, "prefill_tokens", json_integer(blk));
 				jnum(j, "prefill_s", p->pre);
 				jnum(j, "prefill_ref_s", p->pre_ref);
-				json_object_set_new(j, "kv_type", json_string(tfm_type_name(o->kv_type)));
+				json_object_set_new(j, "kv_type", json_string(cmd_kv_name(kvn, sizeof kvn, o->k_type,
+											   o->v_type)));
 				jnum(j, "kv_bytes_per_token", per_tok);
 				jnum(j, "kv_bytes", p->kv_pred);
 				jnum(j, "ctx_kv_alloc_bytes", p->kv_alloc);
@@ -692,7 +691,7 @@ static int bench_attn(const struct opts *o)
 		return st;
 	snprintf(device, sizeof device, "%s%s%s", be->name, be->variant ? "/" : "",
 		 be->variant ? be->variant() : "");
-	double ek = elem_bytes(o->kv_type);
+	double ek = cmd_kv_elem_bytes(o->k_type, o->v_type);
 	int warned = 0, progress = !o->quiet && isatty(STDERR_FILENO);
 	for (int v = 0; v < N_VAR; v++) {
 		struct tfm_spec *s = &sp[v];
@@ -700,7 +699,8 @@ static int bench_attn(const struct opts *o)
 		variant_spec(o, v, s);
 		if ((st = tfm_spec_validate(s)))
 			return tfm_adderr(st, "%s attention", var_names[v]);
-		struct tfm_model_opts mo = {.n_threads = (int)o->threads, .kv_type = o->kv_type,
+		struct tfm_model_opts mo = {.n_threads = (int)o->threads, .k_type = o->k_type,
+					    .v_type = o->v_type,
 					    .device = "cpu"};
 		int mst = tfm_model_random(&m, s, TFM_TYPE_F16, 1, &mo);
 		if (mst && !warned++)
@@ -819,7 +819,7 @@ int main(int argc, char **argv)
 	};
 	struct opts o = {.fmt = FMT_MD, .pp = {512}, .n_pp = 1, .tg = {128}, .n_tg = 1,
 			 .depth = {0}, .n_depth = 1, .thr = {0}, .n_thr = 1, .reps = 5,
-			 .dtype = TFM_TYPE_F32, .kv_type = TFM_TYPE_F32, .heads = 32, .kv_heads = 8,
+			 .dtype = TFM_TYPE_F32, .k_type = TFM_TYPE_F32, .v_type = TFM_TYPE_F32, .heads = 32, .kv_heads = 8,
 			 .head_dim = 128, .window = 4096, .block = 64,
 			 .ctx = {512, 2048, 8192, 32768}, .n_ctx = 4};
 	int attn = 0, measure = 0, ch, rc;
@@ -849,7 +849,7 @@ int main(int argc, char **argv)
 			fputs(options_help, stdout);
 			return cmd_close_stdout();
 		case 'k':
-			if ((rc = cmd_opt_type(usage, optarg, &o.kv_type)))
+			if ((rc = cmd_opt_kv_types(usage, optarg, 0, &o.k_type, &o.v_type)))
 				return rc;
 			break;
 		case 'm':

@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: tfm-inspect [-hTVv] [-c CTX] [-F FORMAT] [-k TYPE] [--set KEY=VALUE]\n"
+	"usage: tfm-inspect [-hTVv] [-c CTX] [-F FORMAT] [-k K[,V]] [--set KEY=VALUE]\n"
 	"                   INPUT ...\n";
 
 static const char options_help[] =
@@ -20,7 +20,7 @@ static const char options_help[] =
 	"  -c, --ctx CTX           context for the KV-cache size and attention FLOPs\n"
 	"  -F, --format FORMAT     table (default), json or tsv\n"
 	"  -h, --help              print this help and exit\n"
-	"  -k, --kv-type TYPE      element type of the KV cache (default f32, as tfm-run)\n"
+	"  -k, --kv-type K[,V]     types of the K and V caches (default f32, as tfm-run)\n"
 	"      --set KEY=VALUE     change a spec knob before counting\n"
 	"  -T, --tensors           list the tensors first: name, type, shape, bytes\n"
 	"  -V, --version           print the version and exit\n"
@@ -33,7 +33,7 @@ struct opts {
 	int tensors;
 	int verbose;        /* -v: parts of the count and the whole spec */
 	int64_t ctx;        /* 0: the model's training context */
-	int kv_type;        /* enum tfm_type */
+	int k_type, v_type; /* enum tfm_type */
 	const char *sets[64];  /* --set, in order */
 	int n_sets;
 };
@@ -256,8 +256,8 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 		      int *st)
 {
 	const struct tfm_spec *s = &in->spec;
-	const struct tfm_type_info *ti = tfm_type_info(o->kv_type);
-	double elem = ti ? (double)ti->size / (double)ti->blck : 2.0;
+	double elem = cmd_kv_elem_bytes(o->k_type, o->v_type);
+	char kvn[48];
 	/* the context tfm-run uses by default: the training one, at most 4096 */
 	int64_t ctx = o->ctx > 0 ? o->ctx
 		      : s->n_ctx_train > 0 && s->n_ctx_train < 4096 ? s->n_ctx_train : 4096;
@@ -287,7 +287,8 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	json_object_set_new(p, "ssm", json_integer(c.ssm));
 	json_object_set_new(r, "params", p);
 	json_object_set_new(r, "ctx", json_integer(ctx));
-	json_object_set_new(r, "kv_type", json_string(tfm_type_name(o->kv_type)));
+	json_object_set_new(r, "kv_type", json_string(cmd_kv_name(kvn, sizeof kvn, o->k_type,
+								   o->v_type)));
 	json_object_set_new(r, "kv_bytes_per_token", json_real(c.kv_bytes_per_token));
 	json_object_set_new(r, "kv_bytes", json_real(tfm_spec_kv_bytes(s, elem, ctx)));
 	json_object_set_new(r, "state_bytes", json_real(c.state_bytes));
@@ -545,7 +546,7 @@ int main(int argc, char **argv)
 		{ "set", required_argument, NULL, OPT_SET },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .fmt = FMT_TABLE, .kv_type = TFM_TYPE_F32 };
+	struct opts o = { .fmt = FMT_TABLE, .k_type = TFM_TYPE_F32, .v_type = TFM_TYPE_F32 };
 	cmd_init("tfm-inspect");
 	int ch, rc;
 	while ((ch = getopt_long(argc, argv, "c:F:hk:TVv", longopts, NULL)) != -1) {
@@ -569,7 +570,7 @@ int main(int argc, char **argv)
 			fputs(options_help, stdout);
 			return cmd_close_stdout();
 		case 'k':
-			if ((rc = cmd_opt_type(usage, optarg, &o.kv_type)))
+			if ((rc = cmd_opt_kv_types(usage, optarg, 0, &o.k_type, &o.v_type)))
 				return rc;
 			break;
 		case 'T':

@@ -15,7 +15,7 @@
 
 static const char usage[] =
 	"usage: tfm-ppl -m MODEL [-hqVv] [-b N] [-c N] [-F text | json | jsonl] [-f FILE]\n"
-	"               [-k TYPE] [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
+	"               [-k K[,V]] [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
 	"               [--max-ppl X] [--mem-limit SIZE] [--mode chunked | strided]\n"
 	"               [--save-logits FILE] [--set KEY=VALUE] [--shard I/N] [--stride S]\n"
 	"               [--tolerance PCT] [--vocab FILE]\n"
@@ -29,7 +29,8 @@ static const char options_help[] =
 	"  -F, --format FMT        text (default), json or jsonl (one record per window)\n"
 	"  -f, --file FILE         the text (default: stdin)\n"
 	"  -h, --help              print this help and exit\n"
-	"  -k, --kv-type TYPE      KV cache type: f32 (default), f16, bf16 or q8_0\n"
+	"  -k, --kv-type K[,V]     KV cache types: f32 (default), f16, bf16, q8_0, q5_1, q5_0,\n"
+	"                          q4_1, q4_0\n"
 	"  -m, --model MODEL       the model\n"
 	"  -q, --quiet             print errors only\n"
 	"  -t, --threads N         threads (default: online cores)\n"
@@ -220,7 +221,7 @@ struct opts {
 	const char *model, *vocab, *file, *baseline, *kl_base, *save_logits;
 	int64_t ctx, batch, threads, stride, chunks, shard_i, shard_n;
 	double tolerance, max_ppl;
-	int fmt, strided, verbose, kv_type;
+	int fmt, strided, verbose, k_type, v_type;
 	const char **set;
 	int n_set;
 };
@@ -479,7 +480,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	size_t n_ids = 0;
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)o->threads, .vocab = o->vocab, .set = o->set,
-				     .kv_type = o->kv_type,
+				     .k_type = o->k_type, .v_type = o->v_type,
 				     .n_set = o->n_set };
 
 	if ((st = tfm_blob_open(&text, o->file ? o->file : "-")))
@@ -707,7 +708,7 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "F:Vb:c:f:hk:m:qt:v", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((rc = cmd_opt_kv_type(usage, optarg, &o.kv_type)))
+			if ((rc = cmd_opt_kv_types(usage, optarg, 1, &o.k_type, &o.v_type)))
 				return rc;
 			break;
 		case 'F': format = optarg; break;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-k TYPE]\n"
+	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-k K[,V]]\n"
 	"               [-n N] [-p PROMPT] [-t N] [--ignore-eos] [--logprobs K]\n"
 	"               [--mem-limit SIZE] [--min-p P] [--no-display-prompt]\n"
 	"               [--repeat-last-n N] [--repeat-penalty R] [--seed S] [--set KEY=VALUE]\n"
@@ -31,7 +31,8 @@ static const char options_help[] =
 	"  -F, --format FMT        text (default) or jsonl (one record per generated token)\n"
 	"  -f, --file FILE         read the prompt from FILE\n"
 	"  -h, --help              print this help and exit\n"
-	"  -k, --kv-type TYPE      KV cache type: f32 (default), f16, bf16 or q8_0\n"
+	"  -k, --kv-type K[,V]     KV cache types: f32 (default), f16, bf16, q8_0, q5_1, q5_0,\n"
+	"                          q4_1, q4_0\n"
 	"  -m, --model MODEL       the model: GGUF, Hugging Face directory or archive, llama2.c\n"
 	"  -n, --count N           new tokens to generate (default 256)\n"
 	"  -p, --prompt PROMPT     the prompt (default: each line of stdin is one)\n"
@@ -659,11 +660,11 @@ int main(int argc, char **argv)
 	int64_t v;
 	int ch;
 
-	int kv_type = TFM_TYPE_F32;
+	int k_type = TFM_TYPE_F32, v_type = TFM_TYPE_F32;
 	while ((ch = getopt_long(argc, argv, "F:Vc:f:hk:m:n:p:qt:v", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
-			if ((rc = cmd_opt_kv_type(usage, optarg, &kv_type)))
+			if ((rc = cmd_opt_kv_types(usage, optarg, 1, &k_type, &v_type)))
 				return rc;
 			break;
 		case 'F': format = optarg; break;
@@ -747,7 +748,8 @@ int main(int argc, char **argv)
 	struct tfm_blob fb = { 0 };
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)threads, .vocab = vocab, .set = set,
-				     .n_set = n_set, .kv_type = kv_type };
+				     .n_set = n_set, .k_type = k_type,
+				     .v_type = v_type };
 	if ((st = tfm_model_open(&r.m, model, &mo)))
 		goto fail;
 	r.tok = tfm_model_tokenizer(r.m);

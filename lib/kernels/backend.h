@@ -32,11 +32,11 @@ struct tfm_kexec {
 
 /* Attention of n_tok queries over a KV cache.  q: [n_tok][n_head*head_dim],
  * out: [n_tok][n_head*v_dim].  The cache of one layer is kc: n_slots *
- * n_head_kv rows of head_dim elements of kv_type (tfm_k_kv_bytes bytes) and
- * vc: the same with v_dim, laid out as the backend likes (ref:
+ * n_head_kv rows of head_dim elements of k_type (tfm_k_kv_bytes bytes) and
+ * vc: the same with v_dim and v_type, laid out as the backend likes (ref:
  * [n_slots][n_head_kv] rows; cpu: values [n_head_kv][n_slots] rows, keys
- * [n_head_kv][head_dim][n_slots] for f32 / f16 and rows for q8_0, so a tile
- * of one head's keys is contiguous); position p lives in slot p % n_slots and
+ * [n_head_kv][head_dim][n_slots] for f32 / f16 and rows for the others, so
+ * a tile of one head's keys is contiguous); position p lives in slot p % n_slots and
  * is written with kv_store.  Query t sits at position pos0 + t and sees keys j
  * with j <= p and, when window > 0, p - j < window.  The caller has already
  * stored the keys and values of the n_tok queries. */
@@ -49,7 +49,7 @@ struct tfm_attn_args {
 	float scale;           /* multiplies q.k */
 	float softcap;         /* 0: none; else cap * tanh(s / cap) */
 	const float *alibi;    /* [n_head] slopes (bias slope * (j - p)), or NULL */
-	int kv_type;           /* enum tfm_type of the cache: F32 (0), F16 or Q8_0 */
+	int k_type, v_type;    /* enum tfm_type of the K and V caches (tfm_k_kv_type_ok) */
 };
 
 /* Activations (same values as enum tfm_act in spec.h). */
@@ -80,7 +80,7 @@ struct tfm_backend {
 	void (*attn)(struct tfm_kexec *k, float *out, const float *q, const void *kc,
 		     const void *vc, const struct tfm_attn_args *a);
 	/* Store one position's k [n_head_kv*head_dim], v [n_head_kv*v_dim] into
-	 * slot of the cache, converted to kv_type (q8_0: tfm_quantize_row per
+	 * slot of the cache, converted to k_type and v_type (tfm_k_kv_put per
 	 * head row, so every backend stores the same bytes). */
 	void (*kv_store)(void *kc, void *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a);
@@ -103,14 +103,17 @@ const struct tfm_backend *tfm_backend_at(int i);
  * for other types. */
 int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n);
 int tfm_k_type_ok(int type);
+/* The types a K or V cache can have: llama.cpp's set, f32, f16, bf16, q8_0,
+ * q5_1, q5_0, q4_1, q4_0 (the same block layouts). */
+int tfm_k_kv_type_ok(int type);
 /* Bytes of one layer's K (or V) cache: n_slots * n_head_kv rows of dim
- * elements of type (F32, F16, Q8_0 = 34 bytes per 32), or 0 when the type
- * cannot hold such rows (other types; q8_0 with dim not a multiple of 32). */
+ * elements of type (q8_0: 34 bytes per 32, ...), or 0 when the type cannot
+ * hold such rows (another type; a block type with dim not a multiple of 32). */
 size_t tfm_k_kv_bytes(int type, int64_t n_slots, int64_t n_head_kv, int64_t dim);
-/* Element d of a cache row of kv_type (the reference reader). */
+/* Element d of a cache row of type (the reference reader). */
 float tfm_k_kv_elem(int type, const void *row, int64_t d);
-/* Store x[dim] as one cache row of kv_type (f16: round to nearest even;
- * q8_0: tfm_quantize_row). */
+/* Store x[dim] as one cache row of type (f16: round to nearest even; bf16
+ * and block types: tfm_quantize_row). */
 void tfm_k_kv_put(int type, void *row, const float *x, int64_t dim);
 
 /* The ref backend's entry points (reused as fallbacks by other backends). */

@@ -53,13 +53,14 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		int64_t w = m->layers[l].window, ns = n_ctx;
 		if (w > 0 && w + c->n_batch - 1 < n_ctx)
 			ns = w + c->n_batch - 1;
-		size_t kb = tfm_k_kv_bytes(m->kv_type, ns, m->kv_dim / m->head_dim, m->head_dim);
-		size_t vb = tfm_k_kv_bytes(m->kv_type, ns, m->vv_dim / m->v_dim, m->v_dim);
+		size_t kb = tfm_k_kv_bytes(m->k_type, ns, m->kv_dim / m->head_dim, m->head_dim);
+		size_t vb = tfm_k_kv_bytes(m->v_type, ns, m->vv_dim / m->v_dim, m->v_dim);
 		if (!kb || !vb) {
 			free(c->slots);
 			free(c);
-			return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: head sizes %lld, %lld are "
-					  "not whole blocks", tfm_type_name(m->kv_type),
+			return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s/%s: head sizes %lld, %lld "
+					  "are not whole blocks", tfm_type_name(m->k_type),
+					  tfm_type_name(m->v_type),
 					  (long long)m->head_dim, (long long)m->v_dim);
 		}
 		c->slots[l] = ns;
@@ -302,7 +303,7 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->slots[l], .window = L->window,
 		.scale = s->attn_scale_inv_layer ? m->attn_scale / (float)(l + 1) : m->attn_scale,
 		.softcap = s->attn_softcap, .alibi = m->alibi,
-		.kv_type = m->kv_type,
+		.k_type = m->k_type, .v_type = m->v_type,
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];
 	void *vc = (uint8_t *)c->vc + c->v_off[l];

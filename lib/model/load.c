@@ -619,9 +619,13 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		return st;
 	if (!o)
 		o = &dflt;
-	if (o->kv_type != TFM_TYPE_F32 && o->kv_type != TFM_TYPE_F16 && o->kv_type != TFM_TYPE_Q8_0)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of type %s (f32, f16 or q8_0)",
-				  tfm_type_name(o->kv_type));
+	for (int i = 0; i < 2; i++) {
+		int t = i ? o->v_type : o->k_type;
+		if (!tfm_k_kv_type_ok(t))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s cache of type %s (f32, f16, bf16, "
+					  "q8_0, q5_1, q5_0, q4_1 or q4_0)", i ? "V" : "K",
+					  tfm_type_name(t));
+	}
 	struct tfm_model *m = tfm_calloc(1, sizeof *m);
 	if (!m)
 		return TFM_E_NOMEM;
@@ -637,11 +641,11 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	m->v_dim = m->mla ? s->v_head_dim : m->head_dim;
 	m->vv_dim = s->n_head_kv * m->v_dim;
 	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
-	m->kv_type = o->kv_type;
-	if (!tfm_k_kv_bytes(m->kv_type, 1, 1, m->head_dim) || !tfm_k_kv_bytes(m->kv_type, 1, 1, m->v_dim)) {
-		st = tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: head sizes %lld, %lld are not "
-				"whole blocks", tfm_type_name(m->kv_type), (long long)m->head_dim,
-				(long long)m->v_dim);
+	m->k_type = o->k_type, m->v_type = o->v_type;
+	if (!tfm_k_kv_bytes(m->k_type, 1, 1, m->head_dim) || !tfm_k_kv_bytes(m->v_type, 1, 1, m->v_dim)) {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s/%s: head sizes %lld, %lld are not "
+				"whole blocks", tfm_type_name(m->k_type), tfm_type_name(m->v_type),
+				(long long)m->head_dim, (long long)m->v_dim);
 		goto fail;
 	}
 	if ((st = tfm_backend_find(&m->be, o->device)))

@@ -51,7 +51,7 @@ struct tfm_model {
 	int n_threads;
 	int64_t head_dim, q_dim, kv_dim, n_rot; /* n_rot: rotary dims per head */
 	int64_t v_dim, vv_dim;     /* value head size, n_head_kv * v_dim */
-	int kv_type;               /* enum tfm_type of the KV cache: F32, F16 or Q8_0 */
+	int k_type, v_type;        /* enum tfm_type of the K and V caches (tfm_k_kv_type_ok) */
 	int mla;                   /* multi-head latent attention */
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
@@ -96,7 +96,7 @@ struct tfm_ctx {
 	int rope_long;             /* this call uses the long LongRoPE factors */
 	float *inv_dyn;            /* [n_rot / 2] dynamic NTK: this context's frequencies */
 	int64_t dyn_max;           /* dynamic NTK: the length they were made for */
-	void *kc, *vc;             /* per layer tfm_k_kv_bytes(slots[l]) (64-byte aligned), the backend's layout of kv_type */
+	void *kc, *vc;             /* per layer tfm_k_kv_bytes(slots[l]) (64-byte aligned), the backend's layout of k_type, v_type */
 	int64_t *slots;            /* [n_layer] cache slots of each layer (see tfm_ctx_new); owns k_off, v_off */
 	size_t *k_off, *v_off;     /* [n_layer] byte offsets of each layer's cache in kc, vc */
 	int64_t kv_bytes;          /* sum of tfm_k_kv_bytes over layers (tfm_ctx_kv_bytes) */

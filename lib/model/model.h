@@ -20,8 +20,9 @@ struct tfm_model_opts {
 	const char *device;      /* "auto" (NULL), "cpu", "cuda" */
 	const char *const *set;  /* --set KEY=VALUE overrides, applied in order */
 	int n_set;
-	int kv_type;             /* enum tfm_type of the KV cache: F32 (0, default), F16, Q8_0
-				  * (q8_0: head sizes multiple of 32) */
+	int k_type, v_type;      /* enum tfm_type of the K and V caches: F32 (0, default),
+				  * F16, BF16, Q8_0, Q5_1, Q5_0, Q4_1, Q4_0 (llama.cpp's set;
+				  * the block types need head sizes multiple of 32) */
 };
 
 int tfm_model_open(struct tfm_model **m, const char *path, const struct tfm_model_opts *o);
@@ -56,8 +57,8 @@ void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
 int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos);
 int64_t tfm_ctx_pos(const struct tfm_ctx *c); /* tokens in the cache */
 int64_t tfm_ctx_size(const struct tfm_ctx *c);
-/* Bytes allocated for the KV cache (K and V of every layer, in kv_type:
- * 4, 2 or 34/32 bytes per element). */
+/* Bytes allocated for the KV cache (K and V of every layer, in their types:
+ * 4, 2, 34/32, ... bytes per element). */
 int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c);
 
 /* Feed n tokens at the current position (prefill when n > 1, decode when

@@ -243,3 +243,13 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	jq -e '.name == "stories260K" and .file_type == "F32" and .ctx_train == 512 and
 		.tokenizer.n_tokens == 512 and .tokenizer.chat_template == false' <<< "$output"
 }
+
+@test "inspect: -k K,V counts the K and V caches at their own types" {
+	run tfm-inspect -F json -c 1000 -k q8_0,q4_0 "$CFG/llama-2-7b.json"
+	assert_success
+	# 32 layers x 4096 per token, K at 34 and V at 18 bytes per 32 elements
+	echo "$output" | jq -e '.kv_bytes_per_token == 32 * 4096 * (34 + 18) / 32'
+	echo "$output" | jq -e '.kv_type == "q8_0,q4_0" and .kv_bytes == 1000 * .kv_bytes_per_token'
+	run tfm-inspect -k q8_0,q4_0,f16 "$CFG/llama-2-7b.json"
+	assert_failure 64
+}

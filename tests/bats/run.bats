@@ -185,15 +185,21 @@ setup() {
 	[ "$(wc -c < "$T/ring.txt")" -gt 100 ]
 }
 
-@test "run: -k/--kv-type: f16 cache runs, q8_0 needs 32-wide heads (65), other types are usage errors" {
+@test "run: -k/--kv-type K[,V]: f16 and bf16 caches run, block types need 32-wide heads (65), other types are usage errors" {
 	run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 -k f16 -p "Once upon a time"
 	assert_success
 	assert_output --regexp '^Once upon a time'
-	run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 --kv-type q8_0 -p "Once upon a time"
-	assert_failure 65
-	assert_output --partial 'not whole blocks'
-	run tfm-run -m "$STORIES" --vocab "$TOK512" -k q4_0 -p x
-	assert_failure 64
+	run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 -k f16,bf16 -p "Once upon a time"
+	assert_success
+	for kv in q8_0 q4_0 f16,q5_1 q4_1,f32; do
+		run tfm-run -m "$STORIES" --vocab "$TOK512" --temp 0 -n 40 --kv-type $kv -p "Once upon a time"
+		assert_failure 65
+		assert_output --partial 'not whole blocks'
+	done
+	for kv in q4_K q6_K f16,q2_K nonsense f16,f16,f16; do
+		run tfm-run -m "$STORIES" --vocab "$TOK512" -k $kv -p x
+		assert_failure 64
+	done
 }
 
 @test "run: a full disk (ENOSPC on stdout) is one message and exit 74" {

@@ -292,11 +292,18 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	size_t kvn = 300 * 4 * 257;
 	float *kc = malloc(kvn * 4), *vc = malloc(kvn * 4), *kb = malloc(kvn * 4);
 	float *vb = malloc(kvn * 4), *kn = malloc(kvn * 4), *vn = malloc(kvn * 4);
-	/* every cache type: the reference reads the same stored bytes (f16
-	 * rounding, q8_0 blocks: head sizes of whole blocks) */
-	static const int kvt[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0};
-	static const char *kvn_[] = {"attn", "attn kv f16", "attn kv q8_0"};
-	for (int ki = 0; ki < 3; ki++)
+	/* every cache type, and K and V of different types: the reference
+	 * reads the same stored bytes (f16 / bf16 rounding, blocks of 32:
+	 * head sizes of whole blocks) */
+	static const int kvt[][2] = {{TFM_TYPE_F32, TFM_TYPE_F32}, {TFM_TYPE_F16, TFM_TYPE_F16},
+				     {TFM_TYPE_Q8_0, TFM_TYPE_Q8_0}, {TFM_TYPE_BF16, TFM_TYPE_BF16},
+				     {TFM_TYPE_Q5_1, TFM_TYPE_Q5_1}, {TFM_TYPE_Q5_0, TFM_TYPE_Q5_0},
+				     {TFM_TYPE_Q4_1, TFM_TYPE_Q4_1}, {TFM_TYPE_Q4_0, TFM_TYPE_Q4_0},
+				     {TFM_TYPE_F16, TFM_TYPE_Q4_0}, {TFM_TYPE_Q8_0, TFM_TYPE_F16}};
+	static const char *kvn_[] = {"attn", "attn kv f16", "attn kv q8_0", "attn kv bf16",
+				     "attn kv q5_1", "attn kv q5_0", "attn kv q4_1", "attn kv q4_0",
+				     "attn kv f16,q4_0", "attn kv q8_0,f16"};
+	for (int ki = 0; ki < 10; ki++)
 	for (int hi = 0; hi < 4; hi++)
 		for (int di = 0; di < 4; di++)
 			for (int ni = 0; ni < 3; ni++)
@@ -304,7 +311,9 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					for (int xi = 0; xi < 3; xi++) {
 						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
 						int64_t vd = heads[hi][2] ? heads[hi][2] : hd;
-						if (kvt[ki] == TFM_TYPE_Q8_0) /* 32, 64, 96, 256 */
+						int blk = tfm_type_info(kvt[ki][0])->blck > 1 ||
+							  tfm_type_info(kvt[ki][1])->blck > 1;
+						if (blk) /* 32, 64, 96, 256 */
 							hd = di == 3 ? 256 : 32 * (di + 1), vd = heads[hi][2] ? 32 : hd;
 						/* 17 tokens: past several key tiles (64) and
 						 * query blocks (8), a window of more than a tile */
@@ -316,7 +325,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 							.n_head_kv = nkv, .head_dim = hd, .v_dim = heads[hi][2], .n_slots = slots,
 							.window = win, .scale = 1.0f / sqrtf((float)hd),
 							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL,
-							.kv_type = kvt[ki]};
+							.k_type = kvt[ki][0], .v_type = kvt[ki][1]};
 						a.v_dim = heads[hi][2] ? vd : 0;
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);

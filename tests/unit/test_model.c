@@ -1049,7 +1049,8 @@ static void t_kquants(void)
 		 * decode closer still */
 		int ig = (types[i] == TFM_TYPE_Q8_0 || types[i] == TFM_TYPE_Q4_0 ||
 			  types[i] == TFM_TYPE_Q4_K) &&
-			 !strcmp(tfm_cpu_isa(), "avx512") && !strcmp(tfm_quant_isa(), "avx512");
+			 !strcmp(tfm_cpu_isa(), "avx512") && __builtin_cpu_supports("avx512vnni") &&
+			 __builtin_cpu_supports("avx512dq");
 		/* the GEMM and the decode kernels add the blocks' f32 terms in
 		 * different orders; a last-bit difference can move an activation
 		 * by one 8-bit step in the next layer's quantization (seen: 0.6%
@@ -1067,11 +1068,12 @@ static void t_kquants(void)
 	}
 }
 
-/* all logits of T tokens by prefill and by decode with a KV cache of kv_type */
-static int run_kv(struct tm *tm, int kv_type, const int32_t *tok, int64_t T, int threads,
-		  float *pre, float *dec, int64_t *kv_bytes)
+/* all logits of T tokens by prefill and by decode with K and V caches of
+ * k_type, v_type */
+static int run_kv(struct tm *tm, int k_type, int v_type, const int32_t *tok, int64_t T,
+		  int threads, float *pre, float *dec, int64_t *kv_bytes)
 {
-	struct tfm_model_opts o = {.n_threads = threads, .kv_type = kv_type};
+	struct tfm_model_opts o = {.n_threads = threads, .k_type = k_type, .v_type = v_type};
 	struct tfm_model *m;
 	struct tfm_ctx *c;
 	int st = tfm_model_new(&m, &tm->s, tm->t, tm->nt, &o);
@@ -1094,11 +1096,13 @@ static int run_kv(struct tm *tm, int kv_type, const int32_t *tok, int64_t T, int
 	return st;
 }
 
-/* KV caches of f16 and q8_0: the same model's logits stay close to the f32
- * cache's (f16: within 1e-2 of the largest logit; q8_0: 5e-2), prefill
- * equals decode (1e-4, the f32 bound), threads change no bit, and the cache
- * takes exactly tfm_spec_kv_bytes at 2 and 34/32 bytes per element over 70
- * tokens (2 key tiles of 64 in the attention kernel). */
+/* KV caches of every type llama.cpp offers, and K and V of different types:
+ * the same model's logits stay close to the f32 cache's (f16, bf16: within
+ * 1e-2 and 3e-2 of the largest logit; 8 bits 5e-2; 5 bits 0.15; 4 bits
+ * 0.3), prefill is close to decode, threads change no bit, and the cache
+ * takes exactly the bytes of its types over 70 tokens (2 key tiles of 64 in
+ * the attention kernel): 2 layers x 2 KV heads x 32 dims per token for
+ * each of K and V. */
 static void t_kv_types(void)
 {
 	struct tm m = {0};
@@ -1109,52 +1113,64 @@ static void t_kv_types(void)
 	int32_t tok[T];
 	for (int t = 0; t < T; t++)
 		tok[t] = (t * 17 + 3) % V;
-	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0};
-	static const double eb[] = {4, 2, 34.0 / 32}, tol[] = {0, 1e-2, 5e-2};
+	enum { NK = 10 };
+	static const int types[NK][2] = {
+		{TFM_TYPE_F32, TFM_TYPE_F32}, {TFM_TYPE_F16, TFM_TYPE_F16},
+		{TFM_TYPE_Q8_0, TFM_TYPE_Q8_0}, {TFM_TYPE_BF16, TFM_TYPE_BF16},
+		{TFM_TYPE_Q5_1, TFM_TYPE_Q5_1}, {TFM_TYPE_Q5_0, TFM_TYPE_Q5_0},
+		{TFM_TYPE_Q4_1, TFM_TYPE_Q4_1}, {TFM_TYPE_Q4_0, TFM_TYPE_Q4_0},
+		{TFM_TYPE_Q8_0, TFM_TYPE_F16}, {TFM_TYPE_F16, TFM_TYPE_Q4_0}};
+	/* bytes per 32 elements of K and of V, from the block layouts: f32 128,
+	 * f16 and bf16 64, q8_0 34, q5_1 24, q5_0 22, q4_1 20, q4_0 18 */
+	static const double b32[NK][2] = {{128, 128}, {64, 64}, {34, 34}, {64, 64}, {24, 24},
+					  {22, 22}, {20, 20}, {18, 18}, {34, 64}, {64, 18}};
+	static const double tol[NK] = {0, 1e-2, 5e-2, 3e-2, 0.15, 0.15, 0.3, 0.3, 5e-2, 0.3};
 	/* prefill and decode keys differ in the last bits (sgemm against
-	 * gemv); f16 / q8_0 rounding can turn that into a step of theirs */
-	static const double tpd[] = {1e-4, 1e-3, 1e-2};
-	float *pre = malloc(3 * T * V * 4), *dec = malloc(T * V * 4), *pre2 = malloc(T * V * 4);
+	 * gemv); a cache type's rounding can turn that into a step of its own */
+	static const double tpd[NK] = {1e-4, 1e-3, 1e-2, 1e-2, 5e-2, 5e-2, 0.1, 0.1, 1e-2, 0.1};
+	float *pre = malloc(NK * T * V * 4), *dec = malloc(T * V * 4), *pre2 = malloc(T * V * 4);
 	float *dec2 = malloc(T * V * 4);
 	double sc = 0;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NK; i++) {
 		int64_t kvb = 0, kvb2 = 0;
 		float *p = pre + i * T * V;
-		CHECK_OK(run_kv(&m, types[i], tok, T, 1, p, dec, &kvb));
-		CHECK_OK(run_kv(&m, types[i], tok, T, 2, pre2, dec2, &kvb2));
+		char nm[32];
+		snprintf(nm, sizeof nm, "%s,%s", tfm_type_name(types[i][0]), tfm_type_name(types[i][1]));
+		CHECK_OK(run_kv(&m, types[i][0], types[i][1], tok, T, 1, p, dec, &kvb));
+		CHECK_OK(run_kv(&m, types[i][0], types[i][1], tok, T, 2, pre2, dec2, &kvb2));
 		CHECK(!memcmp(p, pre2, T * V * 4) && !memcmp(dec, dec2, T * V * 4));
 		double dpd = t_maxdiff(p, dec, T * V), df = t_maxdiff(p, pre, T * V);
 		if (i == 0)
 			for (int k = 0; k < T * V; k++)
 				sc = fmax(sc, fabs(pre[k]));
-		double want = tfm_spec_kv_bytes(&m.s, eb[i], 80);
-		fprintf(stderr, "  kv %-5s prefill-decode %.2g, vs f32 cache %.2g (|logit| <= %.2g), "
-			"%lld bytes (spec %.0f)\n", tfm_type_name(types[i]), dpd, df, sc,
-			(long long)kvb, want);
-		CHECK_MSG(dpd < (i ? tpd[i] * sc : tpd[0]), "kv %s: prefill vs decode %g",
-			  tfm_type_name(types[i]), dpd);
+		/* 80 slots x 2 layers x 2 KV heads x one 32-element row each of K, V */
+		double want = 80.0 * 2 * 2 * (b32[i][0] + b32[i][1]);
+		fprintf(stderr, "  kv %-10s prefill-decode %.2g, vs f32 cache %.2g (|logit| <= %.2g), "
+			"%lld bytes (want %.0f)\n", nm, dpd, df, sc, (long long)kvb, want);
+		CHECK_MSG(dpd < (i ? tpd[i] * sc : tpd[0]), "kv %s: prefill vs decode %g", nm, dpd);
 		if (i)
-			CHECK_MSG(df < tol[i] * sc && df > 0, "kv %s: vs f32 %g", tfm_type_name(types[i]), df);
-		CHECK(kvb == (int64_t)want && kvb2 == kvb);
+			CHECK_MSG(df < tol[i] * sc && df > 0, "kv %s: vs f32 %g", nm, df);
+		CHECK_MSG(kvb == (int64_t)want && kvb2 == kvb, "kv %s: %lld bytes", nm, (long long)kvb);
 	}
 	/* q8_0 needs head sizes of whole blocks; other types are refused */
 	struct tfm_model *md;
 	struct tfm_ctx *c;
-	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q8_0};
+	struct tfm_model_opts o = {.k_type = TFM_TYPE_F16, .v_type = TFM_TYPE_Q8_0};
 	struct tm m2 = {0};
 	t_base_spec(&m2.s);
 	m2.s.n_embd = 64, m2.s.head_dim = 16;
 	build(&m2);
 	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
 	CHECK(strstr(tfm_errmsg(), "whole blocks") != NULL);
-	o.kv_type = TFM_TYPE_F16; /* any head size */
+	o.k_type = o.v_type = TFM_TYPE_F16; /* any head size */
 	CHECK_OK(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o));
 	CHECK_OK(tfm_ctx_new(&c, md, 8));
 	CHECK(tfm_ctx_kv_bytes(c) == (int64_t)tfm_spec_kv_bytes(&m2.s, 2, 8));
 	tfm_ctx_free(c);
 	tfm_model_close(md);
-	o.kv_type = TFM_TYPE_Q4_0;
+	o.v_type = TFM_TYPE_Q4_K; /* not a cache type */
 	CHECK_ST(tfm_model_new(&md, &m2.s, m2.t, m2.nt, &o), TFM_E_UNSUPPORTED);
+	CHECK_MSG(strstr(tfm_errmsg(), "V cache of type q4_K") != NULL, "%s", tfm_errmsg());
 	free(pre), free(dec), free(pre2), free(dec2);
 	tm_free(&m), tm_free(&m2);
 }
@@ -1206,9 +1222,9 @@ static void t_errors(void)
 	s = m.s;
 	s.family = TFM_FAMILY_ENCODER;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
-	struct tfm_model_opts o = {.kv_type = TFM_TYPE_Q4_0}; /* KV caches: f32, f16, q8_0 */
+	struct tfm_model_opts o = {.k_type = TFM_TYPE_Q6_K}; /* not among llama.cpp's cache types */
 	CHECK_ST(tfm_model_new(&md, &m.s, m.t, m.nt, &o), TFM_E_UNSUPPORTED);
-	o.kv_type = 0, o.device = "cuda";
+	o.k_type = 0, o.device = "cuda";
 #ifndef TFM_CUDA
 	CHECK_ST(tfm_model_new(&md, &m.s, m.t, m.nt, &o), TFM_E_DEVICE);
 #endif

@@ -469,7 +469,7 @@ struct attn_job {
 	struct tfm_kexec *k;
 	float *out;
 	const float *q;
-	const uint8_t *kc, *vc;   /* [n_head_kv][n_slots] rows of kv_type */
+	const uint8_t *kc, *vc;   /* [n_head_kv][n_slots] rows of k_type, v_type */
 	size_t krow, vrow;        /* bytes of a K row, a V row */
 	const struct tfm_attn_args *a;
 	int64_t n_blk, n_items;   /* n_items = n_blk * n_head_kv */
@@ -483,10 +483,10 @@ static inline void row_f32(float *d, const uint8_t *src, int type, int64_t dim)
 		memcpy(d, src, (size_t)dim * sizeof(float));
 	else if (type == TFM_TYPE_F16 && g_isa.f16row)
 		g_isa.f16row(d, (const uint16_t *)src, dim);
-	else if (type == TFM_TYPE_Q8_0)
-		tfm_dequantize_row(TFM_TYPE_Q8_0, src, d, dim);
-	else
+	else if (type == TFM_TYPE_F16 || type == TFM_TYPE_BF16)
 		tfm_k_row_to_f32(type, src, d, dim);
+	else /* the block types: lib/quant's fast dequantizer */
+		tfm_dequantize_row(type, src, d, dim);
 }
 
 /* rows [r0, r0 + n) of the values of one head (ring slots) as f32 [n][dim] */
@@ -501,8 +501,8 @@ static void gather(float *dst, const uint8_t *base, size_t rowb, int type, int64
  * that the scores of a query run along the keys in vector lanes (head sizes
  * are short: a dot product per key would spend more on its horizontal sum).
  * f32 and f16 keys are cached transposed, [dim][n_slots] per head, so this
- * is a copy of (at most two) runs per dimension; q8_0 keys are rows (its
- * blocks run along dim). */
+ * is a copy of (at most two) runs per dimension; keys of the other types
+ * are rows (bf16, and blocks that run along dim). */
 static void gather_t(float *dst, float *tmp, const uint8_t *base, size_t rowb, int type,
 		     int64_t r0, int64_t n, int64_t ns, int64_t dim)
 {
@@ -566,8 +566,8 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
 		int64_t g0 = a0 > plo ? a0 : plo, g1 = a0 + ATT_KT - 1 < phi ? a0 + ATT_KT - 1 : phi;
 		int64_t ng = g1 - g0 + 1;
-		gather_t(kt, tmp, kb, j->krow, a->kv_type, g0, ng, ns, hd);
-		gather(vt, vb, j->vrow, a->kv_type, g0, ng, ns, vd);
+		gather_t(kt, tmp, kb, j->krow, a->k_type, g0, ng, ns, hd);
+		gather(vt, vb, j->vrow, a->v_type, g0, ng, ns, vd);
 		/* four queries at a time: scores of every gathered key, then
 		 * each query's own keys [k0, k1] through the online softmax;
 		 * the other keys get probability 0, which adds exact zeros */
@@ -632,8 +632,8 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void
 	pthread_once(&g_once, cpu_init);
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
 	struct attn_job j = {.k = k, .out = out, .q = q, .kc = kc, .vc = vc, .a = a};
-	j.krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd);
-	j.vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	j.krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd);
+	j.vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	j.n_blk = (a->n_tok + ATT_QB - 1) / ATT_QB;
 	j.n_items = j.n_blk * a->n_head_kv;
 	atomic_init(&j.next, 0);
@@ -648,23 +648,23 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void
 }
 
 /* K: [n_head_kv][head_dim][n_slots] for f32 / f16 (see gather_t), rows
- * [n_head_kv][n_slots] for q8_0; V: rows [n_head_kv][n_slots] */
+ * [n_head_kv][n_slots] for the other types; V: rows [n_head_kv][n_slots] */
 static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int64_t slot,
 			 const struct tfm_attn_args *a)
 {
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
-	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	for (int64_t h = 0; h < a->n_head_kv; h++) {
-		if (a->kv_type == TFM_TYPE_F32 || a->kv_type == TFM_TYPE_F16) {
-			size_t es = a->kv_type == TFM_TYPE_F32 ? 4 : 2;
+		if (a->k_type == TFM_TYPE_F32 || a->k_type == TFM_TYPE_F16) {
+			size_t es = a->k_type == TFM_TYPE_F32 ? 4 : 2;
 			uint8_t *col = (uint8_t *)kc + (size_t)(h * hd * ns + slot) * es;
 			for (int64_t d = 0; d < hd; d++)
-				tfm_k_kv_put(a->kv_type, col + (size_t)(d * ns) * es, k + h * hd + d, 1);
+				tfm_k_kv_put(a->k_type, col + (size_t)(d * ns) * es, k + h * hd + d, 1);
 		} else {
-			tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow,
+			tfm_k_kv_put(a->k_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow,
 				     k + h * hd, hd);
 		}
-		tfm_k_kv_put(a->kv_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow, v + h * vd, vd);
+		tfm_k_kv_put(a->v_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow, v + h * vd, vd);
 	}
 }
 

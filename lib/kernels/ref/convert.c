@@ -1,7 +1,7 @@
 /* convert.c: weight rows to f32 for the kernels (every weight type lib/quant
  * knows, through tfm_type_to_f32 and lib/quant's reference dequantizers),
- * and KV-cache rows in f32, f16 or q8_0.  Scalar; exact (every value of
- * these types is representable in f32). */
+ * and KV-cache rows (f32, f16, bf16, q8_0, q5_1, q5_0, q4_1, q4_0).  Scalar;
+ * exact (every value of these types is representable in f32). */
 #include "tfm.h"
 #include "kernels/backend.h"
 #include "quant/quant.h"
@@ -24,21 +24,26 @@ int tfm_k_row_to_f32(int type, const void *src, float *dst, int64_t n)
 	return TFM_OK;
 }
 
-/* ---- KV cache rows (f32, f16, q8_0) ---- */
+/* ---- KV cache rows ---- */
+
+int tfm_k_kv_type_ok(int type)
+{
+	switch (type) {
+	case TFM_TYPE_F32: case TFM_TYPE_F16: case TFM_TYPE_BF16: case TFM_TYPE_Q8_0:
+	case TFM_TYPE_Q5_1: case TFM_TYPE_Q5_0: case TFM_TYPE_Q4_1: case TFM_TYPE_Q4_0:
+		return 1;
+	}
+	return 0;
+}
 
 size_t tfm_k_kv_bytes(int type, int64_t n_slots, int64_t n_head_kv, int64_t dim)
 {
-	size_t row;
-	switch (type) {
-	case TFM_TYPE_F32: row = (size_t)dim * 4; break;
-	case TFM_TYPE_F16: row = (size_t)dim * 2; break;
-	case TFM_TYPE_Q8_0:
-		if (dim % TFM_QK)
-			return 0;
-		row = (size_t)(dim / TFM_QK) * sizeof(struct tfm_block_q8_0);
-		break;
-	default: return 0;
-	}
+	if (!tfm_k_kv_type_ok(type) || dim < 1)
+		return 0;
+	const struct tfm_type_info *ti = tfm_type_info(type);
+	if (dim % ti->blck)
+		return 0;
+	size_t row = (size_t)(dim / ti->blck) * ti->size;
 	return row * (size_t)n_slots * (size_t)n_head_kv;
 }
 
@@ -46,34 +51,38 @@ float tfm_k_kv_elem(int type, const void *row, int64_t d)
 {
 	const uint8_t *p = row;
 	uint16_t h;
+	float f, blk[TFM_QK];
 	switch (type) {
+	case TFM_TYPE_F32:
+		memcpy(&f, p + 4 * d, 4);
+		return f;
 	case TFM_TYPE_F16:
 		memcpy(&h, p + 2 * d, 2);
 		return tfm_f16_to_f32(h);
-	case TFM_TYPE_Q8_0: { /* block d / 32: f16 scale, 32 int8 */
-		const uint8_t *b = p + (d / TFM_QK) * sizeof(struct tfm_block_q8_0);
-		memcpy(&h, b, 2);
-		return tfm_f16_to_f32(h) * (float)(int8_t)b[2 + d % TFM_QK];
 	}
-	}
-	float f;
-	memcpy(&f, p + 4 * d, 4);
-	return f;
+	/* bf16: one element; blocks of 32: the block holding d, by lib/quant's
+	 * reference dequantizer (the specification of each type) */
+	const struct tfm_type_info *ti = tfm_type_info(type);
+	int64_t b = d / ti->blck;
+	tfm_type_to_f32(type, p + (size_t)b * ti->size, blk, ti->blck);
+	return blk[d % ti->blck];
 }
 
 void tfm_k_kv_put(int type, void *row, const float *x, int64_t dim)
 {
 	uint8_t *p = row;
 	switch (type) {
+	case TFM_TYPE_F32:
+		memcpy(row, x, (size_t)dim * sizeof(float));
+		return;
 	case TFM_TYPE_F16:
 		for (int64_t i = 0; i < dim; i++) {
 			uint16_t h = tfm_f32_to_f16(x[i]);
 			memcpy(p + 2 * i, &h, 2);
 		}
 		return;
-	case TFM_TYPE_Q8_0:
-		tfm_quantize_row(TFM_TYPE_Q8_0, x, row, dim);
-		return;
 	}
-	memcpy(row, x, (size_t)dim * sizeof(float));
+	/* bf16 (round to nearest even) and the block types: lib/quant's
+	 * quantizer, so every backend stores the same bytes */
+	tfm_quantize_row(type, x, row, dim);
 }

@@ -124,7 +124,7 @@ static void ref_mul(float *y, const float *a, const float *b, int64_t n)
 		y[i] = a[i] * b[i];
 }
 
-/* The cache is [n_slots][n_head_kv] rows of kv_type (tfm_k_kv_bytes), read
+/* The cache is [n_slots][n_head_kv] rows of k_type and v_type (tfm_k_kv_bytes), read
  * element by element. */
 void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
 		  const void *vc, const struct tfm_attn_args *a)
@@ -132,7 +132,7 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 	float *sc = k->scratch; /* [n_slots] scores of the visible keys */
 	int64_t hd = a->head_dim, qd = a->n_head * hd;
 	int64_t vd = a->v_dim ? a->v_dim : hd;
-	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
 		int64_t p = a->pos0 + t;
@@ -145,7 +145,7 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 					((j % a->n_slots) * a->n_head_kv + kh) * krow;
 				double s = 0;
 				for (int64_t d = 0; d < hd; d++)
-					s += (double)qv[d] * tfm_k_kv_elem(a->kv_type, kr, d);
+					s += (double)qv[d] * tfm_k_kv_elem(a->k_type, kr, d);
 				s *= a->scale;
 				if (a->softcap > 0)
 					s = a->softcap * tanh(s / a->softcap);
@@ -160,7 +160,7 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 				for (int64_t j = lo; j <= p; j++) {
 					const uint8_t *vr = (const uint8_t *)vc +
 						((j % a->n_slots) * a->n_head_kv + kh) * vrow;
-					s += (double)sc[j - lo] * tfm_k_kv_elem(a->kv_type, vr, d);
+					s += (double)sc[j - lo] * tfm_k_kv_elem(a->v_type, vr, d);
 				}
 				o[d] = (float)s;
 			}
@@ -172,10 +172,10 @@ static void ref_kv_store(void *kc, void *vc, const float *k, const float *v, int
 			 const struct tfm_attn_args *a)
 {
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
-	size_t krow = tfm_k_kv_bytes(a->kv_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->kv_type, 1, 1, vd);
+	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	for (int64_t h = 0; h < a->n_head_kv; h++) {
-		tfm_k_kv_put(a->kv_type, (uint8_t *)kc + (slot * a->n_head_kv + h) * krow, k + h * hd, hd);
-		tfm_k_kv_put(a->kv_type, (uint8_t *)vc + (slot * a->n_head_kv + h) * vrow, v + h * vd, vd);
+		tfm_k_kv_put(a->k_type, (uint8_t *)kc + (slot * a->n_head_kv + h) * krow, k + h * hd, hd);
+		tfm_k_kv_put(a->v_type, (uint8_t *)vc + (slot * a->n_head_kv + h) * vrow, v + h * vd, vd);
 	}
 }
 
