@@ -307,16 +307,24 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];
 	void *vc = (uint8_t *)c->vc + c->v_off[l];
-	for (int64_t t = 0; t < n; t++) {
-		if (L->rope && !m->mla) {
-			const float *cs = (L->rope_local ? c->cs2 : c->cs) + t * r2;
-			const float *sn = (L->rope_local ? c->sn2 : c->sn) + t * r2;
-			be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
-			be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
-		}
-		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % a.n_slots, &a);
+	for (int64_t t = 0; t < n && L->rope && !m->mla; t++) {
+		const float *cs = (L->rope_local ? c->cs2 : c->cs) + t * r2;
+		const float *sn = (L->rope_local ? c->sn2 : c->sn) + t * r2;
+		be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
+		be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
 	}
+	/* block-quantized caches: rotated heads (kvrot.c), q.k unchanged */
+	if (m->k_rot) {
+		tfm_kvrot(c->q, n * s->n_head, hd, m->k_rot);
+		tfm_kvrot(c->k, n * s->n_head_kv, hd, m->k_rot);
+	}
+	if (m->v_rot)
+		tfm_kvrot(c->v, n * s->n_head_kv, m->v_dim, m->v_rot);
+	for (int64_t t = 0; t < n; t++)
+		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % a.n_slots, &a);
 	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
+	if (m->v_rot) /* the output of rotated values, rotated back */
+		tfm_kvrot(c->att, n * s->n_head, m->v_dim, m->v_rot);
 	be->matmul(&c->kx, c->h, c->att, &L->wo, n);
 	add_bias(m, c->h, L->bo, n, s->n_embd);
 }

@@ -642,6 +642,10 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	m->vv_dim = s->n_head_kv * m->v_dim;
 	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
 	m->k_type = o->k_type, m->v_type = o->v_type;
+	if (!o->kv_no_rotate) {
+		m->k_rot = tfm_kvrot_block(m->k_type, m->head_dim, 1);
+		m->v_rot = tfm_kvrot_block(m->v_type, m->v_dim, 0);
+	}
 	if (!tfm_k_kv_bytes(m->k_type, 1, 1, m->head_dim) || !tfm_k_kv_bytes(m->v_type, 1, 1, m->v_dim)) {
 		st = tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s/%s: head sizes %lld, %lld are not "
 				"whole blocks", tfm_type_name(m->k_type), tfm_type_name(m->v_type),

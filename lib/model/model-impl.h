@@ -52,6 +52,7 @@ struct tfm_model {
 	int64_t head_dim, q_dim, kv_dim, n_rot; /* n_rot: rotary dims per head */
 	int64_t v_dim, vv_dim;     /* value head size, n_head_kv * v_dim */
 	int k_type, v_type;        /* enum tfm_type of the K and V caches (tfm_k_kv_type_ok) */
+	int64_t k_rot, v_rot;      /* Walsh-Hadamard block of q and k, of v (0: none; kvrot.c) */
 	int mla;                   /* multi-head latent attention */
 	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
@@ -148,5 +149,13 @@ int tfm_model_check_spec(const struct tfm_spec *s);
 /* Threads below this many multiply-adds per kernel call run inline (tests set
  * 0 to force the threaded paths on small models). */
 void tfm_ctx_set_par_min(struct tfm_ctx *c, int64_t par_min);
+
+/* kvrot.c: the Walsh-Hadamard block size of a cache of type for rows of dim
+ * (keys: the largest power of two >= 64 dividing dim; values: 64), 0 when
+ * such a cache is not rotated (not a block type, dim not a multiple of 64). */
+int64_t tfm_kvrot_block(int type, int64_t dim, int keys);
+/* x[rows][dim] = each block of n of each row times the orthonormal n x n
+ * Walsh-Hadamard matrix (its own inverse), in place. */
+void tfm_kvrot(float *x, int64_t rows, int64_t dim, int64_t n);
 
 #endif

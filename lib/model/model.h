@@ -23,6 +23,8 @@ struct tfm_model_opts {
 	int k_type, v_type;      /* enum tfm_type of the K and V caches: F32 (0, default),
 				  * F16, BF16, Q8_0, Q5_1, Q5_0, Q4_1, Q4_0 (llama.cpp's set;
 				  * the block types need head sizes multiple of 32) */
+	int kv_no_rotate;        /* 1: no Walsh-Hadamard rotation of block-quantized caches
+				  * (see kvrot.c; for experiments: on by default, as llama.cpp) */
 };
 
 int tfm_model_open(struct tfm_model **m, const char *path, const struct tfm_model_opts *o);

@@ -1175,6 +1175,83 @@ static void t_kv_types(void)
 	tm_free(&m), tm_free(&m2);
 }
 
+/* kvrot.c: the fast transform equals Sylvester's matrix H[i][j] =
+ * (-1)^popcount(i & j) / sqrt(n) blockwise, is its own inverse, and the
+ * block sizes follow llama.cpp's rule.  In a model: a q4_0 cache with heads
+ * of 64 is rotated (the logits differ from the unrotated cache's and both
+ * stay near the f32 cache's), an f16 cache never is. */
+static void t_kv_rotate(void)
+{
+	enum { D = 256 };
+	float x[2 * D], y[2 * D], want[2 * D];
+	for (int i = 0; i < 2 * D; i++)
+		x[i] = y[i] = sinf(0.37f * (float)i) + (i % 17 == 0 ? 8.0f : 0.0f);
+	for (int64_t n = 64; n <= 128; n *= 2) {
+		memcpy(y, x, sizeof y);
+		tfm_kvrot(y, 2, D, n);
+		for (int r = 0; r < 2; r++)
+			for (int b = 0; b < D; b += (int)n)
+				for (int i = 0; i < n; i++) {
+					double acc = 0;
+					for (int j = 0; j < n; j++)
+						acc += (__builtin_popcount((unsigned)(i & j)) & 1 ? -1.0 : 1.0) *
+						       x[r * D + b + j];
+					want[r * D + b + i] = (float)(acc / sqrt((double)n));
+				}
+		CHECK_MSG(t_maxdiff(y, want, 2 * D) < 1e-5, "kvrot %lld: %g", (long long)n,
+			  t_maxdiff(y, want, 2 * D));
+		tfm_kvrot(y, 2, D, n);
+		CHECK_MSG(t_maxdiff(y, x, 2 * D) < 1e-5, "kvrot %lld twice: %g", (long long)n,
+			  t_maxdiff(y, x, 2 * D));
+	}
+	CHECK(tfm_kvrot_block(TFM_TYPE_Q4_0, 192, 1) == 64 && tfm_kvrot_block(TFM_TYPE_Q4_0, 256, 1) == 256);
+	CHECK(tfm_kvrot_block(TFM_TYPE_Q8_0, 128, 0) == 64 && tfm_kvrot_block(TFM_TYPE_Q8_0, 96, 1) == 0);
+	CHECK(tfm_kvrot_block(TFM_TYPE_F16, 128, 1) == 0 && tfm_kvrot_block(TFM_TYPE_BF16, 128, 0) == 0);
+
+	struct tm m = {0};
+	t_base_spec(&m.s);
+	m.s.n_embd = 128, m.s.head_dim = 64, m.s.n_head = 2, m.s.n_head_kv = 1, m.s.n_vocab = 50;
+	build(&m);
+	enum { T = 20, V = 50 };
+	int32_t tok[T];
+	for (int t = 0; t < T; t++)
+		tok[t] = (t * 7 + 1) % V;
+	float *f32 = malloc(T * V * 4), *rot = malloc(T * V * 4), *plain = malloc(T * V * 4);
+	float *a = malloc(T * V * 4), *dec = malloc(T * V * 4);
+	struct tfm_model_opts o = {.n_threads = 1, .k_type = TFM_TYPE_Q4_0, .v_type = TFM_TYPE_Q4_0};
+	struct tfm_model *md;
+	struct tfm_ctx *c;
+	int64_t kvb;
+	CHECK_OK(run_kv(&m, TFM_TYPE_F32, TFM_TYPE_F32, tok, T, 1, f32, dec, &kvb));
+	CHECK_OK(run_kv(&m, TFM_TYPE_Q4_0, TFM_TYPE_Q4_0, tok, T, 1, rot, dec, &kvb));
+	o.kv_no_rotate = 1;
+	CHECK_OK(tfm_model_new(&md, &m.s, m.t, m.nt, &o));
+	CHECK_OK(tfm_ctx_new(&c, md, 80));
+	CHECK_OK(tfm_eval(c, tok, T, plain, 1));
+	tfm_ctx_free(c);
+	tfm_model_close(md);
+	double sc = 0;
+	for (int k = 0; k < T * V; k++)
+		sc = fmax(sc, fabs(f32[k]));
+	double dr = t_maxdiff(rot, f32, T * V), dp = t_maxdiff(plain, f32, T * V);
+	fprintf(stderr, "  kv q4_0 heads of 64 vs f32 cache: rotated %.2g, not rotated %.2g "
+		"(|logit| <= %.2g)\n", dr, dp, sc);
+	CHECK(t_maxdiff(rot, plain, T * V) > 0 && dr < 0.3 * sc && dp < 0.3 * sc);
+	/* f16 is never rotated: the option changes nothing */
+	o.k_type = o.v_type = TFM_TYPE_F16;
+	for (int i = 0; i < 2; i++) {
+		o.kv_no_rotate = i;
+		CHECK_OK(tfm_model_new(&md, &m.s, m.t, m.nt, &o));
+		CHECK_OK(tfm_ctx_new(&c, md, 80));
+		CHECK_OK(tfm_eval(c, tok, T, i ? a : plain, 1));
+		tfm_ctx_free(c);
+		tfm_model_close(md);
+	}
+	CHECK(!memcmp(a, plain, T * V * 4));
+	free(f32), free(rot), free(plain), free(a), free(dec);
+	tm_free(&m);
+}
+
 static void t_errors(void)
 {
 	struct tm m = {0};
@@ -1257,6 +1334,7 @@ static const struct t_case t_cases[] = {
 	{"longrope", t_longrope},
 	{"gguf_q8", t_gguf_q8},
 	{"kv_types", t_kv_types},
+	{"kv_rotate", t_kv_rotate},
 	{"kquants", t_kquants},
 	{"random", t_random},
 	{"errors", t_errors},
