@@ -7,8 +7,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: tfm-convert [-hqVvz] [--dtype TYPE] [--mem-limit SIZE] [-o OUTPUT] [--vocab FILE]\n"
-	"                   [INPUT]\n";
+	"usage: tfm-convert [-hqVvz] [--dtype TYPE] [--mem-limit SIZE] [-o OUTPUT]\n"
+	"                   [--set attn.n_head_kv=K] [--vocab FILE] [INPUT]\n";
 
 static void help(void)
 {
@@ -17,6 +17,7 @@ static void help(void)
 	      "  -o, --output FILE  write the GGUF to FILE (default: stdout, not a terminal)\n"
 	      "      --dtype TYPE   f32, f16 or bf16 for 2-D weights (default: as the source)\n"
 	      "      --mem-limit SIZE  refuse input that decompresses to more (8G, none)\n"
+	      "      --set attn.n_head_kv=K  mean-pool each group of KV heads into one (GQA)\n"
 	      "      --vocab FILE   llama2.c tokenizer.bin for a llama2.c checkpoint\n"
 	      "  -z, --zstd         compress the output with zstd\n"
 	      "  -q, --quiet        print nothing but errors\n"
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "vocab", required_argument, NULL, 'B' },
+		{ "set", required_argument, NULL, 'S' },
 		{ "zstd", no_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -60,6 +62,17 @@ int main(int argc, char **argv)
 			if (tfm_mem_set_limit(optarg))
 				return cmd_usage_error(usage, "%s", tfm_errmsg());
 			break;
+		case 'S': {
+			/* the one knob a conversion changes: GQA pooling */
+			const char *key = "attn.n_head_kv=";
+			if (strncmp(optarg, key, strlen(key)))
+				return cmd_usage_error(usage, "--set %s: tfm-convert takes only "
+						       "attn.n_head_kv=K (pooling KV heads)", optarg);
+			if (cmd_opt_i64("--set attn.n_head_kv", optarg + strlen(key), 1,
+					INT64_C(1) << 20, &o.n_head_kv))
+				return 64;
+			break;
+		}
 		case 'o': output = optarg; break;
 		case 'q': tfm_log_set_level(TFM_LOG_ERROR); break;
 		case 'V': cmd_version(); return cmd_close_stdout();

@@ -1,8 +1,9 @@
 /* convert.c: any checkpoint (or GGUF) to an in-memory GGUF with tfm.* spec
  * keys, llama.cpp keys, tokenizer keys and llama.cpp tensor names.  Tensors
  * that need no change point at the source bytes; the others are produced on
- * demand (dtype conversion, Q/K permutation, QKV reordering), one at a time,
- * so writing streams with peak memory near one tensor. */
+ * demand (dtype conversion, Q/K permutation, QKV reordering, pooled K/V
+ * heads), one at a time, so writing streams with peak memory near one
+ * tensor. */
 #include "tfm.h"
 #include "format/hfmap.h"
 #include "quant/quant.h"
@@ -24,6 +25,7 @@ struct cv_tensor {
 	unsigned flags;      /* TFM_HFMAP_* transforms */
 	int64_t ne0, ne1;    /* source shape seen as [ne1][ne0] rows (after transposition: out) */
 	int64_t n;           /* elements (all sources together) */
+	int pool;            /* K/V heads mean-pooled by cv->pool_r (output n / pool_r) */
 	void *buf;           /* materialised output (tfm_convert_load) */
 };
 
@@ -33,6 +35,8 @@ struct tfm_convert {
 	struct tfm_gguf *src;    /* source GGUF, or NULL */
 	struct tfm_gguf *g;      /* the output */
 	struct tfm_spec spec;
+	struct tfm_spec spec_src; /* the source's spec, for the transforms of its rows */
+	int64_t pool_r, pool_hd; /* GQA pooling: r source KV heads of pool_hd per output head */
 	struct cv_tensor *ts;    /* [n_out], indexed like g's tensors */
 	int64_t n_out;
 	int dtype;
@@ -72,6 +76,22 @@ static int src_to_f32(const struct cv_tensor *c, const void *src, float *f, int6
 	return TFM_OK;
 }
 
+/* GQA pooling of f [n] (rows of w floats; a bias: rows of 1): the head of
+ * hd rows at output position g is the mean of source heads g r .. g r + r - 1,
+ * in place (the output is the first n / r floats). */
+static void pool_heads(const struct tfm_convert *cv, float *f, int64_t n, int64_t w)
+{
+	int64_t r = cv->pool_r, hd = cv->pool_hd, rows = n / w, nh = rows / hd;
+	for (int64_t g = 0; g < nh / r; g++)
+		for (int64_t i = 0; i < hd; i++)
+			for (int64_t c = 0; c < w; c++) {
+				double s = 0;
+				for (int64_t k = 0; k < r; k++)
+					s += f[((g * r + k) * hd + i) * w + c];
+				f[(g * hd + i) * w + c] = (float)(s / (double)r);
+			}
+}
+
 /* Produce output tensor t into buf: convert to f32, transform, convert out.
  * Only tensors that need work get here; add_tensor gives the others their
  * source bytes directly. */
@@ -81,16 +101,19 @@ static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
 	/* f32 staging of one source: the part and, for transforms, a scratch */
 	int64_t np = c->n / c->n_src;
 	size_t out_part = t->nbytes / (size_t)c->n_src;
-	float *f = tfm_malloc((size_t)np * sizeof *f * (c->flags ? 2 : 1));
+	float *f = tfm_malloc((size_t)np * sizeof *f * (c->flags || c->pool ? 2 : 1));
 	if (!f)
 		return TFM_E_NOMEM;
 	int st = TFM_OK;
 	for (int k = 0; k < c->n_src && !st; k++) {
 		st = src_to_f32(c, c->srcs[k], f, np);
 		if (!st && c->flags)
-			st = tfm_hfmap_transform(c->flags, &c->cv->spec, f, c->ne0, c->ne1, f + np);
+			st = tfm_hfmap_transform(c->flags, &c->cv->spec_src, f, c->ne0, c->ne1, f + np);
+		if (!st && c->pool)
+			pool_heads(c->cv, f, np, c->ne0 == np ? 1 : c->ne0);
 		if (!st)
-			st = tfm_type_from_f32(c->out_type, f, (char *)buf + out_part * (size_t)k, np);
+			st = tfm_type_from_f32(c->out_type, f, (char *)buf + out_part * (size_t)k,
+					       c->pool ? np / c->cv->pool_r : np);
 	}
 	free(f);
 	if (st)
@@ -130,6 +153,34 @@ static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 	if (flags && !is_float_type(src_type))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: cannot transform a %s tensor", name,
 				  tfm_type_name(src_type));
+	int pool = 0;
+	if (cv->pool_r > 1 && !strncmp(name, "blk.", 4)) {
+		static const char *const sfx[] = {".attn_k.weight", ".attn_v.weight", ".attn_k.bias",
+						  ".attn_v.bias", ".attn_qkv.weight", ".attn_kv_a_mqa.weight"};
+		size_t ln = strlen(name);
+		for (int i = 0; i < 6; i++) {
+			size_t ls = strlen(sfx[i]);
+			if (ln <= ls || strcmp(name + ln - ls, sfx[i]))
+				continue;
+			if (i >= 4)
+				return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooling KV heads of a %s "
+						  "tensor not supported", name,
+						  i == 4 ? "fused QKV" : "latent (MLA)");
+			pool = 1;
+		}
+	}
+	if (pool) {
+		int64_t kv_src = cv->pool_r * cv->spec.n_head_kv * cv->pool_hd;
+		if ((flags & TFM_HFMAP_TRANSPOSE) || n_dims > 2 || ne[n_dims - 1] != kv_src)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooling KV heads of a tensor shaped "
+					  "%lld x %lld (want %lld rows) not supported", name,
+					  (long long)ne[0], (long long)ne[1], (long long)kv_src);
+		if (!is_float_type(out_type))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooling KV heads of %s weights: "
+					  "give --dtype f32, f16 or bf16", name,
+					  tfm_type_name(out_type));
+		ne[n_dims - 1] /= cv->pool_r;
+	}
 	struct cv_tensor *c = &cv->ts[cv->n_out];
 	c->cv = cv;
 	c->src = src;
@@ -142,7 +193,8 @@ static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 	c->ne0 = ne_in[0];
 	c->ne1 = n / ne_in[0];
 	c->n = n;
-	int direct = src && out_type == src_type && !flags;
+	c->pool = pool;
+	int direct = src && out_type == src_type && !flags && !pool;
 	int st = tfm_gguf_add_tensor(cv->g, name, out_type, n_dims, ne, direct ? src : NULL,
 				     direct ? NULL : produce, c);
 	if (st)
@@ -282,6 +334,31 @@ static int sampling_keys(const struct tfm_ckpt *ck, struct tfm_gguf *g)
 	return st;
 }
 
+/* --set attn.n_head_kv=K: check the spec can be pooled, then set it. */
+static int pool_setup(struct tfm_convert *cv, int64_t k)
+{
+	struct tfm_spec *s = &cv->spec;
+	cv->spec_src = *s;
+	int64_t nkv = s->n_head_kv ? s->n_head_kv : s->n_head;
+	if (k <= 0 || k == nkv)
+		return TFM_OK;
+	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->kv_lora_rank)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: attn.n_head_kv=%lld: MLA has no KV heads "
+				  "to pool", arch, (long long)k);
+	if (k > nkv || nkv % k)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: attn.n_head_kv=%lld: %lld KV heads do not "
+				  "pool into %lld groups", arch, (long long)k, (long long)nkv,
+				  (long long)k);
+	if (s->qk_norm == TFM_QK_NORM_FULL)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: attn.n_head_kv=%lld: a key norm over all "
+				  "heads cannot be pooled", arch, (long long)k);
+	cv->pool_r = nkv / k;
+	cv->pool_hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
+	s->n_head_kv = k;
+	return TFM_OK;
+}
+
 static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_convert_opts *o)
 {
 	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL };
@@ -294,6 +371,8 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 	if (!ck->config)
 		return tfm_seterr(TFM_E_FORMAT, "%s: no config.json", path);
 	if ((st = tfm_spec_from_config(&cv->spec, ck->config)))
+		return tfm_adderr(st, "%s", path);
+	if ((st = pool_setup(cv, o ? o->n_head_kv : 0)))
 		return tfm_adderr(st, "%s", path);
 	cv->ts = tfm_calloc((size_t)ck->n_tensors + 1, sizeof *cv->ts);
 	if (!cv->ts)
@@ -377,7 +456,7 @@ out:
 	return st;
 }
 
-static int from_gguf(struct tfm_convert *cv)
+static int from_gguf(struct tfm_convert *cv, const struct tfm_convert_opts *o)
 {
 	struct tfm_gguf *src = cv->src;
 	int st;
@@ -386,6 +465,8 @@ static int from_gguf(struct tfm_convert *cv)
 		if ((st = tfm_gguf_copy_kv(cv->g, src, i)))
 			return st;
 	if ((st = tfm_spec_from_gguf(&cv->spec, src)))
+		return tfm_adderr(st, "%s", cv->blob.name);
+	if ((st = pool_setup(cv, o ? o->n_head_kv : 0)))
 		return tfm_adderr(st, "%s", cv->blob.name);
 	if ((st = tfm_spec_to_gguf(&cv->spec, cv->g)))
 		return st;
@@ -439,7 +520,7 @@ int tfm_convert_open(struct tfm_convert **out, const char *path, const struct tf
 		}
 		st = tfm_gguf_parse(&cv->src, cv->blob.data, cv->blob.size, cv->blob.name);
 		if (!st)
-			st = from_gguf(cv);
+			st = from_gguf(cv, o);
 		if (st)
 			goto fail;
 		*out = cv;

@@ -340,3 +340,22 @@ setup() {
 	run tfm-convert -o "$T/x.gguf" "$T/m"
 	assert_failure 65
 }
+
+@test "convert: --set attn.n_head_kv=K pools KV heads (GQA); other keys are usage errors, impossible groups 65" {
+	tfm-convert -o "$T/a.gguf" "$ROOT/tests/fixtures/llama"
+	tfm-convert --set attn.n_head_kv=1 -o "$T/b.gguf" "$ROOT/tests/fixtures/llama"
+	a=$(tfm-inspect -F json "$T/a.gguf" | jq .kv_bytes_per_token)
+	b=$(tfm-inspect -F json "$T/b.gguf" | jq .kv_bytes_per_token)
+	[ "$a" -eq $((2 * b)) ]
+	tfm-inspect -F json "$T/b.gguf" | jq -e '.spec["attn.n_head_kv"] == 1'
+	# the pooled model runs
+	echo '{"bandwidth_bytes_per_s": 1e10, "sgemm_flops_per_s": 1e10}' > "$T/lim.json"
+	tfm-bench -q -m "$T/b.gguf" -p 8 -n 2 -r 1 -t 1 --limits "$T/lim.json" -F json |
+		jq -e '.tests | length == 2'
+	run tfm-convert --set rope.theta=1 -o "$T/c.gguf" "$ROOT/tests/fixtures/llama"
+	assert_failure 64
+	run tfm-convert --set attn.n_head_kv=3 -o "$T/c.gguf" "$ROOT/tests/fixtures/llama"
+	assert_failure 65
+	assert_output --partial 'do not pool'
+	[ ! -e "$T/c.gguf" ]
+}

@@ -536,7 +536,78 @@ static void t_llamacpp_only(void)
 	free(dir), free(gp);
 }
 
+/* tfm-convert --set attn.n_head_kv=K: the pooled K and V weights and
+ * biases are the means of each group of source heads, computed here from
+ * the unpooled conversion (the qwen2 fixture: 2 KV heads of 16 with
+ * biases, pooled into 1; llama's rope permutation of K rows is within a
+ * head); the spec says K heads; fused QKV, MLA and groups that do not
+ * divide are refused. */
+static void t_gqa_pool(void)
+{
+	struct tfm_convert *a = NULL, *b = NULL;
+	struct tfm_convert_opts co = { .dtype = -1 }, cp = { .dtype = -1, .n_head_kv = 1 };
+	CHECK_OK(tfm_convert_open(&a, "tests/fixtures/qwen2", &co));
+	CHECK_OK(tfm_convert_open(&b, "tests/fixtures/qwen2", &cp));
+	if (!a || !b)
+		goto out;
+	CHECK_OK(tfm_convert_load(a));
+	CHECK_OK(tfm_convert_load(b));
+	struct tfm_gguf *ga = tfm_convert_gguf(a), *gb = tfm_convert_gguf(b);
+	struct tfm_spec sa, sb;
+	CHECK_OK(tfm_spec_from_gguf(&sa, ga));
+	CHECK_OK(tfm_spec_from_gguf(&sb, gb));
+	CHECK(sa.n_head_kv == 2 && sb.n_head_kv == 1 && sb.n_head == sa.n_head);
+	int64_t hd = sa.head_dim ? sa.head_dim : sa.n_embd / sa.n_head, checked = 0;
+	static const char *const names[] = {"blk.%d.attn_k.weight", "blk.%d.attn_v.weight",
+					    "blk.%d.attn_k.bias", "blk.%d.attn_v.bias",
+					    "blk.%d.attn_q.weight"};
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < 5; i++) {
+			char nm[64];
+			snprintf(nm, sizeof nm, names[i], l);
+			const struct tfm_gguf_tensor *ta = tfm_gguf_find_tensor(ga, nm);
+			const struct tfm_gguf_tensor *tb = tfm_gguf_find_tensor(gb, nm);
+			CHECK_MSG(ta && tb, "%s", nm);
+			if (!ta || !tb)
+				continue;
+			CHECK(ta->type == TFM_TYPE_F32 && tb->type == TFM_TYPE_F32);
+			const float *fa = ta->data, *fb = tb->data;
+			int64_t w = ta->n_dims == 2 ? ta->ne[0] : 1, rows = ta->n_dims == 2 ? ta->ne[1] : ta->ne[0];
+			if (i == 4) { /* queries are not pooled */
+				CHECK(tb->nbytes == ta->nbytes && !memcmp(fa, fb, ta->nbytes));
+				continue;
+			}
+			CHECK_MSG(rows == 2 * hd && (int64_t)tb->nbytes * 2 == (int64_t)ta->nbytes,
+				  "%s: %lld rows", nm, (long long)rows);
+			double err = 0;
+			for (int64_t r = 0; r < hd; r++)
+				for (int64_t c = 0; c < w; c++) {
+					float want = (fa[r * w + c] + fa[(hd + r) * w + c]) / 2;
+					err = fmax(err, fabs(fb[r * w + c] - want));
+				}
+			CHECK_MSG(err < 1e-6, "%s: pooled differs by %g", nm, err);
+			checked++;
+		}
+	CHECK(checked == 8);
+out:
+	tfm_convert_close(a);
+	tfm_convert_close(b);
+	/* what cannot be pooled */
+	static const char *const bad[][2] = {{"tests/fixtures/gpt_neox", "fused QKV"},
+					     {"tests/fixtures/deepseek_v2", "MLA"},
+					     {"tests/fixtures/llama", "do not pool"}};
+	for (int i = 0; i < 3; i++) {
+		struct tfm_convert *c = NULL;
+		struct tfm_convert_opts o = { .dtype = -1, .n_head_kv = i == 2 ? 3 : 1 };
+		int st = tfm_convert_open(&c, bad[i][0], &o);
+		CHECK_MSG(st == TFM_E_UNSUPPORTED && strstr(tfm_errmsg(), bad[i][1]), "%s: %s",
+			  bad[i][0], tfm_errmsg());
+		tfm_convert_close(c);
+	}
+}
+
 static const struct t_case t_cases[] = {
+	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
