@@ -56,6 +56,14 @@ static const struct ent qk_plain[] = {
 	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
 	END
 };
+/* diffllama's lambda vectors (no .weight suffix in the checkpoint) */
+static const struct ent diff_lambda[] = {
+	{"layers.#.self_attn.lambda_q1", "blk.#.attn_lambda_q1", 0},
+	{"layers.#.self_attn.lambda_k1", "blk.#.attn_lambda_k1", 0},
+	{"layers.#.self_attn.lambda_q2", "blk.#.attn_lambda_q2", 0},
+	{"layers.#.self_attn.lambda_k2", "blk.#.attn_lambda_k2", 0},
+	END
+};
 static const struct ent qk_norm[] = {
 	{"layers.#.self_attn.q_norm.$", "blk.#.attn_q_norm.$", 0},
 	{"layers.#.self_attn.k_norm.$", "blk.#.attn_k_norm.$", 0},
@@ -300,6 +308,7 @@ struct arch {
 static const struct arch archs[] = {
 	{"llama", {"model.", ""}, {qk_permuted, llama_base}},
 	{"mistral", {"model.", ""}, {qk_permuted, llama_base}},
+	{"diffllama", {"model.", ""}, {qk_permuted, diff_lambda, llama_base}},
 	{"smollm3", {"model.", ""}, {qk_permuted, llama_base}},
 	{"mixtral", {"model.", ""}, {qk_permuted, mixtral_moe, llama_base}},
 	{"qwen2", {"model.", ""}, {qk_plain, llama_base}},

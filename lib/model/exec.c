@@ -263,6 +263,45 @@ static void mla_qkv(struct tfm_ctx *c, int64_t l, int64_t n)
 	}
 }
 
+/* Differential attention (transformers' diffllama), in two steps around
+ * the ordinary kernel.  Head h attends with its own q and k but to the
+ * values of heads h mod H/2 and h mod H/2 + H/2 side by side; in KV-head
+ * terms (nkv KV heads, nkv = 1 or even, groups inside each half) KV head g
+ * carries [V(g mod nkv/2), V(g mod nkv/2 + nkv/2)], so the kernel runs with
+ * value rows of 2 head_dim.  v: [n][nkv][hd] -> [n][nkv][2 hd] (tmp: as
+ * large). */
+static void diff_values(float *v, float *tmp, int64_t n, int64_t nkv, int64_t hd)
+{
+	int64_t half = nkv > 1 ? nkv / 2 : 1;
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t g = 0; g < nkv; g++) {
+			int64_t a = g % half, b = nkv > 1 ? a + half : 0;
+			float *o = tmp + (t * nkv + g) * 2 * hd;
+			memcpy(o, v + (t * nkv + a) * hd, (size_t)hd * sizeof(float));
+			memcpy(o + hd, v + (t * nkv + b) * hd, (size_t)hd * sizeof(float));
+		}
+	memcpy(v, tmp, (size_t)(n * nkv * 2 * hd) * sizeof(float));
+}
+
+/* ...then out[n][H/2][2 hd] = (1 - lambda_init) RMSNorm(att_i - lambda
+ * att_{i + H/2}) (no weight) from att [n][H][2 hd]: the input of o_proj
+ * ([n][H hd]). */
+static void diff_combine(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, float *out)
+{
+	const struct tfm_model *m = c->m;
+	int64_t nh = m->spec.n_head, w = 2 * m->head_dim;
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t i = 0; i < nh / 2; i++) {
+			const float *a = c->att + (t * nh + i) * w, *b = a + nh / 2 * w;
+			float *o = out + (t * nh / 2 + i) * w;
+			for (int64_t d = 0; d < w; d++)
+				o[d] = a[d] - L->diff_lambda * b[d];
+			m->be->rmsnorm(o, o, NULL, w, (float)m->spec.norm_eps, 0);
+			for (int64_t d = 0; d < w; d++)
+				o[d] *= L->diff_scale;
+		}
+}
+
 /* h[n][d] = attention of layer l over xn[n][d] for tokens at pos0.. */
 static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 {
@@ -313,6 +352,8 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
 		be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
 	}
+	if (s->diff_attn)
+		diff_values(c->v, c->qkv, n, s->n_head_kv, hd);
 	/* block-quantized caches: rotated heads (kvrot.c), q.k unchanged */
 	if (m->k_rot) {
 		tfm_kvrot(c->q, n * s->n_head, hd, m->k_rot);
@@ -325,7 +366,12 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
 	if (m->v_rot) /* the output of rotated values, rotated back */
 		tfm_kvrot(c->att, n * s->n_head, m->v_dim, m->v_rot);
-	be->matmul(&c->kx, c->h, c->att, &L->wo, n);
+	if (s->diff_attn) {
+		diff_combine(c, L, n, c->qkv);
+		be->matmul(&c->kx, c->h, c->qkv, &L->wo, n);
+	} else {
+		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
+	}
 	add_bias(m, c->h, L->bo, n, s->n_embd);
 }
 

@@ -74,8 +74,19 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	} else if (s->v_head_dim && s->v_head_dim != hd) {
 		return UNSUP("a value head size different from the key head size");
 	}
-	if (s->diff_attn)
-		return UNSUP("differential attention");
+	if (s->diff_attn) {
+		/* head h's values are those of heads h mod H/2 and h mod H/2 + H/2
+		 * (transformers' diffllama): with GQA both must sit in whole KV
+		 * groups, so the pair of KV heads is known from h's own group */
+		int64_t grp = s->n_head / nkv;
+		if (s->n_head % 2 || (nkv > 1 && (nkv % 2 || (s->n_head / 2) % grp)))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: differential attention with %lld "
+					  "heads and %lld KV heads not supported (even heads, and "
+					  "one or an even number of KV heads)", arch,
+					  (long long)s->n_head, (long long)nkv);
+		if (s->kv_lora_rank || (s->v_head_dim && s->v_head_dim != hd))
+			return UNSUP("differential attention with MLA or a value head size of its own");
+	}
 	if (s->linear_attn)
 		return UNSUP("linear attention");
 	if (s->cross_attn)
@@ -230,6 +241,35 @@ static int bind_mat(struct binder *b, struct tfm_mat *w, const char *name, int64
 	w->in = ne0;
 	w->out = t->n_dims > 1 ? t->ne[1] : 1;
 	w->row_bytes = tfm_type_nbytes(t->type, ne0);
+	return TFM_OK;
+}
+
+static int bind_vec(struct binder *b, float **v, const char *name, int64_t n, int required);
+
+/* diffllama's lambda vectors (attn_lambda_q1, k1, q2, k2 [head_dim]): the
+ * layer's lambda = exp(q1.k1) - exp(q2.k2) + lambda_init, lambda_init =
+ * 0.8 - 0.6 exp(-0.3 l) for layer l from 0 (transformers' lambda_init_fn),
+ * computed once here. */
+static int bind_diff(struct binder *b, int64_t l)
+{
+	struct tfm_layer *L = &b->m->layers[l];
+	static const char *const nm[] = {"attn_lambda_q1", "attn_lambda_k1", "attn_lambda_q2",
+					 "attn_lambda_k2"};
+	float *v[4];
+	char name[96];
+	int64_t hd = b->m->head_dim;
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof name, "blk.%lld.%s", (long long)l, nm[i]);
+		int st = bind_vec(b, &v[i], name, hd, 1);
+		if (st)
+			return st;
+	}
+	double d1 = 0, d2 = 0;
+	for (int64_t i = 0; i < hd; i++)
+		d1 += (double)v[0][i] * v[1][i], d2 += (double)v[2][i] * v[3][i];
+	double init = 0.8 - 0.6 * exp(-0.3 * (double)l);
+	L->diff_lambda = (float)(exp(d1) - exp(d2) + init);
+	L->diff_scale = (float)(1.0 - init);
 	return TFM_OK;
 }
 
@@ -393,7 +433,10 @@ static int bind_layer(struct binder *b, int64_t l)
 		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv));
 	}
 	}
-	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"), s->n_head * m->v_dim, d, 1));
+	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"),
+		     s->diff_attn ? m->q_dim : s->n_head * m->v_dim, d, 1));
+	if (s->diff_attn)
+		TRY(bind_diff(b, l));
 	TRY(bind_vec(b, &L->bo, NM("attn_output.bias"), d, s->attn_bias_out));
 	if (s->qk_norm != TFM_QK_NORM_NONE) {
 		int full = s->qk_norm == TFM_QK_NORM_FULL;
@@ -639,6 +682,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	m->kv_dim = s->n_head_kv * m->head_dim;
 	m->mla = s->kv_lora_rank > 0;
 	m->v_dim = m->mla ? s->v_head_dim : m->head_dim;
+	if (s->diff_attn) /* the cache holds each head's two value heads side by side */
+		m->v_dim = 2 * m->head_dim;
 	m->vv_dim = s->n_head_kv * m->v_dim;
 	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
 	m->k_type = o->k_type, m->v_type = o->v_type;

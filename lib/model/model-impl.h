@@ -39,6 +39,7 @@ struct tfm_layer {
 	 * shared rope key; attn_kv_b {kv_lora, n_head*(nope + v_dim)} */
 	struct tfm_mat q_a, q_b, kv_a, kv_b;
 	struct tfm_norm_w q_a_norm, kv_a_norm;
+	float diff_lambda, diff_scale; /* differential attention: lambda, 1 - lambda_init */
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */

@@ -79,6 +79,7 @@ static const struct { const char *k, *why; } inert[] = {
 	{ "top_k", "generation" }, { "top_p", "generation" }, { "typical_p", "generation" },
 	/* training only */
 	{ "initializer_range", "training" }, { "init_std", "training" },
+	{ "lambda_std_dev", "initialisation of diffllama's lambda vectors (training)" },
 	{ "initializer_factor", "training" }, { "router_aux_loss_coef", "training" },
 	{ "output_router_logits", "training" }, { "router_jitter_noise", "training (noise only in training)" },
 	{ "aux_loss_alpha", "training" }, { "seq_aux", "training" }, { "layerdrop", "training" },

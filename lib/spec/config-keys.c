@@ -902,6 +902,32 @@ static const struct tfm_cfg_key k_olmo[] = {
 	{ "vocab_size", "50304" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_diffllama[] = {
+	{ "attention_bias", "false" },
+	{ "attention_dropout", "0.0" },
+	{ "bos_token_id", "1" },
+	{ "eos_token_id", "2" },
+	{ "head_dim", "64" },
+	{ "hidden_act", "\"silu\"" },
+	{ "hidden_size", "2048" },
+	{ "initializer_range", "0.02" },
+	{ "intermediate_size", "8192" },
+	{ "lambda_std_dev", "0.1" },
+	{ "max_position_embeddings", "2048" },
+	{ "model_type", "\"diffllama\"" },
+	{ "num_attention_heads", "32" },
+	{ "num_hidden_layers", "16" },
+	{ "num_key_value_heads", "32" },
+	{ "pad_token_id", "null" },
+	{ "rms_norm_eps", "1e-05" },
+	{ "rope_parameters", "{\"rope_theta\": 10000.0, \"rope_type\": \"default\"}" },
+	{ "rope_scaling", "null" },
+	{ "rope_theta", "10000.0" },
+	{ "tie_word_embeddings", "false" },
+	{ "use_cache", "true" },
+	{ "vocab_size", "32000" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -933,5 +959,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "granite", k_granite },
 	{ "olmoe", k_olmoe },
 	{ "olmo", k_olmo },
+	{ "diffllama", k_diffllama },
 	{ NULL, NULL },
 };

@@ -39,6 +39,8 @@ static int64_t attn_params(const struct tfm_spec *s)
 		p += 2 * norm_size(s, hd);
 	else if (s->qk_norm == TFM_QK_NORM_FULL)
 		p += norm_size(s, nh * hd) + norm_size(s, nkv * hd);
+	if (s->diff_attn) /* the lambda vectors q1, k1, q2, k2 */
+		p += 4 * hd;
 	return p;
 }
 

@@ -158,6 +158,22 @@ static int p_llama(struct tfm_spec *s, const json_t *c)
 	return tfm_preset_llama_core(s, c, 1e-6, 10000, 2048);
 }
 
+/* diffllama: llama with differential attention (DiffLlamaConfig: rms eps
+ * 1e-5); lambda_std_dev only initialises the lambda vectors. */
+static int p_diffllama(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "diffllama", "diffllama");
+	s->diff_attn = 1;
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 2048);
+	/* DiffLlamaConfig's own defaults for the sizes */
+	s->n_embd = gi(c, "hidden_size", 2048);
+	s->n_ff = gi(c, "intermediate_size", 8192);
+	s->n_layer = gi(c, "num_hidden_layers", 16);
+	s->head_dim = gi(c, "head_dim", s->n_head ? s->n_embd / s->n_head : 0);
+	s->rope_dims = (int64_t)(s->head_dim * gf(c, "partial_rotary_factor", 1.0));
+	return st;
+}
+
 static int p_mistral(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "mistral", "llama");
@@ -729,6 +745,7 @@ static const struct preset {
 	int (*fn)(struct tfm_spec *s, const json_t *c);
 } presets[] = {
 	{ "llama", p_llama }, { "mistral", p_mistral }, { "mixtral", p_mixtral },
+	{ "diffllama", p_diffllama },
 	{ "qwen2", p_qwen2 }, { "qwen2_moe", p_qwen2_moe }, { "qwen3", p_qwen3 },
 	{ "qwen3_moe", p_qwen3_moe }, { "gemma", p_gemma }, { "gemma2", p_gemma2 },
 	{ "gemma3_text", p_gemma3 }, { "olmo2", p_olmo2 }, { "deepseek_v2", p_deepseek_v2 },
