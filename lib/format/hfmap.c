@@ -251,6 +251,36 @@ static const struct ent bert[] = {
 	END
 };
 
+/* ---- RoBERTa: BERT's names; RobertaClassificationHead's dense + tanh is
+ * the pooler, out_proj the classifier ---- */
+static const struct ent roberta[] = {
+	{"lm_head.*", NULL, SKIP},                /* masked-LM head: not used */
+	{"classifier.dense.$", "pooler.$", 0},
+	{"classifier.out_proj.$", "cls.$", 0},
+	END
+};
+
+/* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler ---- */
+static const struct ent distilbert[] = {
+	{"vocab_transform.*", NULL, SKIP},        /* masked-LM head: not used */
+	{"vocab_layer_norm.*", NULL, SKIP},
+	{"vocab_projector.*", NULL, SKIP},
+	{"embeddings.word_embeddings.$", "token_embd.$", 0},
+	{"embeddings.position_embeddings.$", "position_embd.$", 0},
+	{"embeddings.LayerNorm.$", "token_embd_norm.$", 0},
+	{"transformer.layer.#.attention.q_lin.$", "blk.#.attn_q.$", 0},
+	{"transformer.layer.#.attention.k_lin.$", "blk.#.attn_k.$", 0},
+	{"transformer.layer.#.attention.v_lin.$", "blk.#.attn_v.$", 0},
+	{"transformer.layer.#.attention.out_lin.$", "blk.#.attn_output.$", 0},
+	{"transformer.layer.#.sa_layer_norm.$", "blk.#.attn_output_norm.$", 0},
+	{"transformer.layer.#.ffn.lin1.$", "blk.#.ffn_up.$", 0},
+	{"transformer.layer.#.ffn.lin2.$", "blk.#.ffn_down.$", 0},
+	{"transformer.layer.#.output_layer_norm.$", "blk.#.layer_output_norm.$", 0},
+	{"pre_classifier.$", "pooler.$", 0},
+	{"classifier.$", "cls.$", 0},
+	END
+};
+
 /* ---- StarCoder2: llama names, ungated MLP c_fc / c_proj ---- */
 static const struct ent starcoder2_mlp[] = {
 	{"layers.#.mlp.c_fc.$", "blk.#.ffn_up.$", 0},
@@ -330,6 +360,8 @@ static const struct arch archs[] = {
 	{"falcon", {"transformer.", ""}, {falcon}},
 	{"mpt", {"transformer.", ""}, {mpt}},
 	{"bert", {"bert.", ""}, {bert}},
+	{"roberta", {"roberta.", ""}, {roberta, bert}},
+	{"distilbert", {"distilbert.", ""}, {distilbert}},
 };
 
 struct match {

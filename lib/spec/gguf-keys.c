@@ -109,8 +109,14 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.value_length"),
 					     (uint32_t)s->head_dim));
 		}
-		if (s->family == TFM_FAMILY_ENCODER)
+		if (s->family == TFM_FAMILY_ENCODER) {
+			/* llama.cpp's pooling ids: 0 none, 1 mean, 2 cls, 3 last (no max) */
+			static const int lpool[] = { 0, 2, 1, 3, -1, -1 };
 			TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "attention.causal"), 0));
+			if (s->pooling >= 0 && s->pooling < 6 && lpool[s->pooling] >= 0)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "pooling_type"),
+						     (uint32_t)lpool[s->pooling]));
+		}
 		if (s->window > 0 && n_window)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"),
 					     (uint32_t)s->window));
