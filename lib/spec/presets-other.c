@@ -61,6 +61,8 @@ static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t ty
 	s->n_token_types = gi(c, "type_vocab_size", types);
 	s->norm_eps = gf(c, "layer_norm_eps", eps);
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	if (gb(c, "is_decoder", 0)) /* BertModel as a decoder: causal self-attention */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: is_decoder=true is not supported", s->arch);
 	if (strcmp(gs(c, "position_embedding_type", "absolute"), "absolute"))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: position_embedding_type '%s' is not "
 				  "supported", s->arch, gs(c, "position_embedding_type", ""));
