@@ -246,8 +246,9 @@ static const struct ent bert[] = {
 	{"encoder.layer.#.intermediate.dense.$", "blk.#.ffn_up.$", 0},
 	{"encoder.layer.#.output.dense.$", "blk.#.ffn_down.$", 0},
 	{"encoder.layer.#.output.LayerNorm.$", "blk.#.layer_output_norm.$", 0},
-	{"pooler.dense.$", "pooler.$", 0},        /* tfm name: llama.cpp drops the pooler */
-	{"classifier.$", "cls.$", 0},
+	/* llama.cpp's ranking head: cls (dense + tanh), cls.output */
+	{"pooler.dense.$", "cls.$", 0},
+	{"classifier.$", "cls.output.$", 0},
 	END
 };
 
@@ -255,12 +256,12 @@ static const struct ent bert[] = {
  * the pooler, out_proj the classifier ---- */
 static const struct ent roberta[] = {
 	{"lm_head.*", NULL, SKIP},                /* masked-LM head: not used */
-	{"classifier.dense.$", "pooler.$", 0},
-	{"classifier.out_proj.$", "cls.$", 0},
+	{"classifier.dense.$", "cls.$", 0},
+	{"classifier.out_proj.$", "cls.output.$", 0},
 	END
 };
 
-/* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler ---- */
+/* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.*", NULL, SKIP},        /* masked-LM head: not used */
 	{"vocab_layer_norm.*", NULL, SKIP},
@@ -276,8 +277,8 @@ static const struct ent distilbert[] = {
 	{"transformer.layer.#.ffn.lin1.$", "blk.#.ffn_up.$", 0},
 	{"transformer.layer.#.ffn.lin2.$", "blk.#.ffn_down.$", 0},
 	{"transformer.layer.#.output_layer_norm.$", "blk.#.layer_output_norm.$", 0},
-	{"pre_classifier.$", "pooler.$", 0},
-	{"classifier.$", "cls.$", 0},
+	{"pre_classifier.$", "cls.$", 0},
+	{"classifier.$", "cls.output.$", 0},
 	END
 };
 

@@ -359,8 +359,8 @@ static int bind_moe(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
-/* An encoder's token types, pooler and classifier (llama.cpp's names for
- * the first two; a classification head needs both pooler and cls). */
+/* An encoder's token types, pooler and classifier, by llama.cpp's names
+ * (token_types; its ranking head: cls, the pooler dense, and cls.output). */
 static int bind_encoder(struct binder *b)
 {
 	struct tfm_model *m = b->m;
@@ -370,10 +370,10 @@ static int bind_encoder(struct binder *b)
 	if (s->n_token_types > 0 &&
 	    (st = bind_mat(b, &m->type_embd, "token_types.weight", d, s->n_token_types, 1)))
 		return st;
-	if ((st = bind_mat(b, &m->pooler, "pooler.weight", d, d, cl && s->pooler)) ||
-	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "pooler.bias", d, 1))) ||
-	    (st = bind_mat(b, &m->cls, "cls.weight", d, s->n_labels, cl)) ||
-	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.bias", s->n_labels, 1))))
+	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, cl && s->pooler)) ||
+	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
+	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
+	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))))
 		return st;
 	return TFM_OK;
 }

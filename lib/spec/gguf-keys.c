@@ -110,10 +110,13 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 					     (uint32_t)s->head_dim));
 		}
 		if (s->family == TFM_FAMILY_ENCODER) {
-			/* llama.cpp's pooling ids: 0 none, 1 mean, 2 cls, 3 last (no max) */
+			/* llama.cpp's pooling ids: 0 none, 1 mean, 2 cls, 3 last, 4
+			 * rank (its classifier head); it has no max or mean_sqrt_len */
 			static const int lpool[] = { 0, 2, 1, 3, -1, -1 };
 			TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "attention.causal"), 0));
-			if (s->pooling >= 0 && s->pooling < 6 && lpool[s->pooling] >= 0)
+			if (s->head == TFM_HEAD_CLASSIFIER)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "pooling_type"), 4));
+			else if (s->pooling >= 0 && s->pooling < 6 && lpool[s->pooling] >= 0)
 				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "pooling_type"),
 						     (uint32_t)lpool[s->pooling]));
 		}
