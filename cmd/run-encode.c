@@ -1,14 +1,17 @@
-/* run-encode.c: tfm-run --embed / --classify (see run-encode.h and
- * man/tfm-run.1).  Each line is tokenized with the model's tokenizer and
+/* run-encode.c: tfm-run --embed / --classify / --fill (see run-encode.h
+ * and man/tfm-run.1).  Each line is tokenized with the model's tokenizer and
  * its post-processor ([CLS] ... [SEP]; for --classify a line
  * "text<TAB>text" is a pair with token types 0 and 1), cut to the model's
  * maximum (sentence-transformers' max_seq_length, else the training
  * context) with a warning naming the line, run through tfm_embed or
- * tfm_classify, and written as TSV, JSON lines or raw float32 rows. */
+ * tfm_classify, and written as TSV, JSON lines or raw float32 rows.
+ * --fill reads the mask token written in the text ([MASK], <mask>) and
+ * prints the best tokens for each, with their softmax probabilities. */
 #include "run-encode.h"
 #include "common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,7 @@ struct enc {
 	struct tfm_ctx *c;
 	const struct enc_opts *o;
 	int64_t max;          /* tokens per sequence */
-	float *vec, *prob;    /* [n_embd] or [n_labels] */
+	float *vec, *prob;    /* [n_embd] or [n_labels] (--fill: [n_vocab] each) */
 	int32_t *order;       /* [n_labels] labels by score */
 	char **labels;        /* [n_labels] */
 };
@@ -90,7 +93,7 @@ static int tokens(struct enc *e, const char *line, size_t len, int64_t lineno, i
 					(long long)e->max);
 		return st;
 	}
-	if ((st = tfm_tokenize(e->tok, line, len, 1, ids, n)))
+	if ((st = tfm_tokenize_special(e->tok, line, len, 1, e->o->mode == ENC_FILL, ids, n)))
 		return st;
 	if ((int64_t)*n > e->max) {
 		if (!e->o->truncate)
@@ -167,13 +170,97 @@ static int write_classes(struct enc *e, const float *logits, int64_t lineno)
 	return st ? st : put("\n", 1);
 }
 
+static int is_mask(const struct tfm_tokenizer *t, int32_t id)
+{
+	size_t len;
+	const char *p = tfm_token_piece(t, id, &len);
+	return p && ((len == 6 && !memcmp(p, "[MASK]", 6)) || (len == 6 && !memcmp(p, "<mask>", 6)));
+}
+
+/* the best tokens of each mask token of the line, in text order: TSV
+ * "LINE POS TOKEN SCORE ..." per mask, a JSON object per line, or with f32
+ * the probabilities of every token, a row per mask */
+static int fill(struct enc *e, const int32_t *ids, const int32_t *types, int64_t n,
+		int64_t lineno)
+{
+	int64_t V = e->s->n_vocab, k = e->o->top > 0 ? e->o->top : 5, nm = 0;
+	json_t *masks = e->o->fmt == ENC_JSONL ? json_array() : NULL;
+	int st = TFM_OK;
+	if (k > V)
+		k = V;
+	for (int64_t p = 0; p < n && !st; p++) {
+		if (!is_mask(e->tok, ids[p]))
+			continue;
+		nm++;
+		if ((st = tfm_fill_mask(e->c, ids, types, n, p, e->vec)))
+			break;
+		float mx = e->vec[0], sum = 0;
+		for (int64_t i = 1; i < V; i++)
+			mx = e->vec[i] > mx ? e->vec[i] : mx;
+		for (int64_t i = 0; i < V; i++)
+			sum += e->prob[i] = expf(e->vec[i] - mx);
+		for (int64_t i = 0; i < V; i++)
+			e->prob[i] /= sum;
+		if (e->o->fmt == ENC_F32) {
+			st = put(e->prob, (size_t)V * sizeof(float));
+			continue;
+		}
+		/* the k best, ties to the lower id */
+		for (int64_t j = 0; j < k; j++) {
+			int32_t b = -1;
+			for (int64_t i = 0; i < V; i++) {
+				int taken = 0;
+				for (int64_t q = 0; q < j; q++)
+					taken |= e->order[q] == i;
+				if (!taken && (b < 0 || e->prob[i] > e->prob[b]))
+					b = (int32_t)i;
+			}
+			e->order[j] = b;
+		}
+		json_t *top = masks ? json_array() : NULL;
+		if (!masks)
+			st = printfx("%lld\t%lld", (long long)lineno, (long long)p);
+		for (int64_t j = 0; j < k && !st; j++) {
+			size_t len;
+			const char *piece = tfm_token_piece(e->tok, e->order[j], &len);
+			if (piece && len >= 3 && !memcmp(piece, "\xe2\x96\x81", 3)) /* the word-start mark */
+				piece += 3, len -= 3;
+			if (top)
+				json_array_append_new(top, json_pack("{s:i,s:s%,s:f}", "id", e->order[j],
+								     "token", piece ? piece : "",
+								     piece ? len : 0,
+								     "score", (double)e->prob[e->order[j]]));
+			else
+				st = printfx("\t%.*s\t%.9g", (int)(piece ? len : 0), piece ? piece : "",
+					     (double)e->prob[e->order[j]]);
+		}
+		if (top)
+			json_array_append_new(masks, json_pack("{s:I,s:o}", "pos", (json_int_t)p, "top", top));
+		else if (!st)
+			st = put("\n", 1);
+	}
+	if (!st && !nm)
+		st = tfm_seterr(TFM_E_FORMAT, "line %lld has no mask token", (long long)lineno);
+	if (!st && masks) {
+		json_t *o = json_pack("{s:I,s:O}", "line", (json_int_t)lineno, "masks", masks);
+		char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
+		json_decref(o);
+		st = txt ? printfx("%s\n", txt) : TFM_E_NOMEM;
+		free(txt);
+	}
+	json_decref(masks);
+	return st;
+}
+
 static int one_line(struct enc *e, const char *line, size_t len, int64_t lineno)
 {
 	int32_t *ids = NULL, *types = NULL;
 	size_t n = 0;
 	float lg[4096];
 	int st = tokens(e, line, len, lineno, &ids, &types, &n);
-	if (!st && e->o->mode == ENC_EMBED) {
+	if (!st && e->o->mode == ENC_FILL) {
+		st = fill(e, ids, types, (int64_t)n, lineno);
+	} else if (!st && e->o->mode == ENC_EMBED) {
 		st = tfm_embed(e->c, ids, types, (int64_t)n, e->o->pooling, e->o->normalize, e->vec);
 		if (!st)
 			st = write_embed(e, lineno);
@@ -197,7 +284,8 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 	int st = TFM_OK;
 	if (e.s->family != TFM_FAMILY_ENCODER)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: --%s needs an encoder-only model", e.s->arch,
-				  o->mode == ENC_EMBED ? "embed" : "classify");
+				  o->mode == ENC_EMBED ? "embed" : o->mode == ENC_FILL ? "fill"
+				  : "classify");
 	if (o->mode == ENC_CLASSIFY && e.s->head != TFM_HEAD_CLASSIFIER)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no sequence-classification "
 				  "head", e.s->arch);
@@ -211,9 +299,11 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 	e.max = e.s->max_tokens > 0 ? e.s->max_tokens : e.s->n_ctx_train > 0 ? e.s->n_ctx_train : 512;
 	if (o->n_ctx > 0 && o->n_ctx < e.max)
 		e.max = o->n_ctx;
-	e.vec = tfm_malloc((size_t)e.s->n_embd * sizeof(float));
-	e.prob = tfm_malloc((size_t)(e.s->n_labels + 1) * sizeof(float));
-	e.order = tfm_malloc((size_t)(e.s->n_labels + 1) * sizeof(int32_t));
+	int64_t nv = o->mode == ENC_FILL ? e.s->n_vocab : e.s->n_embd;
+	int64_t np = o->mode == ENC_FILL ? e.s->n_vocab : e.s->n_labels + 1;
+	e.vec = tfm_malloc((size_t)nv * sizeof(float));
+	e.prob = tfm_malloc((size_t)np * sizeof(float));
+	e.order = tfm_malloc((size_t)np * sizeof(int32_t));
 	if (!e.vec || !e.prob || !e.order) {
 		st = TFM_E_NOMEM;
 		goto out;

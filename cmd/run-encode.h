@@ -1,12 +1,13 @@
-/* run-encode.h: tfm-run --embed and --classify: one input line is one
- * sequence through an encoder-only model; the output is a sentence
- * embedding or the classifier's labels per line, in input order. */
+/* run-encode.h: tfm-run --embed, --classify and --fill: one input line is
+ * one sequence through an encoder-only model; the output is a sentence
+ * embedding, the classifier's labels, or the best tokens for each mask
+ * token, per line in input order. */
 #ifndef TFM_RUN_ENCODE_H
 #define TFM_RUN_ENCODE_H
 
 #include "tfm.h"
 
-enum { ENC_EMBED = 1, ENC_CLASSIFY };
+enum { ENC_EMBED = 1, ENC_CLASSIFY, ENC_FILL };
 enum { ENC_TSV = 0, ENC_JSONL, ENC_F32 };
 
 struct enc_opts {
@@ -14,7 +15,7 @@ struct enc_opts {
 	int fmt;           /* ENC_TSV, ENC_JSONL, ENC_F32 */
 	int pooling;       /* enum tfm_pooling; TFM_POOL_NONE: the model's */
 	int normalize;     /* -1: the model's, 0 off, 1 on */
-	int64_t top;       /* --classify: labels per line, 0: all */
+	int64_t top;       /* --classify: labels per line, 0: all; --fill: tokens per mask, 0: 5 */
 	int truncate;      /* 1: cut long inputs with a warning; 0: refuse them */
 	int64_t n_ctx;     /* -c, 0: the model's maximum */
 };

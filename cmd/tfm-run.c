@@ -1,5 +1,5 @@
-/* tfm-run: generate text with a decoder model, or embed and classify with
- * an encoder-only model (run-encode.c).  Options and glue only: the model,
+/* tfm-run: generate text with a decoder model, or embed, classify and fill
+ * masks with an encoder-only model (run-encode.c).  Options and glue only: the model,
  * tokenizer and sampler live in libtfm.  -n is the number of new tokens, as
  * llama.cpp's; see man/tfm-run.1. */
 #include "common.h"
@@ -30,6 +30,8 @@ static const char usage[] =
 	"               [-p TEXT] [-t N] [--no-normalize | --normalize] [--no-truncate]\n"
 	"               [--pooling MODE] [--set KEY=VALUE]\n"
 	"       tfm-run --classify -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
+	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n"
+	"       tfm-run --fill -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
 	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n";
 
 static const char options_help[] =
@@ -50,6 +52,7 @@ static const char options_help[] =
 	"      --chat-template FILE  the Jinja chat template (default: the model's)\n"
 	"      --classify          each line (or text<TAB>text pair) through a sequence classifier\n"
 	"      --embed             a sentence embedding of each line (encoder-only models)\n"
+	"      --fill              the best tokens for each mask token of each line (masked LM)\n"
 	"      --ignore-eos        do not stop at end-of-sequence tokens\n"
 	"      --logprobs K        with -F jsonl, the K most likely tokens of each step\n"
 	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
@@ -67,14 +70,14 @@ static const char options_help[] =
 	"      --stop STR          stop where the output contains STR (repeatable)\n"
 	"      --system TEXT       with --chat: the system message\n"
 	"      --temp T            temperature (default 0.8; 0: greedy)\n"
-	"      --top K             --classify: the K best labels of each line (default: all)\n"
+	"      --top K             --classify: the K best labels (default: all); --fill: tokens (5)\n"
 	"      --top-k K           keep the K most likely tokens (40; 0: all)\n"
 	"      --top-p P           keep the most likely tokens up to mass P (0.95)\n"
 	"      --vocab FILE        llama2.c tokenizer.bin of a llama2.c checkpoint\n";
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
        O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL,
-       O_EMBED, O_CLASSIFY, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP };
+       O_EMBED, O_CLASSIFY, O_FILL, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -92,6 +95,7 @@ static const struct option longopts[] = {
 	{ "chat-template", required_argument, NULL, O_CHATTPL },
 	{ "classify", no_argument, NULL, O_CLASSIFY },
 	{ "embed", no_argument, NULL, O_EMBED },
+	{ "fill", no_argument, NULL, O_FILL },
 	{ "no-normalize", no_argument, NULL, O_NONORM },
 	{ "no-truncate", no_argument, NULL, O_NOTRUNC },
 	{ "normalize", no_argument, NULL, O_NORM },
@@ -725,10 +729,11 @@ int main(int argc, char **argv)
 		case O_CHAT: chat = 1; break;
 		case O_SYSTEM: system_text = optarg; break;
 		case O_CHATTPL: chat_tpl = optarg; break;
-		case O_EMBED: case O_CLASSIFY:
+		case O_EMBED: case O_CLASSIFY: case O_FILL:
 			if (eo.mode)
-				return cmd_usage_error(usage, "--embed and --classify exclude each other");
-			eo.mode = ch == O_EMBED ? ENC_EMBED : ENC_CLASSIFY;
+				return cmd_usage_error(usage, "--embed, --classify and --fill exclude each "
+						       "other");
+			eo.mode = ch == O_EMBED ? ENC_EMBED : ch == O_FILL ? ENC_FILL : ENC_CLASSIFY;
 			break;
 		case O_NORM: eo.normalize = 1; n_enc_opts++; break;
 		case O_NONORM: eo.normalize = 0; n_enc_opts++; break;
@@ -774,12 +779,12 @@ int main(int argc, char **argv)
 	if (eo.mode) {
 		if (chat || logprobs || n_stop || !echo || special || ignore_eos || given || have_seed ||
 		    vocab || count != 256)
-			return cmd_usage_error(usage, "--embed and --classify take none of the "
+			return cmd_usage_error(usage, "--embed, --classify and --fill take none of the "
 					       "generation options");
-		if (eo.mode == ENC_CLASSIFY && (eo.pooling || eo.normalize >= 0))
+		if (eo.mode != ENC_EMBED && (eo.pooling || eo.normalize >= 0))
 			return cmd_usage_error(usage, "--pooling and --normalize need --embed");
 		if (eo.mode == ENC_EMBED && eo.top)
-			return cmd_usage_error(usage, "--top needs --classify");
+			return cmd_usage_error(usage, "--top needs --classify or --fill");
 		if (!strcmp(format, "jsonl"))
 			eo.fmt = ENC_JSONL;
 		else if (!strcmp(format, "f32"))
@@ -789,7 +794,7 @@ int main(int argc, char **argv)
 		format = "text";
 	} else if (n_enc_opts) {
 		return cmd_usage_error(usage, "--pooling, --normalize, --no-normalize, --no-truncate "
-				       "and --top need --embed or --classify");
+				       "and --top need --embed, --classify or --fill");
 	}
 	if (!strcmp(format, "jsonl"))
 		jsonl = 1;

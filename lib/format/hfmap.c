@@ -232,8 +232,14 @@ static const struct ent mpt[] = {
 
 /* ---- BERT (encoder, post-norm) ---- */
 static const struct ent bert[] = {
-	{"cls.predictions.*", NULL, SKIP},        /* masked-LM head: not used */
-	{"cls.seq_relationship.*", NULL, SKIP},
+	/* the masked-LM head: transform (mlm.dense, mlm.norm; tfm names) and
+	 * the decoder, tied to token_embd, with its bias */
+	{"cls.predictions.transform.dense.$", "mlm.dense.$", 0},
+	{"cls.predictions.transform.LayerNorm.$", "mlm.norm.$", 0},
+	{"cls.predictions.decoder.weight", "output.weight", 0},
+	{"cls.predictions.decoder.bias", NULL, SKIP}, /* the same tensor as cls.predictions.bias */
+	{"cls.predictions.bias", "output.bias", 0},
+	{"cls.seq_relationship.*", NULL, SKIP},   /* next-sentence head: not used */
 	{"embeddings.word_embeddings.$", "token_embd.$", 0},
 	{"embeddings.position_embeddings.$", "position_embd.$", 0},
 	{"embeddings.token_type_embeddings.$", "token_types.$", 0},
@@ -255,7 +261,11 @@ static const struct ent bert[] = {
 /* ---- RoBERTa: BERT's names; RobertaClassificationHead's dense + tanh is
  * the pooler, out_proj the classifier ---- */
 static const struct ent roberta[] = {
-	{"lm_head.*", NULL, SKIP},                /* masked-LM head: not used */
+	{"lm_head.dense.$", "mlm.dense.$", 0},   /* the masked-LM head, as BERT's */
+	{"lm_head.layer_norm.$", "mlm.norm.$", 0},
+	{"lm_head.decoder.weight", "output.weight", 0},
+	{"lm_head.decoder.bias", NULL, SKIP},
+	{"lm_head.bias", "output.bias", 0},
 	{"classifier.dense.$", "cls.$", 0},
 	{"classifier.out_proj.$", "cls.output.$", 0},
 	END
@@ -263,9 +273,9 @@ static const struct ent roberta[] = {
 
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
-	{"vocab_transform.*", NULL, SKIP},        /* masked-LM head: not used */
-	{"vocab_layer_norm.*", NULL, SKIP},
-	{"vocab_projector.*", NULL, SKIP},
+	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
+	{"vocab_layer_norm.$", "mlm.norm.$", 0},
+	{"vocab_projector.$", "output.$", 0},
 	{"embeddings.word_embeddings.$", "token_embd.$", 0},
 	{"embeddings.position_embeddings.$", "position_embd.$", 0},
 	{"embeddings.LayerNorm.$", "token_embd_norm.$", 0},

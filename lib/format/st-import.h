@@ -5,7 +5,8 @@
 
 #include "tfm.h"
 
-/* For an encoder-only spec: a sentence-transformers directory's modules
+/* For an encoder-only spec, after the tensors are in g: the heads present
+ * (head.pooler, head.mlm); a sentence-transformers directory's modules
  * (modules.json, the Pooling module's config.json, Normalize,
  * sentence_bert_config.json's max_seq_length) into the spec's head knobs,
  * and a classifier's id2label into <arch>.classifier.output_labels (llama.cpp's

@@ -162,3 +162,31 @@ int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, in
 	}
 	return TFM_OK;
 }
+
+int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+		  int64_t pos, float *logits)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd;
+	if (!m->mlm.data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no masked-LM head", s->arch);
+	if (pos < 0 || pos >= n)
+		return tfm_seterr(TFM_E_INVAL, "mask position %lld of %lld tokens", (long long)pos,
+				  (long long)n);
+	int st = tfm_encode(c, tok, types, n, NULL);
+	if (st)
+		return st;
+	/* BERT's and DistilBERT's transform use the model's activation,
+	 * RoBERTa's lm_head gelu whatever hidden_act says */
+	int act = !strcmp(s->arch, "roberta") ? TFM_ACT_GELU : s->act;
+	float eps = m->mlm_norm.eps > 0 ? m->mlm_norm.eps : (float)s->norm_eps;
+	m->be->matmul(&c->kx, c->h, c->x + pos * d, &m->mlm, 1);
+	m->be->add(c->h, c->h, m->mlm_b, d);
+	m->be->act(c->h, d, act);
+	m->be->layernorm(c->h, c->h, m->mlm_norm.w, m->mlm_norm.b, d, eps, 0);
+	m->be->matmul(&c->kx, logits, c->h, &m->output, 1);
+	if (m->out_b)
+		m->be->add(logits, logits, m->out_b, s->n_vocab);
+	return TFM_OK;
+}

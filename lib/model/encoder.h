@@ -30,4 +30,10 @@ int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64
 int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
 		 float *logits, float *probs);
 
+/* A masked-LM head: logits[n_vocab] at position pos of tok[n] (transform
+ * dense, activation, LayerNorm, then the tied decoder and its bias).
+ * TFM_E_UNSUPPORTED when the model has no masked-LM head. */
+int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+		  int64_t pos, float *logits);
+
 #endif

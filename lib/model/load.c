@@ -360,7 +360,8 @@ static int bind_moe(struct binder *b, int64_t l)
 }
 
 /* An encoder's token types, pooler and classifier, by llama.cpp's names
- * (token_types; its ranking head: cls, the pooler dense, and cls.output). */
+ * (token_types; its ranking head: cls, the pooler dense, and cls.output),
+ * and the masked-LM transform (mlm.dense, mlm.norm: tfm's names). */
 static int bind_encoder(struct binder *b)
 {
 	struct tfm_model *m = b->m;
@@ -373,7 +374,11 @@ static int bind_encoder(struct binder *b)
 	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, cl && s->pooler)) ||
 	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
 	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
-	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))))
+	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))) ||
+	    (st = bind_mat(b, &m->mlm, "mlm.dense.weight", d, d, s->mlm_head)) ||
+	    (m->mlm.data && ((st = bind_vec(b, &m->mlm_b, "mlm.dense.bias", d, 1)) ||
+			     (st = bind_norm(b, &m->mlm_norm, "mlm.norm", d, 1)) ||
+			     (st = bind_vec(b, &m->out_b, "output.bias", s->n_vocab, 1)))))
 		return st;
 	return TFM_OK;
 }

@@ -66,6 +66,10 @@ struct tfm_model {
 	float *pooler_b;           /* [n_embd] */
 	struct tfm_mat cls;        /* {n_embd, n_labels}, data NULL if none */
 	float *cls_b;              /* [n_labels] */
+	struct tfm_mat mlm;        /* masked-LM transform {n_embd, n_embd}, data NULL if none;
+				      then mlm_norm and the output head (tied, out_b) */
+	float *mlm_b;              /* [n_embd] */
+	struct tfm_norm_w mlm_norm;
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */

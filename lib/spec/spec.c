@@ -147,6 +147,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("head.n_labels", n_labels, 0, 1e9),
 	B("head.pooler", pooler),
 	E("head.pooler_act", pooler_act, n_pooler_act),
+	B("head.mlm", mlm_head),
 	B("head.normalize", normalize),
 	B("head.multi_label", multi_label),
 	I("head.max_tokens", max_tokens, 0, BIG),

@@ -153,6 +153,7 @@ struct tfm_spec {
 	int64_t n_labels;
 	int pooler;               /* bert: dense + tanh pooler on the first token */
 	int pooler_act;           /* enum tfm_pooler_act (distilbert's pre_classifier: relu) */
+	int mlm_head;             /* encoders: a masked-LM head (dense, norm, tied decoder + bias) */
 	int normalize;            /* embedding head: L2-normalise (sentence-transformers Normalize) */
 	int multi_label;          /* classifier: sigmoid per label (problem_type multi_label_classification) */
 	int64_t max_tokens;       /* embedding head: sentence-transformers max_seq_length; 0: n_ctx_train */

@@ -140,3 +140,29 @@ min_cos() {
 	assert_failure 65
 	assert_output --partial 'albert'
 }
+
+@test "encoder: --fill gives transformers' five best tokens and probabilities for each mask" {
+	MLM=$ROOT/tests/fixtures/encoders/bert-mlm
+	jq -r '.[].text' "$MLM/cli.json" > "$T/lines"
+	run tfm-run --fill -m "$MLM" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/f.jsonl"
+	# the same ids in the same order, probabilities within 1e-4
+	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
+	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$MLM/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$MLM/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
+		 range(0; 5) as $k |
+		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	run tfm-run --fill -m "$MLM" --top 1 -p 'The cat is [MASK].'
+	assert_success
+	assert_output --regexp "^1	4	$(jq -r '.[0].masks[0].tokens[0]' "$MLM/cli.json" | sed 's/\[/\\[/; s/\]/\\]/')	0\.[0-9]+$"
+	run tfm-run --fill -m "$MLM" -p 'no mask here'
+	assert_failure 65
+	assert_output --partial 'no mask token'
+	run tfm-run --fill -m "$M" -p 'The [MASK] sat.'
+	assert_failure 65
+	assert_output --partial 'no masked-LM head'
+}

@@ -3,8 +3,9 @@
  * RoBERTa, DistilBERT with random weights, outputs computed by
  * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
  * in memory), on the reference and the cpu backend, 1 and 3 threads; the
- * last hidden states, the pooled embedding or pooler output and the
- * classifier logits must be within 1e-4 of transformers'. */
+ * last hidden states, the pooled embedding or pooler output, the
+ * classifier logits and the masked-LM logits must be within 1e-4 of
+ * transformers'. */
 #include "t.h"
 #include "model/model-impl.h"
 #include "model-util.h"
@@ -58,7 +59,7 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	char *dir = t_path("tests/fixtures/encoders/%s", name);
 	char *ip = t_path("%s/inputs.json", dir), *hp = t_path("%s/hidden.f32", dir);
 	char *pp = t_path("%s/pooled.f32", dir), *lp = t_path("%s/logits.f32", dir);
-	char *sp = t_path("%s/modules.json", dir);
+	char *sp = t_path("%s/modules.json", dir), *mp = t_path("%s/mlm.f32", dir);
 	struct tfm_model_opts o = {.n_threads = threads, .device = dev};
 	struct tfm_model *m = NULL;
 	struct tfm_ctx *c = NULL;
@@ -75,8 +76,10 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 		goto out;
 	const struct tfm_spec *s = tfm_model_spec(m);
 	int64_t d = s->n_embd;
-	size_t nh, np, nl;
+	size_t nh, np, nl, nm;
 	float *hw = read_f32(hp, &nh), *pw = read_f32(pp, &np), *lw = read_f32(lp, &nl);
+	float *mw = read_f32(mp, &nm);
+	double em = -1;
 	float *h = malloc((size_t)(n * d) * sizeof *h), *e = malloc((size_t)d * sizeof *e);
 	CHECK_MSG(nh == (size_t)(n * d), "%s: hidden.f32 of %zu floats", name, nh);
 	CHECK_OK(tfm_encode(c, ids, types, n, h));
@@ -117,32 +120,48 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 				CHECK_CLOSE(sum, 1.0, 1e-5, 0);
 		}
 	}
+	if (nm > 0) { /* the masked-LM logits at every position */
+		int64_t V = s->n_vocab;
+		float *lg = malloc((size_t)V * sizeof *lg);
+		CHECK_MSG(nm == (size_t)(n * V), "%s: mlm.f32 of %zu floats", name, nm);
+		for (int64_t p = 0; p < n && nm == (size_t)(n * V); p++) {
+			CHECK_OK(tfm_fill_mask(c, ids, types, n, p, lg));
+			double e = t_maxdiff(lg, mw + p * V, V);
+			em = e > em ? e : em;
+		}
+		CHECK_MSG(em >= 0 && em <= TOL, "%s %s/%d: masked-LM logits differ by %g", name, dev,
+			  threads, em);
+		free(lg);
+	}
 	fprintf(stderr, "  %-14s %-4s %d thr vs transformers: hidden %.2g", name, dev, threads, eh);
+	if (em >= 0)
+		fprintf(stderr, ", mlm %.2g", em);
 	if (ep >= 0)
 		fprintf(stderr, ", pooled %.2g", ep);
 	if (el >= 0)
 		fprintf(stderr, ", logits %.2g", el);
 	fputc('\n', stderr);
 	(*ran)++;
-	free(hw), free(pw), free(lw), free(h), free(e);
+	free(hw), free(pw), free(lw), free(mw), free(h), free(e);
 out:
 	tfm_ctx_free(c);
 	tfm_model_close(m);
 	json_decref(in);
-	free(dir), free(ip), free(hp), free(pp), free(lp), free(sp);
+	free(dir), free(ip), free(hp), free(pp), free(lp), free(sp), free(mp);
 }
 
 static void t_fixtures(void)
 {
 	static const char *const names[] = {"bert", "bert-cls3", "roberta", "roberta-multi",
-					    "distilbert", "st-mean"};
+					    "distilbert", "st-mean", "bert-mlm", "roberta-mlm",
+					    "distilbert-mlm"};
 	static const char *const devs[] = {"ref", "cpu"};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(names[i], devs[dv], th, &ran);
-	CHECK(ran == 24);
+	CHECK(ran == 36);
 }
 
 /* The context's one-sequence contract and the inputs tfm_encode refuses. */
@@ -168,6 +187,7 @@ static void t_refusals(void)
 	ids[3] = 7;
 	CHECK_ST(tfm_eval(c, ids, 4, lg, 0), TFM_E_UNSUPPORTED); /* no LM head */
 	CHECK_ST(tfm_classify(c, ids, NULL, 4, lg, NULL), TFM_E_UNSUPPORTED);
+	CHECK_ST(tfm_fill_mask(c, ids, NULL, 4, 1, lg), TFM_E_UNSUPPORTED); /* RobertaModel */
 	CHECK_OK(tfm_encode(c, ids, NULL, 8, h));
 	tfm_ctx_free(c);
 	tfm_model_close(m);
