@@ -600,7 +600,10 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		/* llama.cpp pooling ids: 0 none, 1 mean, 2 cls, 3 last */
 		static const int pool[] = { TFM_POOL_NONE, TFM_POOL_MEAN, TFM_POOL_CLS, TFM_POOL_LAST };
 		int64_t pt = lget_i(g, a, "pooling_type", 2);
-		s->pooling = pt >= 0 && pt < 4 ? pool[pt] : TFM_POOL_CLS;
+		if (pt < 0 || pt >= 4) /* 4: rank, a classifier whose labels only tfm.* keys carry */
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.pooling_type %lld without tfm.* keys "
+					  "is not supported", a, (long long)pt);
+		s->pooling = pool[pt];
 	}
 	if (!strcmp(a, "gpt2") || !strcmp(a, "bert")) {
 		s->norm = TFM_NORM_LAYER;

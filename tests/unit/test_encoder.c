@@ -9,6 +9,8 @@
 #include "t.h"
 #include "model/model-impl.h"
 #include "model-util.h"
+#include "format/convert.h"
+#include "format/gguf.h"
 
 #include <jansson.h>
 #include <unistd.h>
@@ -193,7 +195,76 @@ static void t_refusals(void)
 	tfm_model_close(m);
 }
 
+/* The GGUF of a BERT fixture without its tfm.* keys, as llama.cpp's own
+ * converter would leave it: the spec from llama.cpp's bert keys (non-causal,
+ * pooling_type) gives the same hidden states and mean-pooled embedding. */
+static void t_llamacpp_keys(void)
+{
+	static const char *const names[] = {"bert", "st-mean"};
+	char *dir = t_tmpdir(), *gp = t_path("%s/stripped.gguf", dir);
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char *d = t_path("tests/fixtures/encoders/%s", names[k]);
+		char *hp = t_path("%s/hidden.f32", d), *ip = t_path("%s/inputs.json", d);
+		struct tfm_convert *cv = NULL;
+		struct tfm_convert_opts co = { .dtype = -1 };
+		struct tfm_model *m = NULL;
+		struct tfm_ctx *c = NULL;
+		CHECK_OK(tfm_convert_open(&cv, d, &co));
+		if (cv) {
+			struct tfm_gguf *g = tfm_convert_gguf(cv);
+			struct tfm_out *out;
+			for (int64_t i = tfm_gguf_n_kv(g) - 1; i >= 0; i--)
+				if (!strncmp(tfm_gguf_key(g, i), "tfm.", 4))
+					tfm_gguf_remove(g, tfm_gguf_key(g, i));
+			CHECK_OK(tfm_out_open(&out, gp, 0));
+			CHECK_OK(tfm_gguf_write(g, out));
+			CHECK_OK(tfm_out_commit(out));
+			tfm_convert_close(cv);
+			CHECK_OK(tfm_model_open(&m, gp, NULL));
+		}
+		if (m)
+			CHECK_OK(tfm_ctx_new(&c, m, 0));
+		json_error_t je;
+		json_t *in = json_load_file(ip, 0, &je);
+		int32_t ids[64], types[64];
+		int n = read_ints(json_object_get(in, "ids"), ids, 64);
+		read_ints(json_object_get(in, "types"), types, 64);
+		size_t nh;
+		float *hw = read_f32(hp, &nh);
+		if (c && n > 0 && n <= 64 && nh == (size_t)n * (size_t)tfm_model_spec(m)->n_embd) {
+			const struct tfm_spec *s = tfm_model_spec(m);
+			float *h = malloc(nh * sizeof *h);
+			CHECK(s->family == TFM_FAMILY_ENCODER && s->mask == TFM_MASK_BIDIR &&
+			      s->pooling == (k ? TFM_POOL_MEAN : TFM_POOL_CLS));
+			CHECK_OK(tfm_encode(c, ids, types, n, h));
+			double e = t_maxdiff(h, hw, (int64_t)nh);
+			fprintf(stderr, "  llama.cpp keys only %-8s hidden %.2g\n", names[k], e);
+			CHECK_MSG(e <= TOL, "%s: llama.cpp keys only: %g", names[k], e);
+			if (k) { /* llama.cpp's mean pooling, normalised as its embedding tool does */
+				size_t np;
+				char *pp = t_path("%s/pooled.f32", d);
+				float *pw = read_f32(pp, &np), v[64];
+				CHECK_OK(tfm_embed(c, ids, types, n, TFM_POOL_NONE, 1, v));
+				CHECK(np == (size_t)s->n_embd && s->n_embd <= 64);
+				if (np == (size_t)s->n_embd && s->n_embd <= 64)
+					CHECK_MSG(t_maxdiff(v, pw, s->n_embd) <= TOL, "%s: pooled", names[k]);
+				free(pw), free(pp);
+			}
+			free(h);
+		} else {
+			CHECK(0);
+		}
+		free(hw);
+		json_decref(in);
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+		free(d), free(hp), free(ip);
+	}
+	free(dir), free(gp);
+}
+
 static const struct t_case t_cases[] = {
+	{"llamacpp_keys", t_llamacpp_keys},
 	{"fixtures", t_fixtures},
 	{"refusals", t_refusals},
 };
