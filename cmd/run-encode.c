@@ -93,7 +93,7 @@ static int tokens(struct enc *e, const char *line, size_t len, int64_t lineno, i
 					(long long)e->max);
 		return st;
 	}
-	if ((st = tfm_tokenize_special(e->tok, line, len, 1, e->o->mode == ENC_FILL, ids, n)))
+	if ((st = tfm_tokenize_seq(e->tok, line, len, e->o->mode == ENC_FILL, ids, n)))
 		return st;
 	if ((int64_t)*n > e->max) {
 		if (!e->o->truncate)

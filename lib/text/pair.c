@@ -1,4 +1,5 @@
-/* pair.c: a text pair as BERT's post-processor builds it (BertProcessing,
+/* pair.c: encoder inputs as BERT's post-processor builds them: a single
+ * text [CLS] A [SEP], and a text pair (BertProcessing,
  * and the TemplateProcessing BERT tokenizers declare for pairs):
  * [CLS] A [SEP] B [SEP] with token type 0 up to the first [SEP] and 1
  * after it.  Other tokenizers' pair templates (RoBERTa's <s> A </s></s> B
@@ -7,6 +8,19 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
+		     int parse_special, int32_t **ids, size_t *n)
+{
+	*ids = NULL;
+	*n = 0;
+	if (t->kind != TFM_TOK_WPM || !t->add_eos || t->cls < 0 || t->sep < 0 || t->bos != t->cls ||
+	    t->eos != t->sep)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "encoder input needs a WordPiece tokenizer "
+				  "closing with [SEP] (other post-processors, such as RoBERTa's "
+				  "<s> ... </s>, are not read yet)");
+	return tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
+}
 
 int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen, const char *b,
 		      size_t blen, int32_t **ids, int32_t **types, size_t *n)

@@ -39,6 +39,10 @@ int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
  * tokens in the text are matched whole, as llama.cpp does. */
 int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t len,
 			 int add_bos, int parse_special, int32_t **ids, size_t *n);
+/* One text for an encoder, [CLS] text [SEP] (BertProcessing / BERT's
+ * TemplateProcessing); TFM_E_UNSUPPORTED for other tokenizers. */
+int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
+		     int parse_special, int32_t **ids, size_t *n);
 /* A text pair for a cross-encoder: ids[n] and token types[n] (malloc'd) as
  * BERT's post-processor builds them, [CLS] A [SEP] B [SEP] with types 0
  * then 1.  TFM_E_UNSUPPORTED for tokenizers other than WordPiece. */
