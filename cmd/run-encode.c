@@ -1,12 +1,14 @@
-/* run-encode.c: tfm-run --embed / --classify / --fill (see run-encode.h
- * and man/tfm-run.1).  Each line is tokenized with the model's tokenizer and
+/* run-encode.c: tfm-run --embed / --classify / --fill / --tag (see
+ * run-encode.h and man/tfm-run.1).  Each line is tokenized with the model's tokenizer and
  * its post-processor ([CLS] ... [SEP]; for --classify a line
  * "text<TAB>text" is a pair with token types 0 and 1), cut to the model's
  * maximum (sentence-transformers' max_seq_length, else the training
  * context) with a warning naming the line, run through tfm_embed or
  * tfm_classify, and written as TSV, JSON lines or raw float32 rows.
  * --fill reads the mask token written in the text ([MASK], <mask>) and
- * prints the best tokens for each, with their softmax probabilities. */
+ * prints the best tokens for each, with their softmax probabilities.
+ * --tag groups words into entities as transformers' token-classification
+ * pipeline does with aggregation_strategy="first". */
 #include "run-encode.h"
 #include "common.h"
 
@@ -252,8 +254,136 @@ static int fill(struct enc *e, const int32_t *ids, const int32_t *types, int64_t
 	return st;
 }
 
+/* code points of line[0, off) */
+static int64_t chars(const char *line, int64_t off)
+{
+	int64_t c = 0;
+	for (int64_t i = 0; i < off; i++)
+		c += ((unsigned char)line[i] & 0xc0) != 0x80;
+	return c;
+}
+
+/* "B-PER" -> B, "PER"; "I-PER" -> I, "PER"; "O" -> I, "O" (transformers'
+ * TokenClassificationPipeline.get_tag) */
+static const char *tag_of(const char *label, char *bi)
+{
+	if ((label[0] == 'B' || label[0] == 'I') && label[1] == '-') {
+		*bi = label[0];
+		return label + 2;
+	}
+	*bi = 'I';
+	return label;
+}
+
+struct ent { int64_t start, end; double score; int64_t n; const char *tag; };
+
+static int put_entity(struct enc *e, const char *line, const struct ent *g, int64_t lineno,
+		      json_t *arr)
+{
+	const char *name = g->tag; /* the first word's label after its B- / I- */
+	double score = g->score / (double)g->n;
+	if (!strcmp(name, "O")) /* the pipeline's ignore_labels */
+		return TFM_OK;
+	if (arr) {
+		json_array_append_new(arr, json_pack("{s:s,s:f,s:s%,s:I,s:I}", "entity_group", name,
+						     "score", score, "word", line + g->start,
+						     (size_t)(g->end - g->start), "start",
+						     (json_int_t)chars(line, g->start), "end",
+						     (json_int_t)chars(line, g->end)));
+		return TFM_OK;
+	}
+	return printfx("%lld\t%s\t%.9g\t%lld\t%lld\t%.*s\n", (long long)lineno, name, score,
+		       (long long)chars(line, g->start), (long long)chars(line, g->end),
+		       (int)(g->end - g->start), line + g->start);
+}
+
+/* --tag: a label per word from its first token (aggregation "first"), then
+ * consecutive words of one entity type grouped (B- opens a group, I- and
+ * plain labels continue one of the same type), mean score; "O" dropped */
+static int tag(struct enc *e, const char *line, size_t len, int64_t lineno)
+{
+	int32_t *ids = NULL, *sp = NULL;
+	size_t n = 0;
+	int64_t nl = e->s->n_labels;
+	float *lg = NULL;
+	json_t *arr = NULL;
+	int st = tfm_tokenize_words(e->tok, line, len, &ids, &sp, &n);
+	if (!st && (int64_t)n > e->max) {
+		if (!e->o->truncate) {
+			st = tfm_seterr(TFM_E_FORMAT, "line %lld: %zu tokens, the model takes %lld "
+					"(--no-truncate)", (long long)lineno, n, (long long)e->max);
+		} else {
+			tfm_log(TFM_LOG_WARN, "line %lld: %zu tokens cut to %lld", (long long)lineno, n,
+				(long long)e->max);
+			ids[e->max - 1] = ids[n - 1];
+			sp[2 * (e->max - 1)] = sp[2 * (e->max - 1) + 1] = -1;
+			n = (size_t)e->max;
+		}
+	}
+	if (!st && !(lg = tfm_malloc(n * (size_t)nl * sizeof *lg)))
+		st = TFM_E_NOMEM;
+	if (!st)
+		st = tfm_tag(e->c, ids, NULL, (int64_t)n, lg);
+	for (size_t t = 0; !st && t < n; t++) { /* softmax per token, as the pipeline */
+		float *r = lg + t * (size_t)nl, mx = r[0], sum = 0;
+		for (int64_t i = 1; i < nl; i++)
+			mx = r[i] > mx ? r[i] : mx;
+		for (int64_t i = 0; i < nl; i++)
+			sum += r[i] = expf(r[i] - mx);
+		for (int64_t i = 0; i < nl; i++)
+			r[i] /= sum;
+	}
+	if (!st && e->o->fmt == ENC_F32) {
+		st = put(lg, n * (size_t)nl * sizeof *lg);
+		goto out;
+	}
+	if (!st && e->o->fmt == ENC_JSONL)
+		arr = json_array();
+	struct ent g = { 0 };
+	for (size_t t = 0; !st && t < n; t++) {
+		if (sp[2 * t] < 0 || (t > 0 && sp[2 * t] == sp[2 * (t - 1)]))
+			continue; /* a special token, or a word's later piece */
+		const float *r = lg + t * (size_t)nl;
+		int64_t best = 0;
+		for (int64_t i = 1; i < nl; i++)
+			if (r[i] > r[best])
+				best = i;
+		char bi;
+		const char *tg = tag_of(e->labels[best], &bi);
+		if (g.n && !strcmp(tg, g.tag) && bi != 'B') {
+			g.end = sp[2 * t + 1];
+			g.score += r[best];
+			g.n++;
+		} else {
+			if (g.n)
+				st = put_entity(e, line, &g, lineno, arr);
+			g = (struct ent){ sp[2 * t], sp[2 * t + 1], r[best], 1, tg };
+		}
+	}
+	if (!st && g.n)
+		st = put_entity(e, line, &g, lineno, arr);
+	if (!st && arr) {
+		json_t *o = json_pack("{s:I,s:O}", "line", (json_int_t)lineno, "entities", arr);
+		char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
+		json_decref(o);
+		st = txt ? printfx("%s\n", txt) : TFM_E_NOMEM;
+		free(txt);
+	}
+out:
+	if (st && st != TFM_E_PIPE && st != TFM_E_IO)
+		tfm_adderr(st, "line %lld", (long long)lineno);
+	json_decref(arr);
+	free(lg);
+	free(ids);
+	free(sp);
+	return st;
+}
+
 static int one_line(struct enc *e, const char *line, size_t len, int64_t lineno)
 {
+	if (e->o->mode == ENC_TAG)
+		return tag(e, line, len, lineno);
+
 	int32_t *ids = NULL, *types = NULL;
 	size_t n = 0;
 	float lg[4096];
@@ -285,10 +415,13 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 	if (e.s->family != TFM_FAMILY_ENCODER)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: --%s needs an encoder-only model", e.s->arch,
 				  o->mode == ENC_EMBED ? "embed" : o->mode == ENC_FILL ? "fill"
-				  : "classify");
+				  : o->mode == ENC_TAG ? "tag" : "classify");
 	if (o->mode == ENC_CLASSIFY && e.s->head != TFM_HEAD_CLASSIFIER)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no sequence-classification "
 				  "head", e.s->arch);
+	if (o->mode == ENC_TAG && e.s->head != TFM_HEAD_TOKEN)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no token-classification head",
+				  e.s->arch);
 	if (o->mode == ENC_CLASSIFY && e.s->n_labels > 4096)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%lld labels (at most 4096)",
 				  (long long)e.s->n_labels);
@@ -308,7 +441,8 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 		st = TFM_E_NOMEM;
 		goto out;
 	}
-	if ((o->mode == ENC_CLASSIFY && (st = load_labels(&e))) || (st = tfm_ctx_new(&e.c, m, e.max)))
+	if (((o->mode == ENC_CLASSIFY || o->mode == ENC_TAG) && (st = load_labels(&e))) ||
+	    (st = tfm_ctx_new(&e.c, m, e.max)))
 		goto out;
 	if (prompt) {
 		st = one_line(&e, prompt, strlen(prompt), 1);

@@ -1,13 +1,14 @@
-/* run-encode.h: tfm-run --embed, --classify and --fill: one input line is
- * one sequence through an encoder-only model; the output is a sentence
- * embedding, the classifier's labels, or the best tokens for each mask
- * token, per line in input order. */
+/* run-encode.h: tfm-run --embed, --classify, --fill and --tag: one input
+ * line is one sequence through an encoder-only model; the output is a
+ * sentence embedding, the classifier's labels, the best tokens for each
+ * mask token, or the entities a token classifier finds, per line in input
+ * order. */
 #ifndef TFM_RUN_ENCODE_H
 #define TFM_RUN_ENCODE_H
 
 #include "tfm.h"
 
-enum { ENC_EMBED = 1, ENC_CLASSIFY, ENC_FILL };
+enum { ENC_EMBED = 1, ENC_CLASSIFY, ENC_FILL, ENC_TAG };
 enum { ENC_TSV = 0, ENC_JSONL, ENC_F32 };
 
 struct enc_opts {

@@ -1,5 +1,5 @@
-/* tfm-run: generate text with a decoder model, or embed, classify and fill
- * masks with an encoder-only model (run-encode.c).  Options and glue only: the model,
+/* tfm-run: generate text with a decoder model, or embed, classify, fill
+ * masks and tag entities with an encoder-only model (run-encode.c).  Options and glue only: the model,
  * tokenizer and sampler live in libtfm.  -n is the number of new tokens, as
  * llama.cpp's; see man/tfm-run.1. */
 #include "common.h"
@@ -32,7 +32,9 @@ static const char usage[] =
 	"       tfm-run --classify -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
 	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n"
 	"       tfm-run --fill -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
-	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n";
+	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n"
+	"       tfm-run --tag -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
+	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE]\n";
 
 static const char options_help[] =
 	"\n"
@@ -69,6 +71,7 @@ static const char options_help[] =
 	"      --special           read control tokens written in the prompt as tokens\n"
 	"      --stop STR          stop where the output contains STR (repeatable)\n"
 	"      --system TEXT       with --chat: the system message\n"
+	"      --tag               the entities a token classifier finds in each line (NER)\n"
 	"      --temp T            temperature (default 0.8; 0: greedy)\n"
 	"      --top K             --classify: the K best labels (default: all); --fill: tokens (5)\n"
 	"      --top-k K           keep the K most likely tokens (40; 0: all)\n"
@@ -77,7 +80,7 @@ static const char options_help[] =
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
        O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL,
-       O_EMBED, O_CLASSIFY, O_FILL, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP };
+       O_EMBED, O_CLASSIFY, O_FILL, O_TAG, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -96,6 +99,7 @@ static const struct option longopts[] = {
 	{ "classify", no_argument, NULL, O_CLASSIFY },
 	{ "embed", no_argument, NULL, O_EMBED },
 	{ "fill", no_argument, NULL, O_FILL },
+	{ "tag", no_argument, NULL, O_TAG },
 	{ "no-normalize", no_argument, NULL, O_NONORM },
 	{ "no-truncate", no_argument, NULL, O_NOTRUNC },
 	{ "normalize", no_argument, NULL, O_NORM },
@@ -729,11 +733,12 @@ int main(int argc, char **argv)
 		case O_CHAT: chat = 1; break;
 		case O_SYSTEM: system_text = optarg; break;
 		case O_CHATTPL: chat_tpl = optarg; break;
-		case O_EMBED: case O_CLASSIFY: case O_FILL:
+		case O_EMBED: case O_CLASSIFY: case O_FILL: case O_TAG:
 			if (eo.mode)
-				return cmd_usage_error(usage, "--embed, --classify and --fill exclude each "
-						       "other");
-			eo.mode = ch == O_EMBED ? ENC_EMBED : ch == O_FILL ? ENC_FILL : ENC_CLASSIFY;
+				return cmd_usage_error(usage, "--embed, --classify, --fill and --tag exclude "
+						       "each other");
+			eo.mode = ch == O_EMBED ? ENC_EMBED : ch == O_FILL ? ENC_FILL
+				: ch == O_TAG ? ENC_TAG : ENC_CLASSIFY;
 			break;
 		case O_NORM: eo.normalize = 1; n_enc_opts++; break;
 		case O_NONORM: eo.normalize = 0; n_enc_opts++; break;
@@ -779,11 +784,11 @@ int main(int argc, char **argv)
 	if (eo.mode) {
 		if (chat || logprobs || n_stop || !echo || special || ignore_eos || given || have_seed ||
 		    vocab || count != 256)
-			return cmd_usage_error(usage, "--embed, --classify and --fill take none of the "
-					       "generation options");
+			return cmd_usage_error(usage, "--embed, --classify, --fill and --tag take none of "
+					       "the generation options");
 		if (eo.mode != ENC_EMBED && (eo.pooling || eo.normalize >= 0))
 			return cmd_usage_error(usage, "--pooling and --normalize need --embed");
-		if (eo.mode == ENC_EMBED && eo.top)
+		if ((eo.mode == ENC_EMBED || eo.mode == ENC_TAG) && eo.top)
 			return cmd_usage_error(usage, "--top needs --classify or --fill");
 		if (!strcmp(format, "jsonl"))
 			eo.fmt = ENC_JSONL;
@@ -794,7 +799,7 @@ int main(int argc, char **argv)
 		format = "text";
 	} else if (n_enc_opts) {
 		return cmd_usage_error(usage, "--pooling, --normalize, --no-normalize, --no-truncate "
-				       "and --top need --embed, --classify or --fill");
+				       "and --top need --embed, --classify, --fill or --tag");
 	}
 	if (!strcmp(format, "jsonl"))
 		jsonl = 1;

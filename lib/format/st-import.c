@@ -135,10 +135,11 @@ int tfm_st_import(const struct tfm_ckpt *ck, struct tfm_spec *s, struct tfm_gguf
 	 * has none but the masked-LM head), so that the counts are the file's */
 	s->pooler = tfm_gguf_find_tensor(g, "cls.weight") != NULL;
 	s->mlm_head = tfm_gguf_find_tensor(g, "mlm.dense.weight") != NULL;
-	if (s->head == TFM_HEAD_CLASSIFIER && !tfm_gguf_find_tensor(g, "cls.output.weight"))
+	int cl = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
+	if (cl && !tfm_gguf_find_tensor(g, "cls.output.weight"))
 		return tfm_seterr(TFM_E_FORMAT, "%s: a classifier without its weights "
 				  "(classifier)", s->arch);
-	if (s->head == TFM_HEAD_CLASSIFIER) {
+	if (cl) {
 		if (tfm_ckpt_file(ck, "modules.json"))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "a sentence-transformers directory "
 					  "around a sequence classifier is not supported");

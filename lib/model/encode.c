@@ -22,10 +22,10 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 	if (s->pos_attn == TFM_POS_ALIBI || s->pos_attn == TFM_POS_T5)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with %s positions not supported yet",
 				  arch, s->pos_attn == TFM_POS_ALIBI ? "ALiBi" : "T5 bucket");
-	if (s->head != TFM_HEAD_EMBED && s->head != TFM_HEAD_CLASSIFIER)
+	if (s->head != TFM_HEAD_EMBED && s->head != TFM_HEAD_CLASSIFIER && s->head != TFM_HEAD_TOKEN)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with an LM head (masked LM) not "
 				  "supported yet", arch);
-	if (s->head == TFM_HEAD_CLASSIFIER && s->n_labels < 1)
+	if ((s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN) && s->n_labels < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: classifier without labels", arch);
 	if (s->pooling < TFM_POOL_NONE || s->pooling > TFM_POOL_MEAN_SQRT)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooling", arch);
@@ -188,5 +188,21 @@ int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, i
 	m->be->matmul(&c->kx, logits, c->h, &m->output, 1);
 	if (m->out_b)
 		m->be->add(logits, logits, m->out_b, s->n_vocab);
+	return TFM_OK;
+}
+
+int tfm_tag(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n, float *logits)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	if (s->head != TFM_HEAD_TOKEN || !m->cls.data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no token-classification head",
+				  s->arch);
+	int st = tfm_encode(c, tok, types, n, NULL);
+	if (st)
+		return st;
+	m->be->matmul(&c->kx, logits, c->x, &m->cls, n);
+	for (int64_t t = 0; t < n; t++)
+		m->be->add(logits + t * s->n_labels, logits + t * s->n_labels, m->cls_b, s->n_labels);
 	return TFM_OK;
 }

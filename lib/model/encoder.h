@@ -30,6 +30,11 @@ int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64
 int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
 		 float *logits, float *probs);
 
+/* A token classifier (NER): logits[n][n_labels] for every token of tok[n],
+ * the classifier on each last hidden state.  TFM_E_UNSUPPORTED when the
+ * model has no token-classification head. */
+int tfm_tag(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n, float *logits);
+
 /* A masked-LM head: logits[n_vocab] at position pos of tok[n] (transform
  * dense, activation, LayerNorm, then the tied decoder and its bias).
  * TFM_E_UNSUPPORTED when the model has no masked-LM head. */

@@ -366,12 +366,13 @@ static int bind_encoder(struct binder *b)
 {
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
-	int64_t d = s->n_embd, cl = s->head == TFM_HEAD_CLASSIFIER;
+	int64_t d = s->n_embd, seq = s->head == TFM_HEAD_CLASSIFIER;
+	int64_t cl = seq || s->head == TFM_HEAD_TOKEN;
 	int st;
 	if (s->n_token_types > 0 &&
 	    (st = bind_mat(b, &m->type_embd, "token_types.weight", d, s->n_token_types, 1)))
 		return st;
-	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, cl && s->pooler)) ||
+	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, seq && s->pooler)) ||
 	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
 	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
 	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))) ||

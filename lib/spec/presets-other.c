@@ -9,7 +9,8 @@
 /* The head from the class in `architectures`: *ForSequenceClassification
  * is a classifier (labels from id2label, softmax; sigmoid for
  * problem_type multi_label_classification or a single label, as
- * transformers' pipeline); the base model and *ForMaskedLM /
+ * transformers' pipeline); *ForTokenClassification a classifier per token
+ * (no pooler); the base model and *ForMaskedLM /
  * *ForPreTraining (whose LM heads are not converted) are embedding models;
  * other task heads are refused naming the class. */
 static int encoder_head(struct tfm_spec *s, const json_t *c)
@@ -20,11 +21,19 @@ static int encoder_head(struct tfm_spec *s, const json_t *c)
 	s->head = TFM_HEAD_EMBED;
 	if (!sfx || !strcmp(sfx, "ForMaskedLM") || !strcmp(sfx, "ForPreTraining"))
 		return TFM_OK;
+	json_t *lab = gj(c, "id2label");
+	if (!strcmp(sfx, "ForTokenClassification")) { /* no pooler: a classifier per token */
+		s->head = TFM_HEAD_TOKEN;
+		s->pooler = 0;
+		s->n_labels = json_is_object(lab) ? (int64_t)json_object_size(lab)
+						  : gi(c, "num_labels", 2);
+		return TFM_OK;
+	}
 	if (strcmp(sfx, "ForSequenceClassification"))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: architecture %s is not supported yet "
-				  "(sequence classification and embeddings are)", s->arch, cls);
+				  "(sequence and token classification, masked LM and embeddings "
+				  "are)", s->arch, cls);
 	const char *pt = gs(c, "problem_type", "single_label_classification");
-	json_t *lab = gj(c, "id2label");
 	s->head = TFM_HEAD_CLASSIFIER;
 	s->n_labels = json_is_object(lab) ? (int64_t)json_object_size(lab) : gi(c, "num_labels", 2);
 	if (!strcmp(pt, "regression"))

@@ -20,7 +20,7 @@ static const char *const n_scaling[] = { "none", "linear", "ntk", "dynamic", "ya
 static const char *const n_mask[] = { "causal", "bidir", "window", "chunked", NULL };
 static const char *const n_qk_norm[] = { "none", "head", "full", NULL };
 static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
-static const char *const n_head[] = { "lm", "classifier", "embed", NULL };
+static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
 static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
 				      NULL };
 static const char *const n_pooler_act[] = { "tanh", "relu", NULL };

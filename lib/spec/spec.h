@@ -36,7 +36,8 @@ enum tfm_rope_scaling { TFM_ROPE_SCALE_NONE = 0, TFM_ROPE_SCALE_LINEAR, TFM_ROPE
 enum tfm_mask { TFM_MASK_CAUSAL = 0, TFM_MASK_BIDIR, TFM_MASK_WINDOW, TFM_MASK_CHUNKED };
 enum tfm_qk_norm { TFM_QK_NORM_NONE = 0, TFM_QK_NORM_HEAD, TFM_QK_NORM_FULL };
 enum tfm_moe_gate { TFM_MOE_GATE_SOFTMAX = 0, TFM_MOE_GATE_SIGMOID };
-enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED };
+/* classifier: one label set per sequence; token: per token (NER) */
+enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_TOKEN };
 /* Sentence-transformers' pooling modes: the first token, the mean, the
  * per-dimension max, the sum / sqrt(n), the last token. */
 enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST, TFM_POOL_MAX,

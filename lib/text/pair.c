@@ -22,6 +22,40 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 	return tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
 }
 
+int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t len,
+		       int32_t **ids, int32_t **spans, size_t *n)
+{
+	struct tfm_ids a = {0}, sp = {0};
+	*ids = *spans = NULL;
+	*n = 0;
+	if (t->kind != TFM_TOK_WPM || !t->add_eos || t->cls < 0 || t->sep < 0 || t->bos != t->cls ||
+	    t->eos != t->sep)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "words and their offsets need a WordPiece "
+				  "tokenizer closing with [SEP]");
+	int st = tfm_ids_push(&a, t->cls);
+	if (!st)
+		st = tfm_ids_push(&sp, -1);
+	if (!st)
+		st = tfm_ids_push(&sp, -1);
+	if (!st)
+		st = tfm_wpm_encode_spans(t, text, len, &a, &sp);
+	if (!st)
+		st = tfm_ids_push(&a, t->sep);
+	if (!st)
+		st = tfm_ids_push(&sp, -1);
+	if (!st)
+		st = tfm_ids_push(&sp, -1);
+	if (st) {
+		free(a.v);
+		free(sp.v);
+		return st;
+	}
+	*ids = a.v;
+	*spans = sp.v;
+	*n = a.n;
+	return TFM_OK;
+}
+
 int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen, const char *b,
 		      size_t blen, int32_t **ids, int32_t **types, size_t *n)
 {

@@ -43,6 +43,12 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
  * TemplateProcessing); TFM_E_UNSUPPORTED for other tokenizers. */
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
 		     int parse_special, int32_t **ids, size_t *n);
+/* As tfm_tokenize_seq, and spans[2 n]: for each token the byte span
+ * [start, end) of the word (BERT's pre-tokenizer: split on whitespace,
+ * punctuation, CJK) it comes from, -1 -1 for [CLS] and [SEP].  Control
+ * tokens written in the text are not parsed.  All malloc'd. */
+int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t len,
+		       int32_t **ids, int32_t **spans, size_t *n);
 /* A text pair for a cross-encoder: ids[n] and token types[n] (malloc'd) as
  * BERT's post-processor builds them, [CLS] A [SEP] B [SEP] with types 0
  * then 1.  TFM_E_UNSUPPORTED for tokenizers other than WordPiece. */

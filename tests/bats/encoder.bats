@@ -130,10 +130,10 @@ min_cos() {
 	run tfm-run --classify -m "$T/rel" -p hi
 	assert_failure 65
 	assert_output --partial 'is_decoder'
-	jq '.architectures = ["BertForTokenClassification"]' "$CLS3/config.json" > "$T/rel/config.json"
+	jq '.architectures = ["BertForQuestionAnswering"]' "$CLS3/config.json" > "$T/rel/config.json"
 	run tfm-run --classify -m "$T/rel" -p hi
 	assert_failure 65
-	assert_output --partial 'BertForTokenClassification'
+	assert_output --partial 'BertForQuestionAnswering'
 	cp "$CLS3"/model.safetensors "$T/albert/"
 	jq '.model_type = "albert"' "$CLS3/config.json" > "$T/albert/config.json"
 	run tfm-run --embed -m "$T/albert" -p hi
@@ -165,4 +165,28 @@ min_cos() {
 	run tfm-run --fill -m "$M" -p 'The [MASK] sat.'
 	assert_failure 65
 	assert_output --partial 'no masked-LM head'
+}
+
+@test "encoder: --tag gives the entities of transformers' pipeline (aggregation first)" {
+	TAG=$ROOT/tests/fixtures/encoders/bert-tag
+	jq -r '.[].text' "$TAG/cli.json" > "$T/lines"
+	run tfm-run --tag -m "$TAG" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/t.jsonl"
+	# groups, character offsets and the original text of each span
+	[ "$(jq -c '[.entities[] | [.entity_group, .start, .end, .word]]' "$T/t.jsonl")" = \
+	  "$(jq -c '.[] | .text as $t | [.entities[] | [.entity_group, .start, .end, $t[.start:.end]]]' "$TAG/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/t.jsonl" --slurpfile r "$TAG/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].entities | length) as $k |
+		 ($g[$i].entities[$k].score - $r[0][$i].entities[$k].score) | fabs] | max')
+	echo "max score diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	run tfm-run --tag -m "$TAG" -p 'sun moon day night'
+	assert_success
+	assert_line --index 2 --regexp '^1	LOC	0\.[0-9]+	9	18	day night$'
+	run tfm-run --tag -m "$CLS3" -p 'sun'
+	assert_failure 65
+	assert_output --partial 'no token-classification head'
+	run tfm-run --tag -m "$TAG" --top 2 -p 'sun'
+	assert_failure 64
 }

@@ -4,7 +4,8 @@
  * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
  * in memory), on the reference and the cpu backend, 1 and 3 threads; the
  * last hidden states, the pooled embedding or pooler output, the
- * classifier logits and the masked-LM logits must be within 1e-4 of
+ * classifier logits, the token classifier's and the masked-LM logits must
+ * be within 1e-4 of
  * transformers'. */
 #include "t.h"
 #include "model/model-impl.h"
@@ -62,6 +63,7 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	char *ip = t_path("%s/inputs.json", dir), *hp = t_path("%s/hidden.f32", dir);
 	char *pp = t_path("%s/pooled.f32", dir), *lp = t_path("%s/logits.f32", dir);
 	char *sp = t_path("%s/modules.json", dir), *mp = t_path("%s/mlm.f32", dir);
+	char *tp = t_path("%s/tokens.f32", dir);
 	struct tfm_model_opts o = {.n_threads = threads, .device = dev};
 	struct tfm_model *m = NULL;
 	struct tfm_ctx *c = NULL;
@@ -81,7 +83,9 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	size_t nh, np, nl, nm;
 	float *hw = read_f32(hp, &nh), *pw = read_f32(pp, &np), *lw = read_f32(lp, &nl);
 	float *mw = read_f32(mp, &nm);
-	double em = -1;
+	double em = -1, et = -1;
+	size_t ntk;
+	float *tw = read_f32(tp, &ntk);
 	float *h = malloc((size_t)(n * d) * sizeof *h), *e = malloc((size_t)d * sizeof *e);
 	CHECK_MSG(nh == (size_t)(n * d), "%s: hidden.f32 of %zu floats", name, nh);
 	CHECK_OK(tfm_encode(c, ids, types, n, h));
@@ -103,6 +107,18 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	}
 	if (ep >= 0)
 		CHECK_MSG(ep <= TOL, "%s %s/%d: pooled output differs by %g", name, dev, threads, ep);
+	if (ntk > 0) { /* token classification: logits of every token */
+		int64_t L = s->n_labels;
+		float *lg = malloc((size_t)(n * (L > 0 ? L : 1)) * sizeof *lg);
+		CHECK_MSG(L > 0 && ntk == (size_t)(n * L), "%s: tokens.f32 of %zu floats, %lld labels",
+			  name, ntk, (long long)L);
+		if (L > 0 && ntk == (size_t)(n * L)) {
+			CHECK_OK(tfm_tag(c, ids, types, n, lg));
+			et = t_maxdiff(lg, tw, n * L);
+			CHECK_MSG(et <= TOL, "%s %s/%d: token logits differ by %g", name, dev, threads, et);
+		}
+		free(lg);
+	}
 	if (nl > 0) {
 		float lg[16], pr[16];
 		CHECK_MSG(s->n_labels == (int64_t)nl && nl <= 16, "%s: %lld labels, want %zu", name,
@@ -138,32 +154,34 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	fprintf(stderr, "  %-14s %-4s %d thr vs transformers: hidden %.2g", name, dev, threads, eh);
 	if (em >= 0)
 		fprintf(stderr, ", mlm %.2g", em);
+	if (et >= 0)
+		fprintf(stderr, ", token logits %.2g", et);
 	if (ep >= 0)
 		fprintf(stderr, ", pooled %.2g", ep);
 	if (el >= 0)
 		fprintf(stderr, ", logits %.2g", el);
 	fputc('\n', stderr);
 	(*ran)++;
-	free(hw), free(pw), free(lw), free(mw), free(h), free(e);
+	free(hw), free(pw), free(lw), free(mw), free(tw), free(h), free(e);
 out:
 	tfm_ctx_free(c);
 	tfm_model_close(m);
 	json_decref(in);
-	free(dir), free(ip), free(hp), free(pp), free(lp), free(sp), free(mp);
+	free(dir), free(ip), free(hp), free(pp), free(lp), free(sp), free(mp), free(tp);
 }
 
 static void t_fixtures(void)
 {
 	static const char *const names[] = {"bert", "bert-cls3", "roberta", "roberta-multi",
 					    "distilbert", "st-mean", "bert-mlm", "roberta-mlm",
-					    "distilbert-mlm"};
+					    "distilbert-mlm", "bert-tag"};
 	static const char *const devs[] = {"ref", "cpu"};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(names[i], devs[dv], th, &ran);
-	CHECK(ran == 36);
+	CHECK(ran == 40);
 }
 
 /* The context's one-sequence contract and the inputs tfm_encode refuses. */
@@ -190,6 +208,7 @@ static void t_refusals(void)
 	CHECK_ST(tfm_eval(c, ids, 4, lg, 0), TFM_E_UNSUPPORTED); /* no LM head */
 	CHECK_ST(tfm_classify(c, ids, NULL, 4, lg, NULL), TFM_E_UNSUPPORTED);
 	CHECK_ST(tfm_fill_mask(c, ids, NULL, 4, 1, lg), TFM_E_UNSUPPORTED); /* RobertaModel */
+	CHECK_ST(tfm_tag(c, ids, NULL, 4, lg), TFM_E_UNSUPPORTED);
 	CHECK_OK(tfm_encode(c, ids, NULL, 8, h));
 	tfm_ctx_free(c);
 	tfm_model_close(m);
