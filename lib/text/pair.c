@@ -1,25 +1,47 @@
-/* pair.c: encoder inputs as BERT's post-processor builds them: a single
- * text [CLS] A [SEP], and a text pair (BertProcessing,
- * and the TemplateProcessing BERT tokenizers declare for pairs):
- * [CLS] A [SEP] B [SEP] with token type 0 up to the first [SEP] and 1
- * after it.  Other tokenizers' pair templates (RoBERTa's <s> A </s></s> B
- * </s>) are refused until they are read from tokenizer.json. */
+/* pair.c: encoder inputs as tokenizer.json's post-processor builds them.
+ * BERT (BertProcessing, or the TemplateProcessing BERT tokenizers declare):
+ * [CLS] A [SEP], pairs [CLS] A [SEP] B [SEP] with token types 0 up to the
+ * first [SEP] and 1 after it.  RoBERTa (RobertaProcessing): <s> A </s>,
+ * pairs <s> A </s></s> B </s>, types all 0.  Other post-processors are
+ * refused. */
 #include "text/tokenizer-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* BERT: WordPiece, [CLS] A [SEP] (B [SEP]), types 0 then 1.  RoBERTa:
+ * byte-level BPE whose post-processor named cls and sep (RobertaProcessing),
+ * <s> A </s> (</s> B </s>), types all 0.  0: neither. */
+static int template_of(const struct tfm_tokenizer *t)
+{
+	if (t->cls < 0 || t->sep < 0 || t->bos != t->cls || t->eos != t->sep || !t->add_eos)
+		return 0;
+	return t->kind == TFM_TOK_WPM ? 1 : t->kind == TFM_TOK_BPE && t->add_bos ? 2 : 0;
+}
 
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
 		     int parse_special, int32_t **ids, size_t *n)
 {
 	*ids = NULL;
 	*n = 0;
-	if (t->kind != TFM_TOK_WPM || !t->add_eos || t->cls < 0 || t->sep < 0 || t->bos != t->cls ||
-	    t->eos != t->sep)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "encoder input needs a WordPiece tokenizer "
-				  "closing with [SEP] (other post-processors, such as RoBERTa's "
-				  "<s> ... </s>, are not read yet)");
-	return tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
+	int tpl = template_of(t);
+	if (!tpl)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "encoder input needs BERT's or RoBERTa's "
+				  "post-processor ([CLS] text [SEP], <s> text </s>); this tokenizer "
+				  "has neither");
+	int st = tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
+	if (st || tpl == 1)
+		return st;
+	int32_t *x = realloc(*ids, (*n + 1) * sizeof *x); /* RoBERTa: the closing </s> */
+	if (!x) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return tfm_seterr(TFM_E_NOMEM, "out of memory");
+	}
+	x[(*n)++] = t->sep;
+	*ids = x;
+	return TFM_OK;
 }
 
 int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t len,
@@ -28,8 +50,7 @@ int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t l
 	struct tfm_ids a = {0}, sp = {0};
 	*ids = *spans = NULL;
 	*n = 0;
-	if (t->kind != TFM_TOK_WPM || !t->add_eos || t->cls < 0 || t->sep < 0 || t->bos != t->cls ||
-	    t->eos != t->sep)
+	if (template_of(t) != 1)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "words and their offsets need a WordPiece "
 				  "tokenizer closing with [SEP]");
 	int st = tfm_ids_push(&a, t->cls);
@@ -63,15 +84,16 @@ int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen,
 	size_t nx = 0, ny = 0;
 	*ids = *types = NULL;
 	*n = 0;
-	if (t->kind != TFM_TOK_WPM || t->cls < 0 || t->sep < 0)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "text pairs need a WordPiece tokenizer with "
-				  "[CLS] and [SEP] (BERT's pair template)");
+	int tpl = template_of(t);
+	if (!tpl)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "text pairs need BERT's or RoBERTa's "
+				  "post-processor; this tokenizer has neither");
 	int st = tfm_tokenize(t, a, alen, 0, &x, &nx);
 	if (!st)
 		st = tfm_tokenize(t, b, blen, 0, &y, &ny);
 	if (st)
 		goto out;
-	size_t m = nx + ny + 3;
+	size_t m = nx + ny + 3 + (tpl == 2);
 	*ids = tfm_malloc(m * sizeof **ids);
 	*types = tfm_malloc(m * sizeof **types);
 	if (!*ids || !*types) {
@@ -85,8 +107,10 @@ int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen,
 	memcpy(*ids + k, x, nx * sizeof *x);
 	k += nx;
 	(*ids)[k++] = t->sep;
+	if (tpl == 2)
+		(*ids)[k++] = t->sep;
 	for (size_t i = 0; i < m; i++)
-		(*types)[i] = i >= k;
+		(*types)[i] = tpl == 1 && i >= k;
 	memcpy(*ids + k, y, ny * sizeof *y);
 	k += ny;
 	(*ids)[k++] = t->sep;

@@ -87,6 +87,28 @@ min_cos() {
 	assert_output --regexp '^pos	0\.[0-9]+$'
 }
 
+@test "encoder: a RoBERTa cross-encoder: <s> A </s></s> B </s> as its RobertaProcessing says" {
+	RP=$ROOT/tests/fixtures/encoders/roberta-pair
+	jq -r '.[].text' "$RP/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$RP" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$RP/cli.json" '
+		{"irrelevant": 0, "relevant": 1} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$RP/cli.json")" ]
+	# the single texts' ids, <s> ... as transformers' tokenizer (tfm-tok --bos
+	# adds <s>; the closing </s> is the encoder's post-processor)
+	grep -v '	' "$T/lines" | tfm-tok -l --bos -m "$RP" > "$T/got"
+	jq -r '.[] | select(.text | contains("\t") | not) | .ids[:-1] | map(tostring) | join(" ")' \
+		"$RP/cli.json" > "$T/want"
+	cmp "$T/got" "$T/want"
+}
+
 @test "encoder: long lines are cut with a warning, or refused with --no-truncate" {
 	run tfm-run --embed -m "$M" -c 4 -p "$(head -1 "$M/sentences.txt")"
 	assert_success
