@@ -1,9 +1,11 @@
-/* tfm-run: generate text with a decoder model.  Options and glue only: the
- * model, tokenizer and sampler live in libtfm.  -n is the number of new
- * tokens, as llama.cpp's; see man/tfm-run.1. */
+/* tfm-run: generate text with a decoder model, or embed, classify, fill
+ * masks and tag entities with an encoder-only model (run-encode.c).  Options and glue only: the model,
+ * tokenizer and sampler live in libtfm.  -n is the number of new tokens, as
+ * llama.cpp's; see man/tfm-run.1. */
 #include "common.h"
 #include "text/sampler.h"
 #include "run-chat.h"
+#include "run-encode.h"
 
 #include <editline/readline.h>
 #include <signal.h>
@@ -23,7 +25,16 @@ static const char usage[] =
 	"               [--special] [--stop STR] [--temp T] [--top-k K] [--top-p P]\n"
 	"               [--vocab FILE]\n"
 	"       tfm-run --chat -m MODEL [-F text | jsonl] [--chat-template FILE]\n"
-	"               [--system TEXT] [options as above]\n";
+	"               [--system TEXT] [options as above]\n"
+	"       tfm-run --embed -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
+	"               [-p TEXT] [-t N] [--no-normalize | --normalize] [--no-truncate]\n"
+	"               [--pooling MODE] [--set KEY=VALUE]\n"
+	"       tfm-run --classify -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
+	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n"
+	"       tfm-run --fill -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
+	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE] [--top K]\n"
+	"       tfm-run --tag -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
+	"               [-p TEXT] [-t N] [--no-truncate] [--set KEY=VALUE]\n";
 
 static const char options_help[] =
 	"\n"
@@ -42,11 +53,18 @@ static const char options_help[] =
 	"  -v, --verbose           print progress and tokens per second on stderr\n"
 	"      --chat              talk with a chat model through its chat template\n"
 	"      --chat-template FILE  the Jinja chat template (default: the model's)\n"
+	"      --classify          each line (or text<TAB>text pair) through a sequence classifier\n"
+	"      --embed             a sentence embedding of each line (encoder-only models)\n"
+	"      --fill              the best tokens for each mask token of each line (masked LM)\n"
 	"      --ignore-eos        do not stop at end-of-sequence tokens\n"
 	"      --logprobs K        with -F jsonl, the K most likely tokens of each step\n"
 	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
 	"      --min-p P           keep tokens at least P times as likely as the best (0.05)\n"
 	"      --no-display-prompt do not print the prompt\n"
+	"      --no-normalize      --embed: do not L2-normalise (default: as the model says)\n"
+	"      --no-truncate       refuse lines longer than the model's maximum instead of cutting\n"
+	"      --normalize         --embed: L2-normalise each embedding\n"
+	"      --pooling MODE      --embed: cls, mean, max, mean_sqrt_len or last (default: the model's)\n"
 	"      --repeat-last-n N   tokens the repetition penalty looks at (64)\n"
 	"      --repeat-penalty R  repetition penalty (1: none; default 1.0)\n"
 	"      --seed S            seed of the sampler (default: from the clock)\n"
@@ -54,13 +72,16 @@ static const char options_help[] =
 	"      --special           read control tokens written in the prompt as tokens\n"
 	"      --stop STR          stop where the output contains STR (repeatable)\n"
 	"      --system TEXT       with --chat: the system message\n"
+	"      --tag               the entities a token classifier finds in each line (NER)\n"
 	"      --temp T            temperature (default 0.8; 0: greedy)\n"
+	"      --top K             --classify: the K best labels (default: all); --fill: tokens (5)\n"
 	"      --top-k K           keep the K most likely tokens (40; 0: all)\n"
 	"      --top-p P           keep the most likely tokens up to mass P (0.95)\n"
 	"      --vocab FILE        llama2.c tokenizer.bin of a llama2.c checkpoint\n";
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
-       O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL };
+       O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL,
+       O_EMBED, O_CLASSIFY, O_FILL, O_TAG, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -76,6 +97,15 @@ static const struct option longopts[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "chat", no_argument, NULL, O_CHAT },
 	{ "chat-template", required_argument, NULL, O_CHATTPL },
+	{ "classify", no_argument, NULL, O_CLASSIFY },
+	{ "embed", no_argument, NULL, O_EMBED },
+	{ "fill", no_argument, NULL, O_FILL },
+	{ "tag", no_argument, NULL, O_TAG },
+	{ "no-normalize", no_argument, NULL, O_NONORM },
+	{ "no-truncate", no_argument, NULL, O_NOTRUNC },
+	{ "normalize", no_argument, NULL, O_NORM },
+	{ "pooling", required_argument, NULL, O_POOLING },
+	{ "top", required_argument, NULL, O_TOP },
 	{ "ignore-eos", no_argument, NULL, O_IGNEOS },
 	{ "logprobs", required_argument, NULL, O_LOGPROBS },
 	{ "no-display-prompt", no_argument, NULL, O_NOECHO },
@@ -661,6 +691,8 @@ int main(int argc, char **argv)
 	int ch;
 
 	int k_type = TFM_TYPE_F32, v_type = TFM_TYPE_F32;
+	struct enc_opts eo = { .normalize = -1, .truncate = 1 };
+	int n_enc_opts = 0; /* options of --embed / --classify only */
 	while ((ch = getopt_long(argc, argv, "F:Vc:f:hk:m:n:p:qt:v", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
@@ -702,6 +734,26 @@ int main(int argc, char **argv)
 		case O_CHAT: chat = 1; break;
 		case O_SYSTEM: system_text = optarg; break;
 		case O_CHATTPL: chat_tpl = optarg; break;
+		case O_EMBED: case O_CLASSIFY: case O_FILL: case O_TAG:
+			if (eo.mode)
+				return cmd_usage_error(usage, "--embed, --classify, --fill and --tag exclude "
+						       "each other");
+			eo.mode = ch == O_EMBED ? ENC_EMBED : ch == O_FILL ? ENC_FILL
+				: ch == O_TAG ? ENC_TAG : ENC_CLASSIFY;
+			break;
+		case O_NORM: eo.normalize = 1; n_enc_opts++; break;
+		case O_NONORM: eo.normalize = 0; n_enc_opts++; break;
+		case O_NOTRUNC: eo.truncate = 0; n_enc_opts++; break;
+		case O_POOLING: {
+			int pm = tfm_spec_enum_value("head.pooling", optarg);
+			if (pm <= TFM_POOL_NONE)
+				return cmd_usage_error(usage, "--pooling: unknown mode '%s' (cls, mean, "
+						       "max, mean_sqrt_len, last)", optarg);
+			eo.pooling = pm;
+			n_enc_opts++;
+			break;
+		}
+		case O_TOP: if ((rc = cmd_opt_i64("--top", optarg, 1, INT32_MAX, &eo.top))) return rc; n_enc_opts++; break;
 		case O_STOP: {
 			if (!*optarg)
 				return cmd_usage_error(usage, "--stop: empty string");
@@ -730,6 +782,26 @@ int main(int argc, char **argv)
 	if (prompt && file)
 		return cmd_usage_error(usage, "-p and -f exclude each other");
 	int jsonl = 0;
+	if (eo.mode) {
+		if (chat || logprobs || n_stop || !echo || special || ignore_eos || given || have_seed ||
+		    vocab || count != 256)
+			return cmd_usage_error(usage, "--embed, --classify, --fill and --tag take none of "
+					       "the generation options");
+		if (eo.mode != ENC_EMBED && (eo.pooling || eo.normalize >= 0))
+			return cmd_usage_error(usage, "--pooling and --normalize need --embed");
+		if ((eo.mode == ENC_EMBED || eo.mode == ENC_TAG) && eo.top)
+			return cmd_usage_error(usage, "--top needs --classify or --fill");
+		if (!strcmp(format, "jsonl"))
+			eo.fmt = ENC_JSONL;
+		else if (!strcmp(format, "f32"))
+			eo.fmt = ENC_F32;
+		else if (strcmp(format, "tsv") && strcmp(format, "text"))
+			return cmd_usage_error(usage, "-F: unknown format '%s' (tsv, jsonl, f32)", format);
+		format = "text";
+	} else if (n_enc_opts) {
+		return cmd_usage_error(usage, "--pooling, --normalize, --no-normalize, --no-truncate "
+				       "and --top need --embed, --classify, --fill or --tag");
+	}
 	if (!strcmp(format, "jsonl"))
 		jsonl = 1;
 	else if (strcmp(format, "text"))
@@ -752,6 +824,11 @@ int main(int argc, char **argv)
 				     .v_type = v_type };
 	if ((st = tfm_model_open(&r.m, model, &mo)))
 		goto fail;
+	if (eo.mode) {
+		eo.n_ctx = n_ctx;
+		st = run_encode(r.m, &eo, prompt, file);
+		goto fail;
+	}
 	r.tok = tfm_model_tokenizer(r.m);
 	if (!r.tok) {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: the model has no tokenizer%s", model,

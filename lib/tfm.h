@@ -145,5 +145,6 @@ int tfm_parse_f64(const char *s, double lo, double hi, double *out);
 #include "text/tokenizer.h"
 #include "chat/jinja.h"
 #include "model/model.h"
+#include "model/encoder.h"
 
 #endif

@@ -6,6 +6,7 @@
  * tensor. */
 #include "tfm.h"
 #include "format/hfmap.h"
+#include "format/st-import.h"
 #include "quant/quant.h"
 
 #include <stdlib.h>
@@ -430,7 +431,7 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 	/* gemma norms are stored as w (not w-1) in GGUF, as llama.cpp does */
 	if (seen & TFM_HFMAP_ADD_ONE)
 		cv->spec.norm_plus_one = 0;
-	if ((st = check_vocab_rows(cv)))
+	if ((st = check_vocab_rows(cv)) || (st = tfm_st_import(ck, &cv->spec, cv->g)))
 		goto out;
 	char name[256];
 	model_name(ck, path, name, sizeof name);

@@ -240,8 +240,14 @@ static const struct ent mpt[] = {
 
 /* ---- BERT (encoder, post-norm) ---- */
 static const struct ent bert[] = {
-	{"cls.predictions.*", NULL, SKIP},        /* masked-LM head: not used */
-	{"cls.seq_relationship.*", NULL, SKIP},
+	/* the masked-LM head: transform (mlm.dense, mlm.norm; tfm names) and
+	 * the decoder, tied to token_embd, with its bias */
+	{"cls.predictions.transform.dense.$", "mlm.dense.$", 0},
+	{"cls.predictions.transform.LayerNorm.$", "mlm.norm.$", 0},
+	{"cls.predictions.decoder.weight", "output.weight", 0},
+	{"cls.predictions.decoder.bias", NULL, SKIP}, /* the same tensor as cls.predictions.bias */
+	{"cls.predictions.bias", "output.bias", 0},
+	{"cls.seq_relationship.*", NULL, SKIP},   /* next-sentence head: not used */
 	{"embeddings.word_embeddings.$", "token_embd.$", 0},
 	{"embeddings.position_embeddings.$", "position_embd.$", 0},
 	{"embeddings.token_type_embeddings.$", "token_types.$", 0},
@@ -254,8 +260,43 @@ static const struct ent bert[] = {
 	{"encoder.layer.#.intermediate.dense.$", "blk.#.ffn_up.$", 0},
 	{"encoder.layer.#.output.dense.$", "blk.#.ffn_down.$", 0},
 	{"encoder.layer.#.output.LayerNorm.$", "blk.#.layer_output_norm.$", 0},
-	{"pooler.dense.$", "pooler.$", 0},        /* tfm name: llama.cpp drops the pooler */
-	{"classifier.$", "cls.$", 0},
+	/* llama.cpp's ranking head: cls (dense + tanh), cls.output */
+	{"pooler.dense.$", "cls.$", 0},
+	{"classifier.$", "cls.output.$", 0},
+	END
+};
+
+/* ---- RoBERTa: BERT's names; RobertaClassificationHead's dense + tanh is
+ * the pooler, out_proj the classifier ---- */
+static const struct ent roberta[] = {
+	{"lm_head.dense.$", "mlm.dense.$", 0},   /* the masked-LM head, as BERT's */
+	{"lm_head.layer_norm.$", "mlm.norm.$", 0},
+	{"lm_head.decoder.weight", "output.weight", 0},
+	{"lm_head.decoder.bias", NULL, SKIP},
+	{"lm_head.bias", "output.bias", 0},
+	{"classifier.dense.$", "cls.$", 0},
+	{"classifier.out_proj.$", "cls.output.$", 0},
+	END
+};
+
+/* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
+static const struct ent distilbert[] = {
+	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
+	{"vocab_layer_norm.$", "mlm.norm.$", 0},
+	{"vocab_projector.$", "output.$", 0},
+	{"embeddings.word_embeddings.$", "token_embd.$", 0},
+	{"embeddings.position_embeddings.$", "position_embd.$", 0},
+	{"embeddings.LayerNorm.$", "token_embd_norm.$", 0},
+	{"transformer.layer.#.attention.q_lin.$", "blk.#.attn_q.$", 0},
+	{"transformer.layer.#.attention.k_lin.$", "blk.#.attn_k.$", 0},
+	{"transformer.layer.#.attention.v_lin.$", "blk.#.attn_v.$", 0},
+	{"transformer.layer.#.attention.out_lin.$", "blk.#.attn_output.$", 0},
+	{"transformer.layer.#.sa_layer_norm.$", "blk.#.attn_output_norm.$", 0},
+	{"transformer.layer.#.ffn.lin1.$", "blk.#.ffn_up.$", 0},
+	{"transformer.layer.#.ffn.lin2.$", "blk.#.ffn_down.$", 0},
+	{"transformer.layer.#.output_layer_norm.$", "blk.#.layer_output_norm.$", 0},
+	{"pre_classifier.$", "cls.$", 0},
+	{"classifier.$", "cls.output.$", 0},
 	END
 };
 
@@ -339,6 +380,8 @@ static const struct arch archs[] = {
 	{"falcon", {"transformer.", ""}, {falcon}},
 	{"mpt", {"transformer.", ""}, {mpt}},
 	{"bert", {"bert.", ""}, {bert}},
+	{"roberta", {"roberta.", ""}, {roberta, bert}},
+	{"distilbert", {"distilbert.", ""}, {distilbert}},
 };
 
 struct match {

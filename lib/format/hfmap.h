@@ -32,7 +32,8 @@ enum {
 /* Map the HF tensor name hf_name of architecture preset arch (the spec's
  * arch: "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
  * "gemma", "gemma2", "olmo2", "smollm3", "phi3", "gpt2", "gpt_neox", "opt",
- * "bloom", "falcon", "mpt", "deepseek_v2", "bert") to its GGUF name in
+ * "bloom", "falcon", "mpt", "deepseek_v2", "bert", "roberta",
+ * "distilbert") to its GGUF name in
  * out[cap] and its flags.  Experts map to the stacked name
  * ("blk.3.ffn_gate_exps.weight") with TFM_HFMAP_EXPERT and the index.
  * Returns TFM_OK; TFM_E_UNSUPPORTED for an unknown arch or name (the message

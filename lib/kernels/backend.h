@@ -46,6 +46,7 @@ struct tfm_attn_args {
 	int64_t v_dim;         /* value head size; 0: head_dim (MLA: they differ) */
 	int64_t n_slots;
 	int64_t window;        /* 0: plain causal */
+	int bidir;             /* every query sees every key [0, pos0 + n_tok) (encoders) */
 	float scale;           /* multiplies q.k */
 	float softcap;         /* 0: none; else cap * tanh(s / cap) */
 	const float *alibi;    /* [n_head] slopes (bias slope * (j - p)), or NULL */

@@ -38,6 +38,8 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	 * batches, so prefill of any length works. */
 	c->ring = m->all_window && m->max_window <= n_ctx;
 	c->n_batch = n_ctx < MAX_BATCH ? n_ctx : MAX_BATCH;
+	if (s->family == TFM_FAMILY_ENCODER)
+		c->n_batch = n_ctx; /* bidirectional: a sequence is one batch (encode.c) */
 	if (c->ring && c->n_batch > n_ctx - m->max_window + 1)
 		c->n_batch = n_ctx - m->max_window + 1; /* a batch must not overwrite keys it reads */
 	c->slots = tfm_calloc((size_t)(s->n_layer > 0 ? s->n_layer : 1), 3 * sizeof(int64_t));
@@ -341,7 +343,7 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
 		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->slots[l], .window = L->window,
 		.scale = s->attn_scale_inv_layer ? m->attn_scale / (float)(l + 1) : m->attn_scale,
-		.softcap = s->attn_softcap, .alibi = m->alibi,
+		.softcap = s->attn_softcap, .alibi = m->alibi, .bidir = s->mask == TFM_MASK_BIDIR,
 		.k_type = m->k_type, .v_type = m->v_type,
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];
@@ -562,6 +564,12 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 					 c->h, d);
 			m->be->add(x, x, c->h, d);
 		}
+		if (m->type_embd.data) { /* encoders: token types (tfm_encode checks them) */
+			int64_t ty = c->types ? c->types[t] : 0;
+			tfm_k_row_to_f32(m->type_embd.type, (const uint8_t *)m->type_embd.data +
+					 (size_t)ty * m->type_embd.row_bytes, c->h, d);
+			m->be->add(x, x, c->h, d);
+		}
 	}
 	if (s->embd_norm)
 		norm_rows(m, c->x, c->x, n, d, &m->embd_norm);
@@ -701,6 +709,9 @@ int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits,
 	const struct tfm_spec *s = &m->spec;
 	if (n < 0 || (n > 0 && !tokens))
 		return tfm_seterr(TFM_E_INVAL, "eval: bad token count %lld", (long long)n);
+	if (s->family == TFM_FAMILY_ENCODER && (logits || c->pos || n > c->n_batch))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: an encoder-only model has no LM head and "
+				  "reads one whole sequence at a time (tfm_encode)", s->arch);
 	for (int64_t i = 0; i < n; i++)
 		if (tokens[i] < 0 || tokens[i] >= s->n_vocab)
 			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",

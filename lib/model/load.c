@@ -14,9 +14,13 @@
 int tfm_model_check_spec(const struct tfm_spec *s)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
-	if (s->family != TFM_FAMILY_DECODER)
-		return UNSUP(s->family == TFM_FAMILY_ENCODER ? "encoder-only models"
-							     : "encoder-decoder models");
+	if (s->family == TFM_FAMILY_ENCDEC)
+		return UNSUP("encoder-decoder models");
+	if (s->family != TFM_FAMILY_DECODER && s->family != TFM_FAMILY_ENCODER)
+		return UNSUP("this model family");
+	int st = tfm_encoder_check_spec(s);
+	if (st)
+		return st;
 	if (s->n_layer < 1 || s->n_layer > TFM_MAX_LAYERS || s->n_embd < 1 || s->n_vocab < 1 ||
 	    s->n_head < 1 || s->n_head_kv < 0 || s->head_dim < 0 || s->n_ff < 0)
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad sizes (layers %lld, embd %lld, vocab %lld, "
@@ -91,11 +95,12 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("linear attention");
 	if (s->cross_attn)
 		return UNSUP("cross-attention");
-	if (s->mask == TFM_MASK_BIDIR)
-		return UNSUP("attn.mask=bidirectional");
+	if ((s->mask == TFM_MASK_BIDIR) != (s->family == TFM_FAMILY_ENCODER))
+		return UNSUP(s->family == TFM_FAMILY_ENCODER ? "encoders without attn.mask=bidir"
+							     : "attn.mask=bidir in a decoder");
 	if (s->mask == TFM_MASK_CHUNKED || s->chunk)
 		return UNSUP("chunked attention");
-	if (s->mask != TFM_MASK_CAUSAL && s->mask != TFM_MASK_WINDOW)
+	if (s->mask != TFM_MASK_CAUSAL && s->mask != TFM_MASK_WINDOW && s->mask != TFM_MASK_BIDIR)
 		return UNSUP("this attention mask");
 	if (s->mask == TFM_MASK_WINDOW && s->window < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: sliding-window mask without a window size", arch);
@@ -137,8 +142,8 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("sinusoidal position embeddings");
 	if (s->pos_embd != TFM_POS_EMBD_NONE && s->pos_embd != TFM_POS_EMBD_LEARNED)
 		return UNSUP("this position embedding");
-	if (s->n_token_types > 0)
-		return UNSUP("token type embeddings");
+	if (s->n_token_types > 0 && s->family != TFM_FAMILY_ENCODER)
+		return UNSUP("token type embeddings in a decoder");
 	if (s->norm != TFM_NORM_RMS && s->norm != TFM_NORM_LAYER)
 		return UNSUP("models without norms");
 	if (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_SANDWICH &&
@@ -155,8 +160,9 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("this QK-norm");
 	if (s->act < TFM_ACT_SILU || s->act > TFM_ACT_GELU_QUICK)
 		return UNSUP("this activation");
-	if (s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE || s->pooler)
-		return UNSUP("classifier and embedding heads");
+	if (s->family == TFM_FAMILY_DECODER &&
+	    (s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE || s->pooler))
+		return UNSUP("classifier and embedding heads on a decoder");
 	if (s->n_ff < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: feed-forward size 0", arch);
 	return TFM_OK;
@@ -393,6 +399,31 @@ static int bind_moe(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
+/* An encoder's token types, pooler and classifier, by llama.cpp's names
+ * (token_types; its ranking head: cls, the pooler dense, and cls.output),
+ * and the masked-LM transform (mlm.dense, mlm.norm: tfm's names). */
+static int bind_encoder(struct binder *b)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, seq = s->head == TFM_HEAD_CLASSIFIER;
+	int64_t cl = seq || s->head == TFM_HEAD_TOKEN;
+	int st;
+	if (s->n_token_types > 0 &&
+	    (st = bind_mat(b, &m->type_embd, "token_types.weight", d, s->n_token_types, 1)))
+		return st;
+	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, seq && s->pooler)) ||
+	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
+	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
+	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))) ||
+	    (st = bind_mat(b, &m->mlm, "mlm.dense.weight", d, d, s->mlm_head)) ||
+	    (m->mlm.data && ((st = bind_vec(b, &m->mlm_b, "mlm.dense.bias", d, 1)) ||
+			     (st = bind_norm(b, &m->mlm_norm, "mlm.norm", d, 1)) ||
+			     (st = bind_vec(b, &m->out_b, "output.bias", s->n_vocab, 1)))))
+		return st;
+	return TFM_OK;
+}
+
 static int bind_layer(struct binder *b, int64_t l)
 {
 	struct tfm_model *m = b->m;
@@ -404,7 +435,8 @@ static int bind_layer(struct binder *b, int64_t l)
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
 	int post_in = s->norm_place == TFM_NORM_POST_IN, sandwich = s->norm_place == TFM_NORM_SANDWICH;
-	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, !post_in));
+	int enc = s->family == TFM_FAMILY_ENCODER; /* llama.cpp's BERT names its post norms */
+	TRY(bind_norm(b, &L->attn_norm, NM(enc ? "attn_output_norm" : "attn_norm"), d, !post_in));
 	if (post_in && L->attn_norm.w)
 		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
 				  "(post_in)", b->arch, n);
@@ -454,7 +486,7 @@ static int bind_layer(struct binder *b, int64_t l)
 		return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld has post norms but the spec's norm "
 				  "placement is pre", b->arch, (long long)l);
 	if (!L->ffn_norm.w)
-		TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d,
+		TRY(bind_norm(b, &L->ffn_norm, NM(enc ? "layer_output_norm" : "ffn_norm"), d,
 			      !post_in && !(s->parallel_residual && s->shared_attn_ffn_norm)));
 	if (post_in && L->ffn_norm.w)
 		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
@@ -736,6 +768,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	if (!m->output.data)
 		m->output = m->tok_embd;  /* tied */
 	if ((st = bind_vec(&b, &m->out_b, "output.bias", s->n_vocab, s->head_bias)))
+		goto fail;
+	if (s->family == TFM_FAMILY_ENCODER && (st = bind_encoder(&b)))
 		goto fail;
 	for (int64_t l = 0; l < s->n_layer; l++)
 		if ((st = bind_layer(&b, l)))

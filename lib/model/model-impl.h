@@ -62,6 +62,16 @@ struct tfm_model {
 	struct tfm_mat proj_out;   /* {n_embd, n_io} */
 	float *out_b;              /* [n_vocab] output.bias, or NULL */
 	struct tfm_norm_w embd_norm, out_norm;
+	/* encoders (encode.c): token types, the pooler and the classifier */
+	struct tfm_mat type_embd;  /* {n_embd, n_token_types}, data NULL if none */
+	struct tfm_mat pooler;     /* {n_embd, n_embd}, data NULL if none */
+	float *pooler_b;           /* [n_embd] */
+	struct tfm_mat cls;        /* {n_embd, n_labels}, data NULL if none */
+	float *cls_b;              /* [n_labels] */
+	struct tfm_mat mlm;        /* masked-LM transform {n_embd, n_embd}, data NULL if none;
+				      then mlm_norm and the output head (tied, out_b) */
+	float *mlm_b;              /* [n_embd] */
+	struct tfm_norm_w mlm_norm;
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
@@ -96,6 +106,7 @@ struct tfm_ctx {
 	int64_t n_slots;           /* the most slots of any layer */
 	int ring;                  /* positions wrap around the slots (all layers windowed) */
 	int rope_long;             /* this call uses the long LongRoPE factors */
+	const int32_t *types;      /* [n] token types of this call (encoders), NULL: all 0 */
 	float *inv_dyn;            /* [n_rot / 2] dynamic NTK: this context's frequencies */
 	int64_t dyn_max;           /* dynamic NTK: the length they were made for */
 	void *kc, *vc;             /* per layer tfm_k_kv_bytes(slots[l]) (64-byte aligned), the backend's layout of k_type, v_type */
@@ -147,6 +158,8 @@ int tfm_model_from_gguf(struct tfm_model **m, const struct tfm_gguf *g, const st
 void tfm_model_free_bound(struct tfm_model *m);
 /* The knobs check alone. */
 int tfm_model_check_spec(const struct tfm_spec *s);
+/* encode.c: the knobs of an encoder-only spec (TFM_OK for other families). */
+int tfm_encoder_check_spec(const struct tfm_spec *s);
 /* Threads below this many multiply-adds per kernel call run inline (tests set
  * 0 to force the threaded paths on small models). */
 void tfm_ctx_set_par_min(struct tfm_ctx *c, int64_t par_min);

@@ -254,7 +254,9 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->head += s->n_vocab;
 	if (s->pooler)
 		c->head += e * e + e;
-	if (s->head == TFM_HEAD_CLASSIFIER && s->n_labels > 0)
+	if (s->mlm_head) /* transform dense, its LayerNorm, the decoder's bias (weight tied) */
+		c->head += e * e + e + 2 * e + s->n_vocab;
+	if ((s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN) && s->n_labels > 0)
 		c->head += s->n_labels * e + s->n_labels;
 
 	if (s->norm_no_affine)

@@ -109,8 +109,17 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.value_length"),
 					     (uint32_t)s->head_dim));
 		}
-		if (s->family == TFM_FAMILY_ENCODER)
+		if (s->family == TFM_FAMILY_ENCODER) {
+			/* llama.cpp's pooling ids: 0 none, 1 mean, 2 cls, 3 last, 4
+			 * rank (its classifier head); it has no max or mean_sqrt_len */
+			static const int lpool[] = { 0, 2, 1, 3, -1, -1 };
 			TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "attention.causal"), 0));
+			if (s->head == TFM_HEAD_CLASSIFIER)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "pooling_type"), 4));
+			else if (s->pooling >= 0 && s->pooling < 6 && lpool[s->pooling] >= 0)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "pooling_type"),
+						     (uint32_t)lpool[s->pooling]));
+		}
 		if (s->window > 0 && n_window)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"),
 					     (uint32_t)s->window));
@@ -591,7 +600,10 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		/* llama.cpp pooling ids: 0 none, 1 mean, 2 cls, 3 last */
 		static const int pool[] = { TFM_POOL_NONE, TFM_POOL_MEAN, TFM_POOL_CLS, TFM_POOL_LAST };
 		int64_t pt = lget_i(g, a, "pooling_type", 2);
-		s->pooling = pt >= 0 && pt < 4 ? pool[pt] : TFM_POOL_CLS;
+		if (pt < 0 || pt >= 4) /* 4: rank, a classifier whose labels only tfm.* keys carry */
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.pooling_type %lld without tfm.* keys "
+					  "is not supported", a, (long long)pt);
+		s->pooling = pool[pt];
 	}
 	if (!strcmp(a, "gpt2") || !strcmp(a, "bert")) {
 		s->norm = TFM_NORM_LAYER;

@@ -6,6 +6,46 @@
 
 #include <math.h>
 
+/* The head from the class in `architectures`: *ForSequenceClassification
+ * is a classifier (labels from id2label, softmax; sigmoid for
+ * problem_type multi_label_classification or a single label, as
+ * transformers' pipeline); *ForTokenClassification a classifier per token
+ * (no pooler); the base model and *ForMaskedLM /
+ * *ForPreTraining (whose LM heads are not converted) are embedding models;
+ * other task heads are refused naming the class. */
+static int encoder_head(struct tfm_spec *s, const json_t *c)
+{
+	json_t *a = gj(c, "architectures");
+	const char *cls = json_is_array(a) ? json_string_value(json_array_get(a, 0)) : NULL;
+	const char *sfx = cls ? strstr(cls, "For") : NULL;
+	s->head = TFM_HEAD_EMBED;
+	if (!sfx || !strcmp(sfx, "ForMaskedLM") || !strcmp(sfx, "ForPreTraining"))
+		return TFM_OK;
+	json_t *lab = gj(c, "id2label");
+	if (!strcmp(sfx, "ForTokenClassification")) { /* no pooler: a classifier per token */
+		s->head = TFM_HEAD_TOKEN;
+		s->pooler = 0;
+		s->n_labels = json_is_object(lab) ? (int64_t)json_object_size(lab)
+						  : gi(c, "num_labels", 2);
+		return TFM_OK;
+	}
+	if (strcmp(sfx, "ForSequenceClassification"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: architecture %s is not supported yet "
+				  "(sequence and token classification, masked LM and embeddings "
+				  "are)", s->arch, cls);
+	const char *pt = gs(c, "problem_type", "single_label_classification");
+	s->head = TFM_HEAD_CLASSIFIER;
+	s->n_labels = json_is_object(lab) ? (int64_t)json_object_size(lab) : gi(c, "num_labels", 2);
+	if (!strcmp(pt, "regression"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: problem_type 'regression' is not supported "
+				  "yet", s->arch);
+	if (strcmp(pt, "single_label_classification") && strcmp(pt, "multi_label_classification"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: problem_type '%s' is not supported",
+				  s->arch, pt);
+	s->multi_label = !strcmp(pt, "multi_label_classification") || s->n_labels == 1;
+	return TFM_OK;
+}
+
 static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t types)
 {
 	tfm_preset_layernorm_biased(s);
@@ -17,8 +57,10 @@ static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t ty
 	s->pos_embd = TFM_POS_EMBD_LEARNED;
 	s->pos_attn = TFM_POS_NONE;
 	s->tied_output = 1;
-	s->head = TFM_HEAD_EMBED;
 	s->pooling = TFM_POOL_CLS;
+	int st = encoder_head(s, c);
+	if (st)
+		return st;
 	s->n_embd = gi(c, "hidden_size", 768);
 	s->n_layer = gi(c, "num_hidden_layers", 12);
 	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 12);
@@ -28,6 +70,8 @@ static int bert_core(struct tfm_spec *s, const json_t *c, double eps, int64_t ty
 	s->n_token_types = gi(c, "type_vocab_size", types);
 	s->norm_eps = gf(c, "layer_norm_eps", eps);
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	if (gb(c, "is_decoder", 0)) /* BertModel as a decoder: causal self-attention */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: is_decoder=true is not supported", s->arch);
 	if (strcmp(gs(c, "position_embedding_type", "absolute"), "absolute"))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: position_embedding_type '%s' is not "
 				  "supported", s->arch, gs(c, "position_embedding_type", ""));
@@ -70,6 +114,9 @@ int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 	s->n_token_types = 0;
 	if (gb(c, "sinusoidal_pos_embds", 0))
 		s->pos_embd = TFM_POS_EMBD_SINUSOIDAL;
+	/* DistilBertForSequenceClassification: pre_classifier + ReLU */
+	s->pooler = s->head == TFM_HEAD_CLASSIFIER;
+	s->pooler_act = TFM_POOLER_RELU;
 	if (!st)
 		st = tfm_preset_act(gs(c, "activation", "gelu"), &s->act);
 	return st;

@@ -20,8 +20,10 @@ static const char *const n_scaling[] = { "none", "linear", "ntk", "dynamic", "ya
 static const char *const n_mask[] = { "causal", "bidir", "window", "chunked", NULL };
 static const char *const n_qk_norm[] = { "none", "head", "full", NULL };
 static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
-static const char *const n_head[] = { "lm", "classifier", "embed", NULL };
-static const char *const n_pool[] = { "none", "cls", "mean", "last", NULL };
+static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
+static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
+				      NULL };
+static const char *const n_pooler_act[] = { "tanh", "relu", NULL };
 
 #define O(f) offsetof(struct tfm_spec, f)
 #define BIG 1e15
@@ -144,6 +146,11 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	E("head.pooling", pooling, n_pool),
 	I("head.n_labels", n_labels, 0, 1e9),
 	B("head.pooler", pooler),
+	E("head.pooler_act", pooler_act, n_pooler_act),
+	B("head.mlm", mlm_head),
+	B("head.normalize", normalize),
+	B("head.multi_label", multi_label),
+	I("head.max_tokens", max_tokens, 0, BIG),
 	F("head.scale", head_scale, 0, 1e6),
 	B("head.bias", head_bias),
 

@@ -36,8 +36,13 @@ enum tfm_rope_scaling { TFM_ROPE_SCALE_NONE = 0, TFM_ROPE_SCALE_LINEAR, TFM_ROPE
 enum tfm_mask { TFM_MASK_CAUSAL = 0, TFM_MASK_BIDIR, TFM_MASK_WINDOW, TFM_MASK_CHUNKED };
 enum tfm_qk_norm { TFM_QK_NORM_NONE = 0, TFM_QK_NORM_HEAD, TFM_QK_NORM_FULL };
 enum tfm_moe_gate { TFM_MOE_GATE_SOFTMAX = 0, TFM_MOE_GATE_SIGMOID };
-enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED };
-enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST };
+/* classifier: one label set per sequence; token: per token (NER) */
+enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_TOKEN };
+/* Sentence-transformers' pooling modes: the first token, the mean, the
+ * per-dimension max, the sum / sqrt(n), the last token. */
+enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST, TFM_POOL_MAX,
+		   TFM_POOL_MEAN_SQRT };
+enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU };
 
 struct tfm_spec {
 	char arch[32];            /* preset name: "llama", "gemma2", ... */
@@ -148,6 +153,11 @@ struct tfm_spec {
 	int pooling;              /* enum tfm_pooling */
 	int64_t n_labels;
 	int pooler;               /* bert: dense + tanh pooler on the first token */
+	int pooler_act;           /* enum tfm_pooler_act (distilbert's pre_classifier: relu) */
+	int mlm_head;             /* encoders: a masked-LM head (dense, norm, tied decoder + bias) */
+	int normalize;            /* embedding head: L2-normalise (sentence-transformers Normalize) */
+	int multi_label;          /* classifier: sigmoid per label (problem_type multi_label_classification) */
+	int64_t max_tokens;       /* embedding head: sentence-transformers max_seq_length; 0: n_ctx_train */
 	int head_bias;            /* the LM head has a bias [n_vocab] (phi, gpt-j) */
 	float head_scale;         /* 0 or 1: none; scales the final hidden state (so the
 	                             logits): t5 tied n_embd^-0.5, cohere logit_scale */

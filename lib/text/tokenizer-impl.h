@@ -105,6 +105,10 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 		   struct tfm_ids *out);
 int tfm_bpe_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
 int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out);
+/* The same, and for each token the byte span [start, end) of the
+ * pre-tokenized word it belongs to, as pairs in spans (NULL: none). */
+int tfm_wpm_encode_spans(const struct tfm_tokenizer *t, const char *text, size_t len,
+			 struct tfm_ids *out, struct tfm_ids *spans);
 int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m, const size_t *lens);
 
 /* Pre-tokenizer (pretok.c): split text into words by the regex list that

@@ -465,6 +465,8 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		 * no BOS or EOS (id 11 is GPT-2's '.'... of one vocabulary only) */
 		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", -1);
 		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", -1);
+		t->cls = gguf_id(g, t, "tokenizer.ggml.cls_token_id", -1); /* RoBERTa's <s>, </s> */
+		t->sep = gguf_id(g, t, "tokenizer.ggml.seperator_token_id", -1);
 		t->add_bos = 0;
 		const char *key = "tokenizer.ggml.merges";
 		int64_t i = tfm_gguf_find(g, key), n = 0;

@@ -39,6 +39,21 @@ int tfm_tokenize(const struct tfm_tokenizer *t, const char *text, size_t len,
  * tokens in the text are matched whole, as llama.cpp does. */
 int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t len,
 			 int add_bos, int parse_special, int32_t **ids, size_t *n);
+/* One text for an encoder, [CLS] text [SEP] (BertProcessing / BERT's
+ * TemplateProcessing); TFM_E_UNSUPPORTED for other tokenizers. */
+int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
+		     int parse_special, int32_t **ids, size_t *n);
+/* As tfm_tokenize_seq, and spans[2 n]: for each token the byte span
+ * [start, end) of the word (BERT's pre-tokenizer: split on whitespace,
+ * punctuation, CJK) it comes from, -1 -1 for [CLS] and [SEP].  Control
+ * tokens written in the text are not parsed.  All malloc'd. */
+int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t len,
+		       int32_t **ids, int32_t **spans, size_t *n);
+/* A text pair for a cross-encoder: ids[n] and token types[n] (malloc'd) as
+ * BERT's post-processor builds them, [CLS] A [SEP] B [SEP] with types 0
+ * then 1.  TFM_E_UNSUPPORTED for tokenizers other than WordPiece. */
+int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen, const char *b,
+		      size_t blen, int32_t **ids, int32_t **types, size_t *n);
 /* The raw piece of a token as stored in the vocabulary ("▁the", "<0x0A>"). */
 const char *tfm_token_piece(const struct tfm_tokenizer *t, int32_t id, size_t *len);
 /* Bytes that token id contributes to decoded text, given the previous token

@@ -375,7 +375,8 @@ static json_t *load_json(const struct tfm_ckpt_file *f)
 
 /* tokenizer.json's post_processor: a TemplateProcessing (alone or in a
  * Sequence, as Llama 3 ships it) adds the special tokens its "single"
- * template puts first and last.  That is what the tokenizers library adds,
+ * template puts first and last; RobertaProcessing and BertProcessing name
+ * their cls and sep tokens.  That is what the tokenizers library adds,
  * so it decides add_bos/add_eos and which ids they are. */
 static void post_processor(struct vb *v, json_t *pp)
 {
@@ -387,6 +388,18 @@ static void post_processor(struct vb *v, json_t *pp)
 		json_t *e;
 		json_array_foreach(json_object_get(pp, "processors"), i, e)
 			post_processor(v, e);
+		return;
+	}
+	if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing")) {
+		/* "cls": [piece, id], "sep": [piece, id]: cls A sep; pairs
+		 * cls A sep sep B sep (RoBERTa) or cls A sep B sep (BERT) */
+		json_t *c = json_object_get(pp, "cls"), *s = json_object_get(pp, "sep");
+		json_t *ci = json_array_get(c, 1), *si = json_array_get(s, 1);
+		if (json_is_integer(ci) && json_is_integer(si)) {
+			v->cls = v->bos = json_integer_value(ci);
+			v->sep = v->eos = json_integer_value(si);
+			v->add_bos = v->add_eos = 1;
+		}
 		return;
 	}
 	if (strcmp(type, "TemplateProcessing"))

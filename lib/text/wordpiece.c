@@ -49,22 +49,45 @@ static int encode_word(const struct tfm_tokenizer *t, const char *w, size_t wn,
 	return tfm_ids_push(out, t->unk);
 }
 
+/* encode_word, then the word's byte span [ws, we) of the input for each of
+ * its tokens when spans is given (pairs of int32) */
+static int word(const struct tfm_tokenizer *t, const char *w, size_t wn, char *buf,
+		struct tfm_ids *out, struct tfm_ids *spans, size_t ws, size_t we)
+{
+	size_t n0 = out->n;
+	int st = encode_word(t, w, wn, buf, out);
+	for (size_t k = n0; !st && spans && k < out->n; k++)
+		if (!(st = tfm_ids_push(spans, (int32_t)ws)))
+			st = tfm_ids_push(spans, (int32_t)we);
+	return st;
+}
+
 int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, struct tfm_ids *out)
 {
+	return tfm_wpm_encode_spans(t, text, len, out, NULL);
+}
+
+int tfm_wpm_encode_spans(const struct tfm_tokenizer *t, const char *text, size_t len,
+			 struct tfm_ids *out, struct tfm_ids *spans)
+{
+	size_t ws = 0, we = 0; /* the current word's bytes in text */
 	/* Lowercasing can grow a character (at most 4 bytes each). */
-	char *word = tfm_malloc(len * 4 + 8), *buf = tfm_malloc(len * 4 + 16);
+	char *wbuf = tfm_malloc(len * 4 + 8), *buf = tfm_malloc(len * 4 + 16);
 	size_t wn = 0;
 	int st = TFM_OK;
-	if (!word || !buf) {
+	if (!wbuf || !buf) {
 		st = TFM_E_NOMEM;
 		goto done;
 	}
+	if (len > INT32_MAX)
+		st = tfm_seterr(TFM_E_INVAL, "WordPiece: text of %zu bytes", len);
 	for (size_t i = 0; i < len && !st;) {
+		size_t i0 = i;
 		uint32_t cp = tfm_uc_nfd_first(tfm_utf8_decode(text, len, &i));
 		int f = tfm_uc_flags(cp);
 		if (f & TFM_UC_SPACE) {
 			if (wn)
-				st = encode_word(t, word, wn, buf, out);
+				st = word(t, wbuf, wn, buf, out, spans, ws, we);
 			wn = 0;
 			continue;
 		}
@@ -73,19 +96,22 @@ int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 		char u[4];
 		size_t un = tfm_utf8_encode(tfm_uc_lower(cp), u);
 		if ((f & TFM_UC_PUNCT) || (cp < 0x7f && (f & TFM_UC_SYMBOL)) || is_chinese(cp)) {
-			if (wn && (st = encode_word(t, word, wn, buf, out)))
+			if (wn && (st = word(t, wbuf, wn, buf, out, spans, ws, we)))
 				break;
 			wn = 0;
-			st = encode_word(t, u, un, buf, out);
+			st = word(t, u, un, buf, out, spans, i0, i);
 		} else {
-			memcpy(word + wn, u, un);
+			if (!wn)
+				ws = i0;
+			we = i;
+			memcpy(wbuf + wn, u, un);
 			wn += un;
 		}
 	}
 	if (!st && wn)
-		st = encode_word(t, word, wn, buf, out);
+		st = word(t, wbuf, wn, buf, out, spans, ws, we);
 done:
-	free(word);
+	free(wbuf);
 	free(buf);
 	return st;
 }

@@ -103,8 +103,8 @@ setup() {
 }
 
 @test "convert: every HF fixture converts; GGUF parameters equal the computed total" {
-	for d in "$ROOT"/tests/fixtures/*/; do
-		n=$(basename "$d")
+	for c in "$ROOT"/tests/fixtures/*/config.json "$ROOT"/tests/fixtures/encoders/*/config.json; do
+		d=$(dirname "$c") n=$(basename "$(dirname "$c")")
 		tfm-convert -o "$T/$n.gguf" "$d" || fail "$n: convert failed"
 		run tfm-inspect -F json "$T/$n.gguf"
 		[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ] ||

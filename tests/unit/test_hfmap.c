@@ -129,7 +129,23 @@ static void t_names_other(void)
 	want_map("bert", "bert.embeddings.token_type_embeddings.weight", "token_types.weight", 0);
 	want_map("bert", "bert.encoder.layer.11.output.LayerNorm.bias", "blk.11.layer_output_norm.bias", 0);
 	want_map("bert", "bert.embeddings.position_ids", "", TFM_HFMAP_SKIP);
-	want_map("bert", "cls.predictions.transform.dense.weight", "", TFM_HFMAP_SKIP);
+	/* the masked-LM head is kept (tfm names), the next-sentence head dropped;
+	 * the classifier as llama.cpp's ranking head (cls, cls.output) */
+	want_map("bert", "cls.predictions.transform.dense.weight", "mlm.dense.weight", 0);
+	want_map("bert", "cls.predictions.bias", "output.bias", 0);
+	want_map("bert", "cls.predictions.decoder.bias", "", TFM_HFMAP_SKIP);
+	want_map("bert", "cls.seq_relationship.weight", "", TFM_HFMAP_SKIP);
+	want_map("bert", "bert.pooler.dense.weight", "cls.weight", 0);
+	want_map("bert", "classifier.bias", "cls.output.bias", 0);
+	want_map("roberta", "roberta.encoder.layer.1.attention.self.query.weight",
+		 "blk.1.attn_q.weight", 0);
+	want_map("roberta", "classifier.dense.weight", "cls.weight", 0);
+	want_map("roberta", "classifier.out_proj.bias", "cls.output.bias", 0);
+	want_map("roberta", "lm_head.layer_norm.weight", "mlm.norm.weight", 0);
+	want_map("distilbert", "distilbert.transformer.layer.0.sa_layer_norm.bias",
+		 "blk.0.attn_output_norm.bias", 0);
+	want_map("distilbert", "pre_classifier.weight", "cls.weight", 0);
+	want_map("distilbert", "vocab_projector.bias", "output.bias", 0);
 }
 
 static void t_names_errors(void)

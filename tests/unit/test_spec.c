@@ -85,6 +85,16 @@ static void t_small_models(void)
 	CHECK(c.kv_bytes_per_token == 0);
 	CHECK(s.n_token_types == 2 && s.pooler);
 
+	/* RobertaModel and DistilBertModel as transformers 4.57.1 counts them
+	 * (sum of numel over AutoModel.from_config(config).parameters()) */
+	CHECK_OK(spec_of("roberta-base.json", &s, &c, 512));
+	CHECK(c.total == 124645632LL);
+	CHECK(s.pos_offset == 2 && s.n_ctx_train == 512 && s.n_token_types == 1 && s.pooler);
+	CHECK(s.head == TFM_HEAD_EMBED && s.mask == TFM_MASK_BIDIR);
+	CHECK_OK(spec_of("distilbert-base-uncased.json", &s, &c, 512));
+	CHECK(c.total == 66362880LL);
+	CHECK(s.n_token_types == 0 && !s.pooler && s.n_layer == 6 && s.norm_eps == 1e-12);
+
 	CHECK_OK(spec_of("t5-small.json", &s, &c, 512));
 	CHECK(c.total == 60506624LL);
 	CHECK(s.family == TFM_FAMILY_ENCDEC && s.n_layer_dec == 6 && s.pos_attn == TFM_POS_T5);

@@ -560,7 +560,9 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 			mx[i] = -INFINITY, ls[i] = 0;
 			memset(j->out + (t * a->n_head + h) * vd, 0, (size_t)vd * sizeof(float));
 		}
-	int64_t plo = first_key(a, a->pos0 + t0), phi = a->pos0 + t1 - 1; /* keys of the block */
+	/* keys of the block; an encoder's queries all see the whole batch */
+	int64_t plo = first_key(a, a->pos0 + t0), phi = a->bidir ? a->pos0 + a->n_tok - 1
+								 : a->pos0 + t1 - 1;
 	const uint8_t *kb = j->kc + (size_t)kh * (size_t)ns * j->krow;
 	const uint8_t *vb = j->vc + (size_t)kh * (size_t)ns * j->vrow;
 	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
@@ -577,7 +579,7 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 			g_isa.attn_qk(sc, ATT_KT, qs + i0 * hd, n4, kt, ATT_KT, hd, ng);
 			for (int64_t q = 0; q < n4; q++) {
 				int64_t i = i0 + q, t = t0 + i / grp, h = kh * grp + i % grp;
-				int64_t p = a->pos0 + t, lo = first_key(a, p);
+				int64_t p = a->bidir ? phi : a->pos0 + t, lo = first_key(a, p);
 				int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
 				float *row = sc + q * ATT_KT;
 				op[q] = j->out + (t * a->n_head + h) * vd;

@@ -135,7 +135,7 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
-		int64_t p = a->pos0 + t;
+		int64_t p = a->bidir ? a->pos0 + a->n_tok - 1 : a->pos0 + t; /* last key seen */
 		int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
 		for (int64_t h = 0; h < a->n_head; h++) {
 			const float *qv = q + t * qd + h * hd;

@@ -1,0 +1,208 @@
+/* encode.c: encoder-only models on the one block executor.  A sequence is
+ * one tfm_eval batch from position 0 (the context makes its batch as long as
+ * its size for encoders, and the attention sees every key of the batch);
+ * the heads here read the hidden states it leaves in the context:
+ * sentence-transformers' pooling and Normalize, and the sequence
+ * classifier (pooler + classifier, softmax or sigmoid). */
+#include "model/model-impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The knobs of an encoder the executor does not run; decoders pass. */
+int tfm_encoder_check_spec(const struct tfm_spec *s)
+{
+	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->family != TFM_FAMILY_ENCODER)
+		return TFM_OK;
+	if (s->window > 0 || s->chunk > 0 || s->mask != TFM_MASK_BIDIR)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with a %s mask not supported yet",
+				  arch, s->window > 0 ? "sliding-window" : s->chunk ? "chunked"
+				  : "causal");
+	if (s->pos_attn == TFM_POS_ALIBI || s->pos_attn == TFM_POS_T5)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with %s positions not supported yet",
+				  arch, s->pos_attn == TFM_POS_ALIBI ? "ALiBi" : "T5 bucket");
+	if (s->head != TFM_HEAD_EMBED && s->head != TFM_HEAD_CLASSIFIER && s->head != TFM_HEAD_TOKEN)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with an LM head (masked LM) not "
+				  "supported yet", arch);
+	if ((s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN) && s->n_labels < 1)
+		return tfm_seterr(TFM_E_FORMAT, "%s: classifier without labels", arch);
+	if (s->pooling < TFM_POOL_NONE || s->pooling > TFM_POOL_MEAN_SQRT)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooling", arch);
+	if (s->pooler_act != TFM_POOLER_TANH && s->pooler_act != TFM_POOLER_RELU)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooler_act", arch);
+	if (s->n_embd_io > 0)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: factorised embeddings (embd.n_io) in an "
+				  "encoder not supported yet", arch);
+	return TFM_OK;
+}
+
+int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+	       float *hidden)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, nt = s->n_token_types > 0 ? s->n_token_types : 1;
+	if (s->family != TFM_FAMILY_ENCODER)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not an encoder-only model", s->arch);
+	if (n < 1 || n > c->n_batch)
+		return tfm_seterr(TFM_E_INVAL, "a sequence of %lld tokens (the context holds %lld)",
+				  (long long)n, (long long)c->n_batch);
+	for (int64_t i = 0; types && i < n; i++)
+		if (types[i] < 0 || types[i] >= nt)
+			return tfm_seterr(TFM_E_INVAL, "token type %d at %lld (the model has %lld)",
+					  (int)types[i], (long long)i, (long long)nt);
+	/* RoBERTa numbers positions past the padding token, which keeps
+	 * position padding_idx wherever it stands: not the simple offset */
+	for (int64_t i = 0; s->pos_offset > 0 && i < n; i++)
+		if (tok[i] == s->pad_id)
+			return tfm_seterr(TFM_E_INVAL, "%s: the padding token %d inside the input (at "
+					  "%lld)", s->arch, (int)s->pad_id, (long long)i);
+	c->pos = 0;
+	c->types = types;
+	int st = tfm_eval(c, tok, n, NULL, 0);
+	c->types = NULL;
+	c->pos = 0;
+	if (st)
+		return st;
+	if (s->final_norm) { /* pre-LN encoders end with a norm */
+		float eps = m->out_norm.eps > 0 ? m->out_norm.eps : (float)s->norm_eps;
+		for (int64_t t = 0; t < n; t++)
+			if (s->norm == TFM_NORM_RMS)
+				m->be->rmsnorm(c->x + t * d, c->x + t * d, m->out_norm.w, d, eps,
+					       s->norm_plus_one);
+			else
+				m->be->layernorm(c->x + t * d, c->x + t * d, m->out_norm.w,
+						 m->out_norm.b, d, eps, s->norm_plus_one);
+	}
+	if (hidden)
+		memcpy(hidden, c->x, (size_t)(n * d) * sizeof *hidden);
+	return TFM_OK;
+}
+
+int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+	      int pooling, int normalize, float *out)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	int64_t d = s->n_embd;
+	if (pooling == TFM_POOL_NONE)
+		pooling = s->pooling != TFM_POOL_NONE ? s->pooling : TFM_POOL_CLS;
+	if (normalize < 0)
+		normalize = s->normalize;
+	int st = tfm_encode(c, tok, types, n, NULL);
+	if (st)
+		return st;
+	const float *x = c->x; /* [n][d] */
+	for (int64_t i = 0; i < d; i++) {
+		double a = pooling == TFM_POOL_MAX ? -INFINITY : 0;
+		switch (pooling) {
+		case TFM_POOL_CLS:
+			a = x[i];
+			break;
+		case TFM_POOL_LAST:
+			a = x[(n - 1) * d + i];
+			break;
+		case TFM_POOL_MAX:
+			for (int64_t t = 0; t < n; t++)
+				a = x[t * d + i] > a ? x[t * d + i] : a;
+			break;
+		case TFM_POOL_MEAN:
+		case TFM_POOL_MEAN_SQRT:
+			for (int64_t t = 0; t < n; t++)
+				a += x[t * d + i];
+			a /= pooling == TFM_POOL_MEAN ? (double)n : sqrt((double)n);
+			break;
+		default:
+			return tfm_seterr(TFM_E_INVAL, "pooling %d", pooling);
+		}
+		out[i] = (float)a;
+	}
+	if (normalize > 0) { /* torch.nn.functional.normalize: x / max(|x|, 1e-12) */
+		double ss = 0;
+		for (int64_t i = 0; i < d; i++)
+			ss += (double)out[i] * out[i];
+		double nrm = sqrt(ss) > 1e-12 ? sqrt(ss) : 1e-12;
+		for (int64_t i = 0; i < d; i++)
+			out[i] = (float)(out[i] / nrm);
+	}
+	return TFM_OK;
+}
+
+int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+		 float *logits, float *probs)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, nl = s->n_labels;
+	if (s->head != TFM_HEAD_CLASSIFIER || !m->cls.data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no sequence-classification "
+				  "head", s->arch);
+	int st = tfm_encode(c, tok, types, n, NULL);
+	if (st)
+		return st;
+	const float *x = c->x; /* the first token ([CLS], <s>) */
+	if (m->pooler.data) {
+		m->be->matmul(&c->kx, c->h, c->x, &m->pooler, 1);
+		m->be->add(c->h, c->h, m->pooler_b, d);
+		for (int64_t i = 0; i < d; i++)
+			c->h[i] = s->pooler_act == TFM_POOLER_RELU ? (c->h[i] > 0 ? c->h[i] : 0)
+								 : tanhf(c->h[i]);
+		x = c->h;
+	}
+	m->be->matmul(&c->kx, logits, x, &m->cls, 1);
+	m->be->add(logits, logits, m->cls_b, nl);
+	if (!probs)
+		return TFM_OK;
+	if (s->multi_label) {
+		for (int64_t i = 0; i < nl; i++)
+			probs[i] = 1.0f / (1.0f + expf(-logits[i]));
+	} else {
+		memcpy(probs, logits, (size_t)nl * sizeof *probs);
+		m->be->softmax(probs, nl);
+	}
+	return TFM_OK;
+}
+
+int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+		  int64_t pos, float *logits)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd;
+	if (!m->mlm.data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no masked-LM head", s->arch);
+	if (pos < 0 || pos >= n)
+		return tfm_seterr(TFM_E_INVAL, "mask position %lld of %lld tokens", (long long)pos,
+				  (long long)n);
+	int st = tfm_encode(c, tok, types, n, NULL);
+	if (st)
+		return st;
+	/* BERT's and DistilBERT's transform use the model's activation,
+	 * RoBERTa's lm_head gelu whatever hidden_act says */
+	int act = !strcmp(s->arch, "roberta") ? TFM_ACT_GELU : s->act;
+	float eps = m->mlm_norm.eps > 0 ? m->mlm_norm.eps : (float)s->norm_eps;
+	m->be->matmul(&c->kx, c->h, c->x + pos * d, &m->mlm, 1);
+	m->be->add(c->h, c->h, m->mlm_b, d);
+	m->be->act(c->h, d, act);
+	m->be->layernorm(c->h, c->h, m->mlm_norm.w, m->mlm_norm.b, d, eps, 0);
+	m->be->matmul(&c->kx, logits, c->h, &m->output, 1);
+	if (m->out_b)
+		m->be->add(logits, logits, m->out_b, s->n_vocab);
+	return TFM_OK;
+}
+
+int tfm_tag(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n, float *logits)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	if (s->head != TFM_HEAD_TOKEN || !m->cls.data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no token-classification head",
+				  s->arch);
+	int st = tfm_encode(c, tok, types, n, NULL);
+	if (st)
+		return st;
+	m->be->matmul(&c->kx, logits, c->x, &m->cls, n);
+	for (int64_t t = 0; t < n; t++)
+		m->be->add(logits + t * s->n_labels, logits + t * s->n_labels, m->cls_b, s->n_labels);
+	return TFM_OK;
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# tfm-run --embed and --classify: all-MiniLM-L6-v2 against the embeddings
+# sentence-transformers computed (../shared), the bert-cls3 fixture against
+# transformers' logits for lines and pairs (scripts/make-fixtures-encoders),
+# output formats, and the refusals (exit 65 naming what is refused).
+load helpers
+
+setup() {
+	need_shared
+	T=$BATS_TEST_TMPDIR
+	M=$SHARED/models/all-MiniLM-L6-v2
+	CLS3=$ROOT/tests/fixtures/encoders/bert-cls3
+}
+
+# the smallest cosine between row i of jsonl $1 and rows[i].embedding of $2
+min_cos() {
+	jq -n --slurpfile g "$1" --slurpfile x "$2" '
+		[range(0; $g | length) as $i | ($g[$i].embedding) as $a | ($x[0].rows[$i].embedding) as $b |
+		 ([range(0; $a | length)] | map($a[.] * $b[.]) | add) /
+		 ((($a | map(. * .) | add) * ($b | map(. * .) | add)) | sqrt)] | min'
+}
+
+@test "encoder: all-MiniLM-L6-v2 token ids equal transformers'" {
+	jq -r '.rows[].ids | map(tostring) | join(" ")' "$M/expected-embeddings.json" > "$T/want"
+	run tfm-tok -l --bos -m "$M" < "$M/sentences.txt"
+	assert_success
+	assert_output "$(cat "$T/want")"
+}
+
+@test "encoder: --embed reproduces sentence-transformers (f32: cos >= 0.99999)" {
+	run tfm-run --embed -m "$M" -F jsonl -f "$M/sentences.txt"
+	assert_success
+	echo "$output" > "$T/e.jsonl"
+	[ "$(wc -l < "$T/e.jsonl")" -eq 8 ]
+	[ "$(jq -r .line "$T/e.jsonl" | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 " ]
+	c=$(min_cos "$T/e.jsonl" "$M/expected-embeddings.json")
+	echo "min cosine $c"
+	awk -v c="$c" 'BEGIN { exit !(c >= 0.99999) }'
+}
+
+@test "encoder: a q8_0 file keeps cos >= 0.999, the GGUF says mean pooling" {
+	tfm-convert -o "$T/m.gguf" "$M"
+	tfm-quant -q -o "$T/q8.gguf" q8_0 "$T/m.gguf"
+	run tfm-inspect -F json "$T/m.gguf"
+	assert_success
+	tfm-run --embed -m "$T/q8.gguf" -F jsonl -f "$M/sentences.txt" > "$T/e.jsonl"
+	c=$(min_cos "$T/e.jsonl" "$M/expected-embeddings.json")
+	echo "q8_0 min cosine $c"
+	awk -v c="$c" 'BEGIN { exit !(c >= 0.999) }'
+	tfm-run --embed -m "$T/m.gguf" -F jsonl -f "$M/sentences.txt" > "$T/f.jsonl"
+	c=$(min_cos "$T/f.jsonl" "$M/expected-embeddings.json")
+	awk -v c="$c" 'BEGIN { exit !(c >= 0.99999) }'
+}
+
+@test "encoder: TSV and f32 rows; --pooling cls --no-normalize is the raw [CLS] state" {
+	run tfm-run --embed -m "$M" -f "$M/sentences.txt"
+	assert_success
+	[ "${#lines[@]}" -eq 8 ]
+	[ "$(echo "${lines[0]}" | awk -F'\t' '{ print NF }')" -eq 384 ]
+	tfm-run --embed -m "$M" -F f32 -f "$M/sentences.txt" > "$T/e.f32"
+	[ "$(stat -c %s "$T/e.f32")" -eq $((8 * 384 * 4)) ]
+	# the normalised rows have norm 1; without Normalize the first has not
+	echo "${lines[0]}" | awk -F'\t' '{ for (i = 1; i <= NF; i++) s += $i * $i; exit !(s > 0.99999 && s < 1.00001) }'
+	run tfm-run --embed -m "$M" --pooling cls --no-normalize -p "$(head -1 "$M/sentences.txt")"
+	assert_success
+	want=$(jq -r '.rows[0].cls | map(tostring) | join(" ")' "$M/expected-embeddings.json")
+	echo "$output" | awk -F'\t' -v w="$want" '{ n = split(w, x, " ");
+		for (i = 1; i <= n; i++) { d = $i - x[i]; if (d < 0) d = -d; if (d > 1e-5) exit 1 } }'
+}
+
+@test "encoder: --classify gives transformers' logits and scores for lines and pairs" {
+	jq -r '.[].text' "$CLS3/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$CLS3" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	# each label's score and logit within 1e-4 of transformers'
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$CLS3/cli.json" '
+		{"neg": 0, "neu": 1, "pos": 2} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$CLS3/cli.json")" ]
+	run tfm-run --classify -m "$CLS3" --top 1 -p 'the cat sat'
+	assert_success
+	assert_output --regexp '^pos	0\.[0-9]+$'
+}
+
+@test "encoder: a RoBERTa cross-encoder: <s> A </s></s> B </s> as its RobertaProcessing says" {
+	RP=$ROOT/tests/fixtures/encoders/roberta-pair
+	jq -r '.[].text' "$RP/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$RP" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$RP/cli.json" '
+		{"irrelevant": 0, "relevant": 1} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$RP/cli.json")" ]
+	# the single texts' ids, <s> ... as transformers' tokenizer (tfm-tok --bos
+	# adds <s>; the closing </s> is the encoder's post-processor)
+	grep -v '	' "$T/lines" | tfm-tok -l --bos -m "$RP" > "$T/got"
+	jq -r '.[] | select(.text | contains("\t") | not) | .ids[:-1] | map(tostring) | join(" ")' \
+		"$RP/cli.json" > "$T/want"
+	cmp "$T/got" "$T/want"
+}
+
+@test "encoder: long lines are cut with a warning, or refused with --no-truncate" {
+	run tfm-run --embed -m "$M" -c 4 -p "$(head -1 "$M/sentences.txt")"
+	assert_success
+	[ "$(echo "$output" | grep -c 'cut to 4')" -eq 1 ]
+	run tfm-run --embed -m "$M" -c 4 --no-truncate -p "$(head -1 "$M/sentences.txt")"
+	assert_failure 65
+	assert_output --partial 'line 1'
+}
+
+@test "encoder: refusals and usage errors" {
+	run tfm-run --classify -m "$M" -p hi
+	assert_failure 65
+	assert_output --partial 'no sequence-classification head'
+	run tfm-run --embed -m "$STORIES" --vocab "$TOK512" -p hi
+	assert_failure 64
+	run tfm-run --embed -m "$STORIES" -p hi
+	assert_failure 65
+	run tfm-run -m "$M" -p hi -n 2
+	assert_failure 65
+	assert_output --partial 'no LM head'
+	run tfm-run --embed -m "$M" --pooling median -p hi
+	assert_failure 64
+	run tfm-run --embed -m "$M" --top 2 -p hi
+	assert_failure 64
+	run tfm-run --classify -m "$CLS3" --pooling cls -p hi
+	assert_failure 64
+	run tfm-run --pooling cls -m "$M" -p hi
+	assert_failure 64
+	run tfm-run --embed -m "$M" -F text -p hi
+	assert_success
+}
+
+@test "encoder: config keys and model types that are not implemented are refused (65)" {
+	mkdir "$T/rel" "$T/albert"
+	cp "$CLS3"/model.safetensors "$CLS3"/vocab.txt "$CLS3"/tokenizer.json "$T/rel/"
+	jq '.position_embedding_type = "relative_key"' "$CLS3/config.json" > "$T/rel/config.json"
+	run tfm-run --classify -m "$T/rel" -p hi
+	assert_failure 65
+	assert_output --partial 'relative_key'
+	jq '.is_decoder = true' "$CLS3/config.json" > "$T/rel/config.json"
+	run tfm-run --classify -m "$T/rel" -p hi
+	assert_failure 65
+	assert_output --partial 'is_decoder'
+	jq '.architectures = ["BertForQuestionAnswering"]' "$CLS3/config.json" > "$T/rel/config.json"
+	run tfm-run --classify -m "$T/rel" -p hi
+	assert_failure 65
+	assert_output --partial 'BertForQuestionAnswering'
+	cp "$CLS3"/model.safetensors "$T/albert/"
+	jq '.model_type = "albert"' "$CLS3/config.json" > "$T/albert/config.json"
+	run tfm-run --embed -m "$T/albert" -p hi
+	assert_failure 65
+	assert_output --partial 'albert'
+}
+
+@test "encoder: --fill gives transformers' five best tokens and probabilities for each mask" {
+	MLM=$ROOT/tests/fixtures/encoders/bert-mlm
+	jq -r '.[].text' "$MLM/cli.json" > "$T/lines"
+	run tfm-run --fill -m "$MLM" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/f.jsonl"
+	# the same ids in the same order, probabilities within 1e-4
+	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
+	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$MLM/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$MLM/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
+		 range(0; 5) as $k |
+		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	run tfm-run --fill -m "$MLM" --top 1 -p 'The cat is [MASK].'
+	assert_success
+	assert_output --regexp "^1	4	$(jq -r '.[0].masks[0].tokens[0]' "$MLM/cli.json" | sed 's/\[/\\[/; s/\]/\\]/')	0\.[0-9]+$"
+	run tfm-run --fill -m "$MLM" -p 'no mask here'
+	assert_failure 65
+	assert_output --partial 'no mask token'
+	run tfm-run --fill -m "$M" -p 'The [MASK] sat.'
+	assert_failure 65
+	assert_output --partial 'no masked-LM head'
+}
+
+@test "encoder: --tag gives the entities of transformers' pipeline (aggregation first)" {
+	TAG=$ROOT/tests/fixtures/encoders/bert-tag
+	jq -r '.[].text' "$TAG/cli.json" > "$T/lines"
+	run tfm-run --tag -m "$TAG" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/t.jsonl"
+	# groups, character offsets and the original text of each span
+	[ "$(jq -c '[.entities[] | [.entity_group, .start, .end, .word]]' "$T/t.jsonl")" = \
+	  "$(jq -c '.[] | .text as $t | [.entities[] | [.entity_group, .start, .end, $t[.start:.end]]]' "$TAG/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/t.jsonl" --slurpfile r "$TAG/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].entities | length) as $k |
+		 ($g[$i].entities[$k].score - $r[0][$i].entities[$k].score) | fabs] | max')
+	echo "max score diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	run tfm-run --tag -m "$TAG" -p 'sun moon day night'
+	assert_success
+	assert_line --index 2 --regexp '^1	LOC	0\.[0-9]+	9	18	day night$'
+	run tfm-run --tag -m "$CLS3" -p 'sun'
+	assert_failure 65
+	assert_output --partial 'no token-classification head'
+	run tfm-run --tag -m "$TAG" --top 2 -p 'sun'
+	assert_failure 64
+}

@@ -1,0 +1,290 @@
+/* test_encoder.c: encoder-only models against transformers.  Each fixture
+ * of tests/fixtures/encoders (scripts/make-fixtures-encoders: BERT,
+ * RoBERTa, DistilBERT with random weights, outputs computed by
+ * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
+ * in memory), on the reference and the cpu backend, 1 and 3 threads; the
+ * last hidden states, the pooled embedding or pooler output, the
+ * classifier logits, the token classifier's and the masked-LM logits must
+ * be within 1e-4 of
+ * transformers'. */
+#include "t.h"
+#include "model/model-impl.h"
+#include "model-util.h"
+#include "format/convert.h"
+#include "format/gguf.h"
+
+#include <jansson.h>
+#include <unistd.h>
+
+#define TOL 1e-4
+
+static float *read_f32(const char *path, size_t *n)
+{
+	struct tfm_blob b;
+	*n = 0;
+	if (tfm_blob_open(&b, path))
+		return NULL;
+	float *f = malloc(b.size ? b.size : 1);
+	memcpy(f, b.data, b.size);
+	*n = b.size / 4;
+	tfm_blob_close(&b);
+	return f;
+}
+
+static int read_ints(json_t *a, int32_t *v, int cap)
+{
+	int n = (int)json_array_size(a);
+	for (int i = 0; i < n && i < cap; i++)
+		v[i] = (int32_t)json_integer_value(json_array_get(a, (size_t)i));
+	return n;
+}
+
+/* The pooler output of BERT / RoBERTa base models: tanh(W h0 + b), which
+ * tfm_classify computes before its classifier; here from the hidden state. */
+static void pooler_out(const struct tfm_model *m, const float *h0, float *out)
+{
+	int64_t d = m->spec.n_embd;
+	float *w = malloc((size_t)(d * d) * sizeof *w);
+	for (int64_t o = 0; o < d; o++)
+		tfm_k_row_to_f32(m->pooler.type, (const uint8_t *)m->pooler.data +
+				 (size_t)o * m->pooler.row_bytes, w + o * d, d);
+	for (int64_t o = 0; o < d; o++) {
+		double a = m->pooler_b[o];
+		for (int64_t i = 0; i < d; i++)
+			a += (double)w[o * d + i] * h0[i];
+		out[o] = (float)tanh(a);
+	}
+	free(w);
+}
+
+static void one(const char *name, const char *dev, int threads, int *ran)
+{
+	char *dir = t_path("tests/fixtures/encoders/%s", name);
+	char *ip = t_path("%s/inputs.json", dir), *hp = t_path("%s/hidden.f32", dir);
+	char *pp = t_path("%s/pooled.f32", dir), *lp = t_path("%s/logits.f32", dir);
+	char *sp = t_path("%s/modules.json", dir), *mp = t_path("%s/mlm.f32", dir);
+	char *tp = t_path("%s/tokens.f32", dir);
+	struct tfm_model_opts o = {.n_threads = threads, .device = dev};
+	struct tfm_model *m = NULL;
+	struct tfm_ctx *c = NULL;
+	json_error_t je;
+	json_t *in = json_load_file(ip, 0, &je);
+	int32_t ids[64], types[64];
+	int n = read_ints(json_object_get(in, "ids"), ids, 64);
+	read_ints(json_object_get(in, "types"), types, 64);
+	CHECK(n > 0 && n <= 64);
+	CHECK_OK(tfm_model_open(&m, dir, &o));
+	if (m)
+		CHECK_OK(tfm_ctx_new(&c, m, 0));
+	if (!m || !c || n <= 0 || n > 64)
+		goto out;
+	const struct tfm_spec *s = tfm_model_spec(m);
+	int64_t d = s->n_embd;
+	size_t nh, np, nl, nm;
+	float *hw = read_f32(hp, &nh), *pw = read_f32(pp, &np), *lw = read_f32(lp, &nl);
+	float *mw = read_f32(mp, &nm);
+	double em = -1, et = -1;
+	size_t ntk;
+	float *tw = read_f32(tp, &ntk);
+	float *h = malloc((size_t)(n * d) * sizeof *h), *e = malloc((size_t)d * sizeof *e);
+	CHECK_MSG(nh == (size_t)(n * d), "%s: hidden.f32 of %zu floats", name, nh);
+	CHECK_OK(tfm_encode(c, ids, types, n, h));
+	double eh = nh == (size_t)(n * d) ? t_maxdiff(h, hw, n * d) : INFINITY, ep = -1, el = -1;
+	CHECK_MSG(eh <= TOL, "%s %s/%d: hidden states differ by %g", name, dev, threads, eh);
+	if (np == (size_t)d && !access(sp, R_OK)) {
+		/* sentence-transformers directory: the model's own pooling and
+		 * Normalize, read from modules.json at conversion */
+		CHECK_MSG(s->pooling == TFM_POOL_MEAN && s->normalize, "%s: pooling %d normalize %d",
+			  name, s->pooling, s->normalize);
+		CHECK_OK(tfm_embed(c, ids, types, n, TFM_POOL_NONE, -1, e));
+		ep = t_maxdiff(e, pw, d);
+	} else if (np == (size_t)d) {
+		CHECK(m->pooler.data != NULL);
+		if (m->pooler.data) {
+			pooler_out(m, h, e);
+			ep = t_maxdiff(e, pw, d);
+		}
+	}
+	if (ep >= 0)
+		CHECK_MSG(ep <= TOL, "%s %s/%d: pooled output differs by %g", name, dev, threads, ep);
+	if (ntk > 0) { /* token classification: logits of every token */
+		int64_t L = s->n_labels;
+		float *lg = malloc((size_t)(n * (L > 0 ? L : 1)) * sizeof *lg);
+		CHECK_MSG(L > 0 && ntk == (size_t)(n * L), "%s: tokens.f32 of %zu floats, %lld labels",
+			  name, ntk, (long long)L);
+		if (L > 0 && ntk == (size_t)(n * L)) {
+			CHECK_OK(tfm_tag(c, ids, types, n, lg));
+			et = t_maxdiff(lg, tw, n * L);
+			CHECK_MSG(et <= TOL, "%s %s/%d: token logits differ by %g", name, dev, threads, et);
+		}
+		free(lg);
+	}
+	if (nl > 0) {
+		float lg[16], pr[16];
+		CHECK_MSG(s->n_labels == (int64_t)nl && nl <= 16, "%s: %lld labels, want %zu", name,
+			  (long long)s->n_labels, nl);
+		if (s->n_labels == (int64_t)nl && nl <= 16) {
+			CHECK_OK(tfm_classify(c, ids, types, n, lg, pr));
+			el = t_maxdiff(lg, lw, (int64_t)nl);
+			CHECK_MSG(el <= TOL, "%s %s/%d: logits differ by %g", name, dev, threads, el);
+			double sum = 0;
+			for (size_t i = 0; i < nl; i++) {
+				double want = s->multi_label ? 1 / (1 + exp(-(double)lw[i])) : 0;
+				if (s->multi_label)
+					CHECK_CLOSE(pr[i], want, 1e-5, 0);
+				sum += pr[i];
+			}
+			if (!s->multi_label)
+				CHECK_CLOSE(sum, 1.0, 1e-5, 0);
+		}
+	}
+	if (nm > 0) { /* the masked-LM logits at every position */
+		int64_t V = s->n_vocab;
+		float *lg = malloc((size_t)V * sizeof *lg);
+		CHECK_MSG(nm == (size_t)(n * V), "%s: mlm.f32 of %zu floats", name, nm);
+		for (int64_t p = 0; p < n && nm == (size_t)(n * V); p++) {
+			CHECK_OK(tfm_fill_mask(c, ids, types, n, p, lg));
+			double e = t_maxdiff(lg, mw + p * V, V);
+			em = e > em ? e : em;
+		}
+		CHECK_MSG(em >= 0 && em <= TOL, "%s %s/%d: masked-LM logits differ by %g", name, dev,
+			  threads, em);
+		free(lg);
+	}
+	fprintf(stderr, "  %-14s %-4s %d thr vs transformers: hidden %.2g", name, dev, threads, eh);
+	if (em >= 0)
+		fprintf(stderr, ", mlm %.2g", em);
+	if (et >= 0)
+		fprintf(stderr, ", token logits %.2g", et);
+	if (ep >= 0)
+		fprintf(stderr, ", pooled %.2g", ep);
+	if (el >= 0)
+		fprintf(stderr, ", logits %.2g", el);
+	fputc('\n', stderr);
+	(*ran)++;
+	free(hw), free(pw), free(lw), free(mw), free(tw), free(h), free(e);
+out:
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	json_decref(in);
+	free(dir), free(ip), free(hp), free(pp), free(lp), free(sp), free(mp), free(tp);
+}
+
+static void t_fixtures(void)
+{
+	static const char *const names[] = {"bert", "bert-cls3", "roberta", "roberta-multi",
+					    "distilbert", "st-mean", "bert-mlm", "roberta-mlm",
+					    "distilbert-mlm", "bert-tag"};
+	static const char *const devs[] = {"ref", "cpu"};
+	int ran = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		for (int dv = 0; dv < 2; dv++)
+			for (int th = 1; th <= 3; th += 2)
+				one(names[i], devs[dv], th, &ran);
+	CHECK(ran == 40);
+}
+
+/* The context's one-sequence contract and the inputs tfm_encode refuses. */
+static void t_refusals(void)
+{
+	struct tfm_model *m = NULL;
+	struct tfm_ctx *c = NULL;
+	CHECK_OK(tfm_model_open(&m, "tests/fixtures/encoders/roberta", NULL));
+	if (!m)
+		return;
+	CHECK_OK(tfm_ctx_new(&c, m, 8));
+	if (!c) {
+		tfm_model_close(m);
+		return;
+	}
+	int32_t ids[9] = {0, 5, 6, 7, 8, 9, 10, 11, 12}, types[9] = {0};
+	float lg[200], h[9 * 64];
+	CHECK_ST(tfm_encode(c, ids, NULL, 9, h), TFM_E_INVAL);   /* longer than the context */
+	types[2] = 1;
+	CHECK_ST(tfm_encode(c, ids, types, 4, h), TFM_E_INVAL);  /* one token type only */
+	ids[3] = 1;
+	CHECK_ST(tfm_encode(c, ids, NULL, 4, h), TFM_E_INVAL);   /* RoBERTa's padding token */
+	ids[3] = 7;
+	CHECK_ST(tfm_eval(c, ids, 4, lg, 0), TFM_E_UNSUPPORTED); /* no LM head */
+	CHECK_ST(tfm_classify(c, ids, NULL, 4, lg, NULL), TFM_E_UNSUPPORTED);
+	CHECK_ST(tfm_fill_mask(c, ids, NULL, 4, 1, lg), TFM_E_UNSUPPORTED); /* RobertaModel */
+	CHECK_ST(tfm_tag(c, ids, NULL, 4, lg), TFM_E_UNSUPPORTED);
+	CHECK_OK(tfm_encode(c, ids, NULL, 8, h));
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+}
+
+/* The GGUF of a BERT fixture without its tfm.* keys, as llama.cpp's own
+ * converter would leave it: the spec from llama.cpp's bert keys (non-causal,
+ * pooling_type) gives the same hidden states and mean-pooled embedding. */
+static void t_llamacpp_keys(void)
+{
+	static const char *const names[] = {"bert", "st-mean"};
+	char *dir = t_tmpdir(), *gp = t_path("%s/stripped.gguf", dir);
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char *d = t_path("tests/fixtures/encoders/%s", names[k]);
+		char *hp = t_path("%s/hidden.f32", d), *ip = t_path("%s/inputs.json", d);
+		struct tfm_convert *cv = NULL;
+		struct tfm_convert_opts co = { .dtype = -1 };
+		struct tfm_model *m = NULL;
+		struct tfm_ctx *c = NULL;
+		CHECK_OK(tfm_convert_open(&cv, d, &co));
+		if (cv) {
+			struct tfm_gguf *g = tfm_convert_gguf(cv);
+			struct tfm_out *out;
+			for (int64_t i = tfm_gguf_n_kv(g) - 1; i >= 0; i--)
+				if (!strncmp(tfm_gguf_key(g, i), "tfm.", 4))
+					tfm_gguf_remove(g, tfm_gguf_key(g, i));
+			CHECK_OK(tfm_out_open(&out, gp, 0));
+			CHECK_OK(tfm_gguf_write(g, out));
+			CHECK_OK(tfm_out_commit(out));
+			tfm_convert_close(cv);
+			CHECK_OK(tfm_model_open(&m, gp, NULL));
+		}
+		if (m)
+			CHECK_OK(tfm_ctx_new(&c, m, 0));
+		json_error_t je;
+		json_t *in = json_load_file(ip, 0, &je);
+		int32_t ids[64], types[64];
+		int n = read_ints(json_object_get(in, "ids"), ids, 64);
+		read_ints(json_object_get(in, "types"), types, 64);
+		size_t nh;
+		float *hw = read_f32(hp, &nh);
+		if (c && n > 0 && n <= 64 && nh == (size_t)n * (size_t)tfm_model_spec(m)->n_embd) {
+			const struct tfm_spec *s = tfm_model_spec(m);
+			float *h = malloc(nh * sizeof *h);
+			CHECK(s->family == TFM_FAMILY_ENCODER && s->mask == TFM_MASK_BIDIR &&
+			      s->pooling == (k ? TFM_POOL_MEAN : TFM_POOL_CLS));
+			CHECK_OK(tfm_encode(c, ids, types, n, h));
+			double e = t_maxdiff(h, hw, (int64_t)nh);
+			fprintf(stderr, "  llama.cpp keys only %-8s hidden %.2g\n", names[k], e);
+			CHECK_MSG(e <= TOL, "%s: llama.cpp keys only: %g", names[k], e);
+			if (k) { /* llama.cpp's mean pooling, normalised as its embedding tool does */
+				size_t np;
+				char *pp = t_path("%s/pooled.f32", d);
+				float *pw = read_f32(pp, &np), v[64];
+				CHECK_OK(tfm_embed(c, ids, types, n, TFM_POOL_NONE, 1, v));
+				CHECK(np == (size_t)s->n_embd && s->n_embd <= 64);
+				if (np == (size_t)s->n_embd && s->n_embd <= 64)
+					CHECK_MSG(t_maxdiff(v, pw, s->n_embd) <= TOL, "%s: pooled", names[k]);
+				free(pw), free(pp);
+			}
+			free(h);
+		} else {
+			CHECK(0);
+		}
+		free(hw);
+		json_decref(in);
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+		free(d), free(hp), free(ip);
+	}
+	free(dir), free(gp);
+}
+
+static const struct t_case t_cases[] = {
+	{"llamacpp_keys", t_llamacpp_keys},
+	{"fixtures", t_fixtures},
+	{"refusals", t_refusals},
+};
+T_MAIN(t_cases)
