@@ -188,6 +188,16 @@ int tfm_preset_mamba(struct tfm_spec *s, const json_t *c)
 	return TFM_OK;
 }
 
+/* falcon_mamba: mamba with weightless RMS norms on dt, B and C */
+int tfm_preset_falcon_mamba(struct tfm_spec *s, const json_t *c)
+{
+	int st = tfm_preset_mamba(s, c);
+	set_arch(s, "falcon_mamba", "mamba");
+	s->ssm_dt_norm = 1;
+	s->ssm_norm_eps = gf(c, "mixer_rms_eps", 1e-6);
+	return st;
+}
+
 int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "mamba2", "mamba2");
