@@ -533,7 +533,7 @@ static const char *const llamacpp_exact[] = {
 	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
 	"llama-rope-linear", "llama-rope-yarn", "qwen2_moe", "qwen3_moe", "starcoder2", "olmo2",
 	"stablelm", "stablelm-parallel", "olmoe", "olmo", "granite", "cohere", "phi", "gptj",
-	"gpt_neox", "falcon", "bloom", "mpt",
+	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b",
 };
 
 static void t_llamacpp_only(void)
