@@ -209,6 +209,10 @@ int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
 {
 	return c->kv_bytes;
 }
+int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c)
+{
+	return c->ssm ? tfm_mamba_state_bytes(c->m) : 0;
+}
 int64_t tfm_ctx_pos(const struct tfm_ctx *c) { return c->pos; }
 int64_t tfm_ctx_size(const struct tfm_ctx *c) { return c->n_ctx; }
 void tfm_ctx_set_par_min(struct tfm_ctx *c, int64_t par_min) { c->kx.par_min = par_min; }

@@ -388,6 +388,12 @@ static void t_ssm_state(void)
 			fprintf(stderr, "  %-14s chunked prefill + decode vs one call: %.2g relative\n",
 				names[f], worst);
 			CHECK_MSG(worst <= 1e-5, "%s: chunked vs one call %g", names[f], worst);
+			/* a state, no KV cache: what the spec predicts, at any context */
+			CHECK(tfm_ctx_kv_bytes(c) == 0);
+			CHECK_MSG(tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 4, 64) &&
+				  tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 4, 1 << 20),
+				  "%s: state %lld, spec %g", names[f], (long long)tfm_ctx_state_bytes(c),
+				  tfm_spec_kv_bytes(&s, 4, 64));
 			CHECK(tfm_ctx_rewind(c, n - 1) == TFM_E_UNSUPPORTED);
 			CHECK(strstr(tfm_errmsg(), "recurrent state") != NULL);
 			CHECK_OK(tfm_ctx_rewind(c, n)); /* nothing to undo */
