@@ -126,6 +126,13 @@ static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
 static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 		      int n_dims, const int64_t *ne_in, const void *src, unsigned flags)
 {
+	int64_t sq[2];
+	if (flags & TFM_HFMAP_SQUEEZE) { /* the same bytes, 2-D {ne0, rest} */
+		sq[0] = ne_in[0], sq[1] = 1;
+		for (int d = 1; d < n_dims; d++)
+			sq[1] *= ne_in[d];
+		n_dims = 2, ne_in = sq;
+	}
 	flags &= TFM_HFMAP_DATA_FLAGS;
 	int64_t ne[4] = { 1, 1, 1, 1 }, n = 1;
 	for (int d = 0; d < n_dims; d++) {

@@ -4,6 +4,7 @@
  * lists every row.  Tables are data: one per architecture, first match wins. */
 #include "format/hfmap.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -346,6 +347,23 @@ struct arch {
 	const struct ent *tab[MAX_TABLES];      /* searched in order */
 };
 
+/* ---- state-space models (prefix "backbone.") ---- */
+static const struct ent mamba[] = {
+	{"embeddings.weight", "token_embd.weight", 0},
+	{"norm_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	{"layers.#.norm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.mixer.in_proj.$", "blk.#.ssm_in.$", 0},
+	{"layers.#.mixer.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
+	{"layers.#.mixer.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
+	{"layers.#.mixer.x_proj.$", "blk.#.ssm_x.$", 0},
+	{"layers.#.mixer.dt_proj.$", "blk.#.ssm_dt.$", 0},
+	{"layers.#.mixer.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
+	{"layers.#.mixer.D", "blk.#.ssm_d", 0},
+	{"layers.#.mixer.out_proj.$", "blk.#.ssm_out.$", 0},
+	END
+};
+
 static const struct arch archs[] = {
 	{"llama", {"model.", ""}, {qk_permuted, llama_base}},
 	{"mistral", {"model.", ""}, {qk_permuted, llama_base}},
@@ -382,6 +400,8 @@ static const struct arch archs[] = {
 	{"bert", {"bert.", ""}, {bert}},
 	{"roberta", {"roberta.", ""}, {roberta, bert}},
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
+	{"mamba", {"backbone.", ""}, {mamba}},
+	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 };
 
 struct match {
@@ -559,11 +579,14 @@ int tfm_hfmap_transform(unsigned flags, const struct tfm_spec *s, float *data,
 	if (ne0 <= 0 || ne1 <= 0)
 		return tfm_seterr(TFM_E_INVAL, "hfmap: bad shape [%lld][%lld]", (long long)ne1,
 				  (long long)ne0);
-	if ((flags & TFM_HFMAP_DATA_FLAGS & ~TFM_HFMAP_ADD_ONE) && !scratch)
+	if ((flags & TFM_HFMAP_DATA_FLAGS & ~(TFM_HFMAP_ADD_ONE | TFM_HFMAP_NEG_EXP)) && !scratch)
 		return tfm_seterr(TFM_E_INVAL, "hfmap: transform needs a scratch buffer");
 	if (flags & TFM_HFMAP_ADD_ONE)
 		for (int64_t i = 0; i < n; i++)
 			data[i] += 1.0f;
+	if (flags & TFM_HFMAP_NEG_EXP)
+		for (int64_t i = 0; i < n; i++)
+			data[i] = -expf(data[i]);
 	if (flags & TFM_HFMAP_TRANSPOSE) {
 		/* [ne1][ne0] -> [ne0][ne1] */
 		memcpy(scratch, data, (size_t)n * sizeof(float));

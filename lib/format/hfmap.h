@@ -23,11 +23,14 @@ enum {
 	TFM_HFMAP_EXPERT = 1u << 7,    /* one expert of a stacked 3-D *_exps tensor */
 	TFM_HFMAP_FUSED_GATE_UP = 1u << 8, /* phi3 gate_up_proj: rows [gate (n_ff); up (n_ff)], kept fused */
 	TFM_HFMAP_FUSED_QKV = 1u << 9, /* already [q rows; k rows; v rows] (gpt2, phi3, mpt): informational */
+	TFM_HFMAP_NEG_EXP = 1u << 10,  /* mamba A_log: GGUF stores A = -exp(A_log) */
+	TFM_HFMAP_SQUEEZE = 1u << 11,  /* mamba conv1d (d_inner, 1, d_conv) -> {d_conv, d_inner} */
 };
 #define TFM_HFMAP_EXPERT_ID(flags) ((int)((flags) >> 16))
 /* The flags that tfm_hfmap_transform acts on (the rest are informational). */
 #define TFM_HFMAP_DATA_FLAGS (TFM_HFMAP_TRANSPOSE | TFM_HFMAP_PERMUTE_Q | TFM_HFMAP_PERMUTE_K | \
-			      TFM_HFMAP_QKV_HEADS | TFM_HFMAP_QKV_GROUPS | TFM_HFMAP_ADD_ONE)
+			      TFM_HFMAP_QKV_HEADS | TFM_HFMAP_QKV_GROUPS | TFM_HFMAP_ADD_ONE | \
+			      TFM_HFMAP_NEG_EXP)
 
 /* Map the HF tensor name hf_name of architecture preset arch (the spec's
  * arch: "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",

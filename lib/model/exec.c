@@ -7,6 +7,7 @@
  * Prefill runs a batch of tokens through sgemm; decode is the same code with
  * one token.  All scratch lives in the context: no allocation per token. */
 #include "model/model-impl.h"
+#include "model/mamba.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,6 +56,11 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		int64_t w = m->layers[l].window, ns = n_ctx;
 		if (w > 0 && w + c->n_batch - 1 < n_ctx)
 			ns = w + c->n_batch - 1;
+		if (s->layer_kind[l] != TFM_LAYER_ATTN) { /* recurrent state: mamba.c */
+			c->slots[l] = n_ctx;
+			c->k_off[l] = kbytes, c->v_off[l] = vbytes;
+			continue;
+		}
 		size_t kb = tfm_k_kv_bytes(m->k_type, ns, m->kv_dim / m->head_dim, m->head_dim);
 		size_t vb = tfm_k_kv_bytes(m->v_type, ns, m->vv_dim / m->v_dim, m->v_dim);
 		if (!kb || !vb) {
@@ -158,6 +164,10 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		free(c);
 		return st;
 	}
+	if ((st = tfm_mamba_ctx_new(c))) {
+		tfm_ctx_free(c);
+		return st;
+	}
 	c->kx.n_tasks = tfm_pool_size(c->kx.pool);
 	c->kx.scratch_per_task = per_task;
 	/* tfm_pool_run costs ~0.1 us a call while its workers spin (a few us
@@ -174,6 +184,7 @@ void tfm_ctx_free(struct tfm_ctx *c)
 	if (!c)
 		return;
 	tfm_pool_free(c->kx.pool);
+	tfm_mamba_ctx_free(c);
 	tfm_afree(c->mem);
 	free(c->slots);
 	free(c);
@@ -186,6 +197,10 @@ int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos)
 	if (pos < 0 || pos > c->pos)
 		return tfm_seterr(TFM_E_INVAL, "rewind to %lld of %lld tokens", (long long)pos,
 				  (long long)c->pos);
+	if (pos < c->pos && c->ssm)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "rewind of a recurrent state (%s layers keep "
+				  "no per-token history): recompute from the start instead",
+				  c->m->spec.arch[0] ? c->m->spec.arch : "mamba");
 	/* a layer whose cache is a ring has overwritten older positions */
 	for (int64_t l = 0; l < c->m->spec.n_layer; l++)
 		if (c->slots[l] < c->n_ctx)
@@ -196,6 +211,10 @@ int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos)
 int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
 {
 	return c->kv_bytes;
+}
+int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c)
+{
+	return c->ssm ? tfm_mamba_state_bytes(c->m) : 0;
 }
 int64_t tfm_ctx_pos(const struct tfm_ctx *c) { return c->pos; }
 int64_t tfm_ctx_size(const struct tfm_ctx *c) { return c->n_ctx; }
@@ -608,6 +627,12 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	embed(c, tok, n, pos0);
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
+		if (s->layer_kind[l] == TFM_LAYER_MAMBA) { /* x + mixer(norm(x)), no FFN */
+			norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
+			tfm_mamba_mix(c, l, n, pos0);
+			be->add(c->x, c->x, c->h, n * d);
+			continue;
+		}
 		if (s->norm_place == TFM_NORM_POST) {
 			/* post-LN (BERT, OPT with do_layer_norm_before=false):
 			 * x = ln1(x + attn(x)); x = ln2(x + ffn(x)) */

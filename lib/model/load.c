@@ -4,6 +4,7 @@
  * checks their shapes against the spec, and keeps f32 copies of the small
  * vectors (norms, biases).  Matrices stay where they are (mmapped file). */
 #include "model/model-impl.h"
+#include "model/mamba.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +22,11 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	int st = tfm_encoder_check_spec(s);
 	if (st)
 		return st;
+	int n_attn = 0;
+	for (int64_t l = 0; l < s->n_layer && l < TFM_MAX_LAYERS; l++)
+		n_attn += s->layer_kind[l] == TFM_LAYER_ATTN;
+	if (!n_attn && s->n_layer >= 1 && s->n_layer <= TFM_MAX_LAYERS)
+		return tfm_mamba_check_spec(s); /* no attention layer: mamba.c's knobs alone */
 	if (s->n_layer < 1 || s->n_layer > TFM_MAX_LAYERS || s->n_embd < 1 || s->n_vocab < 1 ||
 	    s->n_head < 1 || s->n_head_kv < 0 || s->head_dim < 0 || s->n_ff < 0)
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad sizes (layers %lld, embd %lld, vocab %lld, "
@@ -424,8 +430,58 @@ static int bind_encoder(struct binder *b)
 	return TFM_OK;
 }
 
+/* An f32 copy of a whole bound matrix (small ones: conv taps, A). */
+static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w)
+{
+	float *f = tfm_amalloc((size_t)(w->in * w->out) * sizeof *f);
+	int st;
+	if (!f)
+		return TFM_E_NOMEM;
+	if ((st = own(b->m, f)))
+		return st;
+	for (int64_t r = 0; r < w->out; r++)
+		if ((st = tfm_k_row_to_f32(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes,
+					   f + r * w->in, w->in)))
+			return st;
+	*v = f;
+	return TFM_OK;
+}
+
+/* A mamba layer: its norm and mixer, no FFN (llama.cpp's names). */
+static int bind_mamba(struct binder *b, int64_t l)
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	int64_t d = s->n_embd, di = s->ssm_d_inner, N = s->ssm_d_state, R = s->ssm_dt_rank;
+	char n[96];
+	int st;
+	struct tfm_mat cw, a;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	TRY(bind_mat(b, &L->ssm_in, NM("ssm_in.weight"), d, 2 * di, 1));
+	TRY(bind_vec(b, &L->ssm_in_b, NM("ssm_in.bias"), 2 * di, s->ssm_bias));
+	/* the conv taps and A as f32 copies of whole matrices */
+	TRY(bind_mat(b, &cw, NM("ssm_conv1d.weight"), s->ssm_d_conv, di, 1));
+	TRY(mat_f32(b, &L->ssm_conv_w, &cw));
+	TRY(bind_vec(b, &L->ssm_conv_b, NM("ssm_conv1d.bias"), di, s->ssm_conv_bias));
+	TRY(bind_mat(b, &L->ssm_x, NM("ssm_x.weight"), di, R + 2 * N, 1));
+	TRY(bind_mat(b, &L->ssm_dt, NM("ssm_dt.weight"), R, di, 1));
+	TRY(bind_vec(b, &L->ssm_dt_b, NM("ssm_dt.bias"), di, 1));
+	TRY(bind_mat(b, &a, NM("ssm_a"), N, di, 1));
+	TRY(mat_f32(b, &L->ssm_a, &a));
+	TRY(bind_vec(b, &L->ssm_d, NM("ssm_d"), di, 1));
+	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), di, d, 1));
+	TRY(bind_vec(b, &L->ssm_out_b, NM("ssm_out.bias"), d, s->ssm_bias));
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
 static int bind_layer(struct binder *b, int64_t l)
 {
+	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA)
+		return bind_mamba(b, l);
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	struct tfm_layer *L = &m->layers[l];
@@ -708,7 +764,7 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	s = &m->spec;
 	if (!m->spec.n_head_kv)
 		m->spec.n_head_kv = m->spec.n_head;
-	m->head_dim = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
+	m->head_dim = s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 64;
 	m->spec.head_dim = m->head_dim;
 	m->q_dim = s->n_head * m->head_dim;
 	m->kv_dim = s->n_head_kv * m->head_dim;

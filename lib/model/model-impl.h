@@ -40,6 +40,13 @@ struct tfm_layer {
 	struct tfm_mat q_a, q_b, kv_a, kv_b;
 	struct tfm_norm_w q_a_norm, kv_a_norm;
 	float diff_lambda, diff_scale; /* differential attention: lambda, 1 - lambda_init */
+	/* mamba mixer (mamba.c): ssm_in {n_embd, 2 d_inner}, ssm_x {d_inner,
+	 * dt_rank + 2 d_state}, ssm_dt {dt_rank, d_inner}, ssm_out {d_inner, n_embd} */
+	struct tfm_mat ssm_in, ssm_x, ssm_dt, ssm_out;
+	float *ssm_in_b, *ssm_out_b;  /* [2 d_inner], [n_embd] or NULL */
+	float *ssm_conv_w, *ssm_conv_b; /* [d_inner][d_conv], [d_inner] or NULL */
+	float *ssm_dt_b, *ssm_d;     /* [d_inner] */
+	float *ssm_a;                /* [d_inner][d_state]: A = -exp(A_log) */
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */
@@ -130,6 +137,7 @@ struct tfm_ctx {
 	/* MLA: [n_batch][q_lora], [n_batch][kv_lora + rope], [n_batch][kv_lora],
 	 * [n_batch][n_head * (nope + v_dim)] */
 	float *mqa, *mkva, *mckv, *mkvb;
+	float *ssm;                /* mamba.c: recurrent state of the mamba layers, then their scratch */
 	struct tfm_kexec kx;
 	void *mem;                 /* one allocation behind the scratch */
 };

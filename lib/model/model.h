@@ -55,13 +55,18 @@ void tfm_ctx_free(struct tfm_ctx *c);
 void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
 /* Back to position pos <= tfm_ctx_pos (the tokens before it stay cached):
  * TFM_E_UNSUPPORTED when a layer's cache is a ring (sliding window), which
- * has overwritten what lies before; reset and feed the tokens again then. */
+ * has overwritten what lies before, or a recurrent state (mamba) with pos
+ * before the end, which keeps no history; reset and feed the tokens again
+ * then. */
 int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos);
 int64_t tfm_ctx_pos(const struct tfm_ctx *c); /* tokens in the cache */
 int64_t tfm_ctx_size(const struct tfm_ctx *c);
 /* Bytes allocated for the KV cache (K and V of every layer, in their types:
  * 4, 2, 34/32, ... bytes per element). */
 int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c);
+/* Bytes of recurrent state (mamba layers' conv and scan state, f32):
+ * constant in the context length; tfm_spec_kv_bytes counts both. */
+int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c);
 
 /* Feed n tokens at the current position (prefill when n > 1, decode when
  * n == 1) and advance.  logits: n_vocab floats for the last token, or, with

@@ -97,9 +97,33 @@ static void norm(struct rnd *r, const struct tfm_spec *s, const char *prefix, in
 	}
 }
 
+/* A mamba layer: A negative (decay), D near 1, dt bias near softplus^-1(0.01) */
+static void mamba(struct rnd *r, const struct tfm_spec *s, int64_t l)
+{
+	int64_t d = s->n_embd, di = s->ssm_d_inner, ds = s->ssm_d_state, R = s->ssm_dt_rank;
+	char n[96];
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+	norm(r, s, N("attn_norm"), d);
+	add(r, N("ssm_in.weight"), d, 2 * di, 0, 1 / sqrtf((float)d));
+	add(r, N("ssm_conv1d.weight"), s->ssm_d_conv, di, 0, 1 / sqrtf((float)s->ssm_d_conv));
+	if (s->ssm_conv_bias)
+		add(r, N("ssm_conv1d.bias"), di, 1, 0, 0.02f);
+	add(r, N("ssm_x.weight"), di, R + 2 * ds, 0, 1 / sqrtf((float)di));
+	add(r, N("ssm_dt.weight"), R, di, 0, 1 / sqrtf((float)R));
+	add(r, N("ssm_dt.bias"), di, 1, -4.6f, 0.5f);
+	add(r, N("ssm_a"), ds, di, -1, 0.5f);
+	add(r, N("ssm_d"), di, 1, 1, 0.1f);
+	add(r, N("ssm_out.weight"), di, d, 0, 1 / sqrtf((float)di));
+	if (s->ssm_bias) {
+		add(r, N("ssm_in.bias"), 2 * di, 1, 0, 0.02f);
+		add(r, N("ssm_out.bias"), d, 1, 0, 0.02f);
+	}
+#undef N
+}
+
 static void tensors(struct rnd *r, const struct tfm_spec *s)
 {
-	int64_t d = s->n_embd, hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
+	int64_t d = s->n_embd, hd = s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 0;
 	int64_t nkv = s->n_head_kv ? s->n_head_kv : s->n_head;
 	int64_t qd = s->n_head * hd, kvd = nkv * hd, ff = s->n_ff;
 	float wd = 1 / sqrtf((float)d), wf = 1 / sqrtf((float)ff);
@@ -118,6 +142,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		add(r, "output.weight", d, s->n_vocab, 0, wd);
 	for (int64_t l = 0; l < s->n_layer; l++) {
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
+			mamba(r, s, l);
+			continue;
+		}
 		if (!post_in)
 			norm(r, s, N("attn_norm"), d);
 		if (!post_in && !(s->parallel_residual && s->shared_attn_ffn_norm))

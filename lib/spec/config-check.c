@@ -77,6 +77,16 @@ static const struct { const char *k, *why; } inert[] = {
 	{ "remove_invalid_values", "generation" }, { "repetition_penalty", "generation" },
 	{ "suppress_tokens", "generation" }, { "temperature", "generation" },
 	{ "top_k", "generation" }, { "top_p", "generation" }, { "typical_p", "generation" },
+	/* state-space models (mamba, falcon_mamba) */
+	{ "residual_in_fp32", "mamba: an f32 residual; tfm computes in f32 already" },
+	{ "rescale_prenorm_residual", "mamba: initialisation (training)" },
+	{ "time_step_scale", "mamba: initialisation of dt_proj (training)" },
+	{ "time_step_min", "mamba: initialisation of dt_proj (training)" },
+	{ "time_step_max", "mamba: initialisation of dt_proj (training)" },
+	{ "time_step_floor", "mamba: initialisation of dt_proj (training)" },
+	{ "time_step_init_scheme", "mamba: initialisation of dt_proj (training)" },
+	{ "use_mambapy", "mamba: kernel choice (same numbers)" },
+	{ "use_falcon_mambapy", "falcon_mamba: kernel choice (same numbers)" },
 	/* training only */
 	{ "initializer_range", "training" }, { "init_std", "training" },
 	{ "lambda_std_dev", "initialisation of diffllama's lambda vectors (training)" },

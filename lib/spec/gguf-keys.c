@@ -200,6 +200,8 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 		if (s->ssm_n_group)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "ssm.group_count"),
 					     (uint32_t)s->ssm_n_group));
+		if (!strcmp(a, "mamba"))
+			TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "ssm.dt_b_c_rms"), s->ssm_dt_norm));
 	}
 	if (s->rwkv_head_size)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "wkv.head_size"), (uint32_t)s->rwkv_head_size));
@@ -358,7 +360,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     NULL };
+					     "mamba", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -367,7 +369,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt)", a);
+				  "falcon, bloom, mpt, mamba)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -460,7 +462,29 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 	if (tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.clamp_kqv")) >= 0)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s.attention.clamp_kqv without tfm.* keys is "
 				  "not supported", a);
-	if (!strcmp(a, "llama") || !strcmp(a, "granite")) {
+	if (!strcmp(a, "mamba")) {
+		/* every layer a mamba mixer, no attention, no FFN; falcon_mamba is
+		 * mamba with ssm.dt_b_c_rms (llama.cpp's dt/B/C norms use the
+		 * model's rms eps: mixer_rms_eps is not in its keys); biases as
+		 * the tensors say */
+		s->ssm_d_conv = lget_i(g, a, "ssm.conv_kernel", 0);
+		s->ssm_d_inner = lget_i(g, a, "ssm.inner_size", 0);
+		s->ssm_d_state = lget_i(g, a, "ssm.state_size", 0);
+		s->ssm_dt_rank = lget_i(g, a, "ssm.time_step_rank", 0);
+		s->ssm_dt_norm = lget_i(g, a, "ssm.dt_b_c_rms", 0) != 0;
+		s->ssm_conv_bias = !tfm_gguf_n_tensors(g) || has_t(g, 0, "ssm_conv1d.bias");
+		s->ssm_bias = has_t(g, 0, "ssm_in.bias");
+		s->pos_attn = TFM_POS_NONE;
+		s->rope_dims = 0;
+		s->gated = 0;
+		s->n_head = s->n_head_kv = s->head_dim = 0;
+		if (s->ssm_dt_norm)
+			snprintf(s->arch, sizeof(s->arch), "falcon_mamba");
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+			s->layer_kind[i] = TFM_LAYER_MAMBA;
+			s->layer_rope[i] = 0;
+		}
+	} else if (!strcmp(a, "llama") || !strcmp(a, "granite")) {
 		/* llama.cpp permutes Q/K for the pairwise ("normal") rope */
 		s->rope_interleaved = 1;
 		if (!strcmp(a, "granite")) {

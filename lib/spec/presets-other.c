@@ -230,9 +230,25 @@ int tfm_preset_mamba(struct tfm_spec *s, const json_t *c)
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
 	ssm_sizes(s, c, "", 16);
+	const char *tsr = gs(c, "time_step_rank", NULL);
+	if (tsr && strcmp(tsr, "auto"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "time_step_rank=\"%.40s\" is not supported "
+				  "(a number or \"auto\")", tsr);
+	/* transformers takes intermediate_size as given when the config has it */
+	s->ssm_d_inner = gi(c, "intermediate_size", s->ssm_d_inner);
 	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA);
 	all_layers(s->layer_rope, s->n_layer, 0);
 	return TFM_OK;
+}
+
+/* falcon_mamba: mamba with weightless RMS norms on dt, B and C */
+int tfm_preset_falcon_mamba(struct tfm_spec *s, const json_t *c)
+{
+	int st = tfm_preset_mamba(s, c);
+	set_arch(s, "falcon_mamba", "mamba");
+	s->ssm_dt_norm = 1;
+	s->ssm_norm_eps = gf(c, "mixer_rms_eps", 1e-6);
+	return st;
 }
 
 int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)

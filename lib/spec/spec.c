@@ -138,6 +138,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("ssm.conv_bias", ssm_conv_bias),
 	B("ssm.bias", ssm_bias),
 	B("ssm.dt_norm", ssm_dt_norm),
+	D("ssm.norm_eps", ssm_norm_eps, 0, 1),
 	N("rwkv.version", rwkv_version, 0, 7),
 	I("rwkv.head_size", rwkv_head_size, 0, 1e6),
 

@@ -143,7 +143,8 @@ struct tfm_spec {
 	/* state-space and RWKV */
 	int64_t ssm_d_state, ssm_d_conv, ssm_d_inner, ssm_dt_rank, ssm_n_head, ssm_n_group;
 	int ssm_conv_bias, ssm_bias; /* conv1d bias; in/out projection biases */
-	int ssm_dt_norm;          /* jamba: RMS norms on dt, B and C */
+	int ssm_dt_norm;          /* jamba, falcon_mamba: RMS norms on dt, B and C */
+	double ssm_norm_eps;      /* their eps (falcon_mamba's mixer_rms_eps; 0: norm.eps) */
 	int rwkv_version;         /* 4, 5, 6, 7 */
 	int64_t rwkv_head_size;
 

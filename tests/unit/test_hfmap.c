@@ -3,6 +3,7 @@
  * fixture in tests/fixtures/MANIFEST.json) and the weight transforms on small
  * arrays worked out by hand. */
 #include "t.h"
+#include <math.h>
 
 #include <jansson.h>
 
@@ -54,6 +55,18 @@ static void t_names_llama_family(void)
 	want_map("olmo2", "model.layers.1.post_feedforward_layernorm.weight",
 		 "blk.1.post_ffw_norm.weight", 0);
 	want_map("gemma", "model.norm.weight", "output_norm.weight", TFM_HFMAP_ADD_ONE);
+	/* mamba, as llama.cpp's MambaModel: A = -exp(A_log), conv1d squeezed */
+	want_map("mamba", "backbone.layers.3.mixer.A_log", "blk.3.ssm_a", TFM_HFMAP_NEG_EXP);
+	want_map("mamba", "backbone.layers.0.mixer.conv1d.weight", "blk.0.ssm_conv1d.weight",
+		 TFM_HFMAP_SQUEEZE);
+	want_map("falcon_mamba", "backbone.embeddings.weight", "token_embd.weight", 0);
+	want_map("mamba", "backbone.layers.1.mixer.D", "blk.1.ssm_d", 0);
+	{
+		float a[2] = {0.0f, 0.6931471805599453f};
+		struct tfm_spec sp = {0};
+		CHECK_OK(tfm_hfmap_transform(TFM_HFMAP_NEG_EXP, &sp, a, 2, 1, NULL));
+		CHECK(fabsf(a[0] + 1.0f) < 1e-6f && fabsf(a[1] + 2.0f) < 1e-6f);
+	}
 	want_map("gemma", "model.layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight",
 		 TFM_HFMAP_ADD_ONE);
 	want_map("gemma", "model.layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight", 0);
@@ -211,6 +224,18 @@ static void t_fixture_names(void)
 			      !strcmp(fname, "olmo");
 		CHECK_MSG(post_ln != !!json_object_get(seen, "output_norm.weight#0"),
 			  "%s: output_norm %s", fname, post_ln ? "present" : "missing");
+		if (strstr(arch, "mamba")) { /* a mixer of its own, no FFN */
+			static const char *const ssm[] = {"ssm_in.weight", "ssm_conv1d.weight",
+							  "ssm_x.weight", "ssm_dt.weight", "ssm_dt.bias",
+							  "ssm_a", "ssm_d", "ssm_out.weight"};
+			for (size_t i = 0; i < sizeof ssm / sizeof ssm[0]; i++) {
+				char k[64];
+				snprintf(k, sizeof k, "blk.1.%s#0", ssm[i]);
+				CHECK_MSG(json_object_get(seen, k), "%s: no %s", fname, k);
+			}
+			json_decref(seen);
+			continue;
+		}
 		CHECK_MSG(json_object_get(seen, "blk.1.attn_output.weight#0"), "%s: no attn_output", fname);
 		CHECK_MSG(json_object_get(seen, "blk.1.ffn_down.weight#0") ||
 			  (json_object_get(seen, "blk.1.ffn_down_exps.weight#0") &&

@@ -11,6 +11,7 @@
 #include "model-util.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <unistd.h>
 
 /* ---- stories260K: a real model, read here straight from the llama2.c file
@@ -337,6 +338,79 @@ static void t_fixtures(void)
 	json_decref(man);
 }
 
+/* Recurrent state: the fixtures' 28 tokens in one call against the same
+ * tokens in uneven chunks (1, 2 and 3 tokens: fewer than d_conv - 1, so the
+ * conv state shifts within itself, then the rest one by one, decode), within
+ * 1e-5 relative; a rewind into the past is refused (a state has no history),
+ * and a reset starts again from a zero state. */
+static void t_ssm_state(void)
+{
+	static const char *const names[] = {"mamba", "mamba-b", "falcon_mamba"};
+	static const int64_t chunks[] = {1, 2, 3, 7, 1, 1, 1};
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		char *dir = t_path("tests/fixtures/%s", names[f]);
+		char *ip = t_path("%s/input_ids.json", dir);
+		struct tfm_spec s;
+		struct tfm_model *m = NULL;
+		float **bufs = NULL;
+		int64_t nb = 0;
+		json_error_t je;
+		CHECK_OK(fixture_model(dir, NULL, &s, &m, &bufs, &nb));
+		json_t *ids = json_load_file(ip, 0, &je);
+		json_t *pa = json_object_get(ids, "prefill"), *da = json_object_get(ids, "decode");
+		int64_t np = (int64_t)json_array_size(pa), n = np + (int64_t)json_array_size(da);
+		int32_t tok[64];
+		CHECK(m && n > 16 && n <= 64);
+		for (int64_t i = 0; i < n && i < 64; i++)
+			tok[i] = (int32_t)json_integer_value(json_array_get(i < np ? pa : da,
+								    (size_t)(i < np ? i : i - np)));
+		struct tfm_ctx *c = NULL;
+		if (m && n > 16 && n <= 64 && !tfm_ctx_new(&c, m, 64)) {
+			int64_t V = s.n_vocab;
+			float *one = malloc((size_t)(n * V) * sizeof *one);
+			float *part = malloc((size_t)(n * V) * sizeof *part);
+			CHECK_OK(tfm_eval(c, tok, n, one, 1));
+			tfm_ctx_reset(c);
+			int64_t done = 0;
+			for (size_t k = 0; done < n; k++) {
+				int64_t b = k < sizeof chunks / sizeof chunks[0] ? chunks[k] : 1;
+				if (b > n - done)
+					b = n - done;
+				CHECK_OK(tfm_eval(c, tok + done, b, part + done * V, 1));
+				done += b;
+			}
+			double worst = 0;
+			for (int64_t i = 0; i < n * V; i++) {
+				double d = fabs((double)part[i] - one[i]);
+				double r = d / (fabs((double)one[i]) > 1 ? fabs((double)one[i]) : 1);
+				worst = r > worst ? r : worst;
+			}
+			fprintf(stderr, "  %-14s chunked prefill + decode vs one call: %.2g relative\n",
+				names[f], worst);
+			CHECK_MSG(worst <= 1e-5, "%s: chunked vs one call %g", names[f], worst);
+			/* a state, no KV cache: what the spec predicts, at any context */
+			CHECK(tfm_ctx_kv_bytes(c) == 0);
+			CHECK_MSG(tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 4, 64) &&
+				  tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 4, 1 << 20),
+				  "%s: state %lld, spec %g", names[f], (long long)tfm_ctx_state_bytes(c),
+				  tfm_spec_kv_bytes(&s, 4, 64));
+			CHECK(tfm_ctx_rewind(c, n - 1) == TFM_E_UNSUPPORTED);
+			CHECK(strstr(tfm_errmsg(), "recurrent state") != NULL);
+			CHECK_OK(tfm_ctx_rewind(c, n)); /* nothing to undo */
+			tfm_ctx_reset(c);
+			CHECK_OK(tfm_eval(c, tok, n, part, 1));
+			CHECK_MSG(t_maxdiff(part, one, n * V) == 0, "%s: reset keeps state", names[f]);
+			free(one), free(part);
+		}
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+		json_decref(ids);
+		for (int64_t i = 0; i < nb; i++)
+			free(bufs[i]);
+		free(bufs), free(ip), free(dir);
+	}
+}
+
 /* tfm_model_open end to end: the llama2.c checkpoint through the converter
  * (with its tokenizer), and each runnable fixture directory; the logits
  * equal the in-memory paths above.  Then a GGUF file (written from the
@@ -465,7 +539,7 @@ static const char *const llamacpp_exact[] = {
 	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
 	"llama-rope-linear", "llama-rope-yarn", "qwen2_moe", "qwen3_moe", "starcoder2", "olmo2",
 	"stablelm", "stablelm-parallel", "olmoe", "olmo", "granite", "cohere", "phi", "gptj",
-	"gpt_neox", "falcon", "bloom", "mpt",
+	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b",
 };
 
 static void t_llamacpp_only(void)
@@ -611,6 +685,7 @@ static const struct t_case t_cases[] = {
 	{"llamacpp_only", t_llamacpp_only},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
+	{"ssm_state", t_ssm_state},
 	{"open", t_open},
 };
 T_MAIN(t_cases)

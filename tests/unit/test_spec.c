@@ -193,6 +193,20 @@ static void t_presets(void)
 	/* constant state: 24 layers * (3*1536 conv + 1536*16 ssm) f32 */
 	CHECK(mc.kv_bytes_per_token == 0 && mc.state_bytes == 24.0 * (3 * 1536 + 1536 * 16) * 4);
 	CHECK(tfm_spec_kv_bytes(&s, 2.0, 100000) == mc.state_bytes);
+	/* falcon_mamba (the fixture's config): its dt/B/C norms have no weights.
+	 * By hand per layer in_proj 48*192 + conv 96*4+96 + x_proj 96*(3+32)
+	 * + dt_proj 3*96+96 + A_log 96*16 + D 96 + out_proj 96*48 + norm 48
+	 * = 19,728; 2 layers + 2 * 256*48 (untied) + 48 = 64,080, the
+	 * numel of its model.safetensors */
+	j = json_pack("{ss si si si si si si ss sb sf}", "model_type", "falcon_mamba",
+		      "vocab_size", 256, "hidden_size", 48, "num_hidden_layers", 2, "state_size", 16,
+		      "expand", 2, "conv_kernel", 4, "time_step_rank", "auto",
+		      "tie_word_embeddings", 0, "mixer_rms_eps", 1e-6);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK(s.ssm_dt_norm && s.ssm_norm_eps == 1e-6);
+	CHECK_OK(tfm_spec_count(&s, 4.0, 64, &mc));
+	CHECK_MSG(mc.total == 64080, "falcon_mamba: %lld parameters", (long long)mc.total);
 	/* jamba: attention every 8th layer from 4, MoE every 2nd from 1 */
 	j = json_pack("{ss}", "model_type", "jamba");
 	CHECK_OK(tfm_spec_from_config(&s, j));

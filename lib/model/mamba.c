@@ -1,0 +1,189 @@
+/* mamba.c: the Mamba mixer (Gu & Dao 2023, as transformers' MambaMixer slow
+ * path and llama.cpp's build_mamba_layer): in_proj -> causal depthwise conv1d
+ * -> SiLU -> x_proj to dt, B, C (falcon_mamba: weightless RMS norms on each)
+ * -> dt_proj + softplus -> selective scan with A = -exp(A_log) (stored so)
+ * and the D skip -> times SiLU(z) -> out_proj.  Per sequence each layer keeps
+ * the last d_conv - 1 conv inputs and the d_inner x d_state scan state in the
+ * context; prefill scans the batch, decode is the same code with n = 1. */
+#include "model/model-impl.h"
+#include "model/mamba.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_mamba(const struct tfm_spec *s, int64_t l)
+{
+	return s->layer_kind[l] == TFM_LAYER_MAMBA;
+}
+
+/* per layer: conv [d_conv - 1][d_inner], then scan [d_inner][d_state] */
+static int64_t layer_floats(const struct tfm_spec *s)
+{
+	return (s->ssm_d_conv - 1) * s->ssm_d_inner + s->ssm_d_inner * s->ssm_d_state;
+}
+
+int64_t tfm_mamba_state_bytes(const struct tfm_model *m)
+{
+	int64_t n = 0;
+	for (int64_t l = 0; l < m->spec.n_layer; l++)
+		if (is_mamba(&m->spec, l))
+			n += layer_floats(&m->spec) * (int64_t)sizeof(float);
+	return n;
+}
+
+int tfm_mamba_ctx_new(struct tfm_ctx *c)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	int64_t state = tfm_mamba_state_bytes(c->m) / (int64_t)sizeof(float);
+	if (!state)
+		return TFM_OK;
+	int64_t B = c->n_batch, di = s->ssm_d_inner, w = s->ssm_dt_rank + 2 * s->ssm_d_state;
+	/* state; scratch xz [B][2 di], xc [B][di], dbc [B][w], dt [B][di], y [B][di] */
+	int64_t total = state + B * (2 * di + di + w + di + di);
+	c->ssm = tfm_calloc((size_t)total, sizeof(float));
+	if (!c->ssm)
+		return tfm_seterr(TFM_E_NOMEM, "recurrent state of %lld layers", (long long)s->n_layer);
+	return TFM_OK;
+}
+
+void tfm_mamba_ctx_free(struct tfm_ctx *c)
+{
+	free(c->ssm);
+	c->ssm = NULL;
+}
+
+static float silu(float x) { return x / (1.0f + expf(-x)); }
+static float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); } /* torch's threshold 20 */
+
+/* x[n] /= rms(x) (no weight) */
+static void rms(float *x, int64_t n, float eps)
+{
+	double ss = 0;
+	for (int64_t i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	float r = 1.0f / sqrtf((float)(ss / (double)n) + eps);
+	for (int64_t i = 0; i < n; i++)
+		x[i] *= r;
+}
+
+void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, const float *A,
+			float D, const float *B, const float *C, int64_t bc_stride, int64_t n,
+			int64_t d_state, int64_t stride)
+{
+	for (int64_t t = 0; t < n; t++) {
+		float d = dt[t * stride], xv = x[t * stride], acc = 0;
+		const float *b = B + t * bc_stride, *cc = C + t * bc_stride;
+		for (int64_t k = 0; k < d_state; k++) {
+			h[k] = expf(d * A[k]) * h[k] + d * b[k] * xv;
+			acc += h[k] * cc[k];
+		}
+		y[t * stride] = acc + D * xv;
+	}
+}
+
+void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	const struct tfm_layer *L = &m->layers[l];
+	int64_t di = s->ssm_d_inner, K = s->ssm_d_conv, N = s->ssm_d_state, R = s->ssm_dt_rank;
+	int64_t w = R + 2 * N, B = c->n_batch, lf = layer_floats(s);
+	int64_t idx = 0;
+	for (int64_t j = 0; j < l; j++)
+		idx += is_mamba(s, j);
+	float *conv = c->ssm + idx * lf;          /* [K - 1][di]: inputs pos0-K+1 .. pos0-1 */
+	float *hs = conv + (K - 1) * di;          /* [di][N] */
+	int64_t state = tfm_mamba_state_bytes(m) / (int64_t)sizeof(float);
+	float *xz = c->ssm + state;               /* [n][2 di]: x then z */
+	float *xc = xz + B * 2 * di;              /* [n][di] conv output, SiLU'd */
+	float *dbc = xc + B * di;                 /* [n][R + 2N]: dt_in, B, C */
+	float *dt = dbc + B * w;                  /* [n][di] */
+	float *y = dt + B * di;                   /* [n][di] */
+	if (pos0 == 0)
+		memset(conv, 0, (size_t)lf * sizeof(float));
+	be->matmul(&c->kx, xz, c->xn, &L->ssm_in, n);
+	if (L->ssm_in_b)
+		for (int64_t t = 0; t < n; t++)
+			be->add(xz + t * 2 * di, xz + t * 2 * di, L->ssm_in_b, 2 * di);
+	/* causal depthwise conv: tap k of token t reads input t - (K-1) + k */
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t i = 0; i < di; i++) {
+			float a = L->ssm_conv_b ? L->ssm_conv_b[i] : 0.0f;
+			const float *wk = L->ssm_conv_w + i * K;
+			for (int64_t k = 0; k < K; k++) {
+				int64_t src = t - (K - 1) + k;
+				float v = src >= 0 ? xz[src * 2 * di + i] : conv[(K - 1 + src) * di + i];
+				a += wk[k] * v;
+			}
+			xc[t * di + i] = silu(a);
+		}
+	/* the conv state keeps the last K - 1 inputs */
+	for (int64_t j = 0; j < K - 1; j++) {
+		int64_t src = n - (K - 1) + j; /* input index relative to this batch */
+		if (src >= 0)
+			for (int64_t i = 0; i < di; i++)
+				conv[j * di + i] = xz[src * 2 * di + i];
+		else
+			memmove(conv + j * di, conv + (j + n) * di, (size_t)di * sizeof(float));
+	}
+	be->matmul(&c->kx, dbc, xc, &L->ssm_x, n);
+	if (s->ssm_dt_norm) {
+		float eps = (float)(s->ssm_norm_eps > 0 ? s->ssm_norm_eps : s->norm_eps);
+		for (int64_t t = 0; t < n; t++) {
+			rms(dbc + t * w, R, eps);
+			rms(dbc + t * w + R, N, eps);
+			rms(dbc + t * w + R + N, N, eps);
+		}
+	}
+	/* dt_proj reads the first R columns of each dbc row: gather them into y */
+	for (int64_t t = 0; t < n; t++)
+		memcpy(y + t * R, dbc + t * w, (size_t)R * sizeof(float));
+	be->matmul(&c->kx, dt, y, &L->ssm_dt, n);
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t i = 0; i < di; i++)
+			dt[t * di + i] = softplus(dt[t * di + i] + L->ssm_dt_b[i]);
+	for (int64_t i = 0; i < di; i++)
+		tfm_mamba_scan_ref(y + i, hs + i * N, xc + i, dt + i, L->ssm_a + i * N, L->ssm_d[i],
+				   dbc + R, dbc + R + N, w, n, N, di);
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t i = 0; i < di; i++)
+			y[t * di + i] *= silu(xz[t * 2 * di + di + i]);
+	be->matmul(&c->kx, c->h, y, &L->ssm_out, n);
+	if (L->ssm_out_b)
+		for (int64_t t = 0; t < n; t++)
+			be->add(c->h + t * s->n_embd, c->h + t * s->n_embd, L->ssm_out_b, s->n_embd);
+}
+
+/* The knobs of a model whose layers are all mamba layers. */
+int tfm_mamba_check_spec(const struct tfm_spec *s)
+{
+	const char *arch = s->arch[0] ? s->arch : "model";
+	for (int64_t l = 0; l < s->n_layer; l++)
+		if (!is_mamba(s, l))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: layer %lld: %s layers not supported yet",
+					  arch, (long long)l, s->layer_kind[l] == TFM_LAYER_MAMBA2 ? "mamba2"
+					  : s->layer_kind[l] == TFM_LAYER_RWKV ? "rwkv" : "this kind of");
+	if (s->n_embd < 1 || s->n_vocab < 1 || s->ssm_d_inner < 1 || s->ssm_d_state < 1 ||
+	    s->ssm_d_conv < 1 || s->ssm_dt_rank < 1)
+		return tfm_seterr(TFM_E_FORMAT, "%s: bad mamba sizes (embd %lld, vocab %lld, inner "
+				  "%lld, state %lld, conv %lld, dt rank %lld)", arch,
+				  (long long)s->n_embd, (long long)s->n_vocab, (long long)s->ssm_d_inner,
+				  (long long)s->ssm_d_state, (long long)s->ssm_d_conv,
+				  (long long)s->ssm_dt_rank);
+	if (s->ssm_n_head || s->ssm_n_group)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba layers with heads or groups (mamba2) "
+				  "not supported yet", arch);
+	if (s->family != TFM_FAMILY_DECODER || s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba only as a decoder with an LM head", arch);
+	if (s->norm != TFM_NORM_RMS || s->norm_place != TFM_NORM_PRE || s->norm_plus_one ||
+	    s->parallel_residual || s->embd_norm || s->pos_embd != TFM_POS_EMBD_NONE ||
+	    s->n_embd_io || s->final_softcap > 0 || (s->embd_scale != 0 && s->embd_scale != 1) ||
+	    (s->residual_scale != 0 && s->residual_scale != 1) ||
+	    (s->head_scale != 0 && s->head_scale != 1) || s->n_expert > 0)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba blocks run pre-RMSNorm, a plain "
+				  "residual and no FFN; other norms, scales or experts not supported",
+				  arch);
+	return TFM_OK;
+}
