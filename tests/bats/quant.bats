@@ -194,11 +194,13 @@ big_checkpoint() {
 		rm -f "$T"/out.gguf*
 		tfm-quant -o "$T/out.gguf" q4_K "$T/big.gguf" 2>/dev/null &
 		pid=$!
-		for i in $(seq 500); do
+		# up to a minute: a loaded CI machine can take seconds to start
+		for i in $(seq 6000); do
 			ls "$T"/out.gguf.tmp* >/dev/null 2>&1 && break
+			kill -0 $pid 2>/dev/null || break
 			sleep 0.01
 		done
-		ls "$T"/out.gguf.tmp* >/dev/null 2>&1 || fail "no temporary file seen"
+		ls "$T"/out.gguf.tmp* >/dev/null 2>&1 || fail "no temporary file seen (tfm-quant ended first?)"
 		kill -$sig $pid
 		rc=0
 		wait $pid || rc=$?
