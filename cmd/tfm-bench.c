@@ -241,7 +241,8 @@ struct result {
 };
 
 struct info {
-	const char *path, *source, *arch, *device, *type, *limits_source;
+	const char *path, *source, *type, *limits_source;
+	char arch[32], device[64]; /* copies: the model is closed before printing */
 	struct tfm_model_bytes mb;
 	struct tfm_bench_limits lim[16]; /* per thread count */
 	int n_lim;
@@ -438,8 +439,8 @@ static int bench_model(const struct opts *o)
 		const struct tfm_spec *s = tfm_model_spec(m);
 		if ((st = tfm_model_bytes(m, &in.mb)))
 			goto out;
-		in.arch = s->arch[0] ? s->arch : "model";
-		in.device = tfm_model_device(m);
+		snprintf(in.arch, sizeof in.arch, "%s", s->arch[0] ? s->arch : "model");
+		snprintf(in.device, sizeof in.device, "%s", tfm_model_device(m));
 		in.type = tfm_type_name(in.mb.type);
 		struct opts ol = *o;
 		ol.threads = o->thr[ti];

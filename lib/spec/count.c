@@ -181,6 +181,16 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	memset(c, 0, sizeof(*c));
 	if (ctx < 0 || kv_elem_bytes < 0)
 		return tfm_seterr(TFM_E_INVAL, "count: negative context or element size");
+	/* sizes the bound below sums: a negative one would shrink it */
+	const int64_t sz[] = {s->n_vocab, s->n_embd, s->n_ctx_train, s->pos_offset,
+			      s->n_token_types, s->n_labels, s->n_embd_io, s->n_ff, s->n_ff_expert,
+			      s->n_ff_shared, s->n_expert, s->n_head, s->n_head_kv, s->head_dim,
+			      s->ssm_d_inner, s->ssm_d_state, s->ssm_dt_rank, s->ssm_d_conv,
+			      s->ssm_n_head, s->ssm_n_group, s->t5_buckets};
+	for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
+		if (sz[i] < 0)
+			return tfm_seterr(TFM_E_FORMAT, "%s: a negative size (%lld) in the spec",
+					  s->arch[0] ? s->arch : "spec", (long long)sz[i]);
 	double bound = count_bound(s);
 	if (!(bound < 4611686018427387904.0)) /* 2^62 */
 		return tfm_seterr(TFM_E_FORMAT, "%s: the parameter count does not fit in 64 bits "
