@@ -288,7 +288,7 @@ wait_for() {
 	(wait_for "$T/tty.txt" 'Ctrl-C stops an answer' && sleep 0.5 && printf 'Once upon a time\n' &&
 		wait_for "$T/tty.txt" 'there was a little girl named Lily' && printf '\003' &&
 		wait_for "$T/tty.txt" '^> ' 2 && printf '/exit\n') |
-		timeout 60 script -qfec "tfm-run -m '$STORIES' --vocab '$TOK512' --chat \
+		timeout 60 script -qfec "exec tfm-run -m '$STORIES' --vocab '$TOK512' --chat \
 		--chat-template '$T/story.jinja' --temp 0 -n 40000 -c 41000 --ignore-eos" /dev/null \
 		>> "$T/tty.txt"
 	grep -q 'Ctrl-C stops an answer' "$T/tty.txt"
