@@ -280,6 +280,20 @@ static const struct ent roberta[] = {
 	END
 };
 
+/* ---- ELECTRA: BERT's names; embeddings_project is project_in (with its
+ * bias), ElectraClassificationHead's dense the pooler (GELU), out_proj the
+ * classifier; the discriminator's and generator's pre-training heads are
+ * not converted (as BERT's next-sentence head) ---- */
+static const struct ent electra[] = {
+	{"embeddings_project.$", "project_in.$", 0},
+	{"classifier.dense.$", "cls.$", 0},
+	{"classifier.out_proj.$", "cls.output.$", 0},
+	{"discriminator_predictions.*", NULL, SKIP},
+	{"generator_predictions.*", NULL, SKIP},
+	{"generator_lm_head.*", NULL, SKIP},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -400,6 +414,7 @@ static const struct arch archs[] = {
 	{"bert", {"bert.", ""}, {bert}},
 	{"roberta", {"roberta.", ""}, {roberta, bert}},
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
+	{"electra", {"electra.", ""}, {electra, bert}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 };

@@ -29,11 +29,15 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 		return tfm_seterr(TFM_E_FORMAT, "%s: classifier without labels", arch);
 	if (s->pooling < TFM_POOL_NONE || s->pooling > TFM_POOL_MEAN_SQRT)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooling", arch);
-	if (s->pooler_act != TFM_POOLER_TANH && s->pooler_act != TFM_POOLER_RELU)
+	if (s->pooler_act != TFM_POOLER_TANH && s->pooler_act != TFM_POOLER_RELU &&
+	    s->pooler_act != TFM_POOLER_GELU)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooler_act", arch);
-	if (s->n_embd_io > 0)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: factorised embeddings (embd.n_io) in an "
-				  "encoder not supported yet", arch);
+	if (s->n_embd_io > 0 && !s->embd_proj)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: factorised embeddings (embd.n_io) "
+				  "without embd.proj in an encoder not supported yet", arch);
+	if (s->n_embd_io > 0 && s->mlm_head)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a masked-LM head over factorised "
+				  "embeddings (embd.n_io) not supported yet", arch);
 	return TFM_OK;
 }
 
@@ -144,9 +148,11 @@ int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, in
 	if (m->pooler.data) {
 		m->be->matmul(&c->kx, c->h, c->x, &m->pooler, 1);
 		m->be->add(c->h, c->h, m->pooler_b, d);
-		for (int64_t i = 0; i < d; i++)
+		for (int64_t i = 0; i < d; i++) /* gelu: ELECTRA's exact (erf) GELU */
 			c->h[i] = s->pooler_act == TFM_POOLER_RELU ? (c->h[i] > 0 ? c->h[i] : 0)
-								 : tanhf(c->h[i]);
+				  : s->pooler_act == TFM_POOLER_GELU
+				  ? (float)(0.5 * c->h[i] * (1 + erf(c->h[i] / sqrt(2.0))))
+				  : tanhf(c->h[i]);
 		x = c->h;
 	}
 	m->be->matmul(&c->kx, logits, x, &m->cls, 1);

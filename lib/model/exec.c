@@ -557,11 +557,35 @@ static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 	add_bias(m, out, L->down_b, n, s->n_embd);
 }
 
+/* x[w] += row `row` of the table e (positions, token types); tmp: [w] */
+static void add_row(const struct tfm_model *m, float *x, const struct tfm_mat *e, int64_t row,
+		    int64_t w, float *tmp)
+{
+	tfm_k_row_to_f32(e->type, (const uint8_t *)e->data + (size_t)row * e->row_bytes, tmp, w);
+	m->be->add(x, x, tmp, w);
+}
+
 static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0)
 {
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
 	int64_t d = s->n_embd, io = s->n_embd_io > 0 ? s->n_embd_io : d;
+	if (s->embd_proj) { /* ELECTRA: the sums and their norm io wide, then project_in */
+		for (int64_t t = 0; t < n; t++) {
+			float *x = c->xn + t * io;
+			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
+					 (size_t)tok[t] * m->tok_embd.row_bytes, x, io);
+			if (m->pos_embd.data)
+				add_row(m, x, &m->pos_embd, pos0 + t + s->pos_offset, io, c->h);
+			if (m->type_embd.data)
+				add_row(m, x, &m->type_embd, c->types ? c->types[t] : 0, io, c->h);
+		}
+		if (s->embd_norm)
+			norm_rows(m, c->xn, c->xn, n, io, &m->embd_norm);
+		m->be->matmul(&c->kx, c->x, c->xn, &m->proj_in, n);
+		add_bias(m, c->x, m->proj_in_b, n, d);
+		goto rope;
+	}
 	if (m->proj_in.data) { /* narrower word embeddings, then project_in */
 		for (int64_t t = 0; t < n; t++)
 			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
@@ -576,22 +600,14 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 		if (s->embd_scale != 0 && s->embd_scale != 1)
 			for (int64_t i = 0; i < d; i++)
 				x[i] *= s->embd_scale;
-		if (m->pos_embd.data) {
-			int64_t p = pos0 + t + s->pos_offset;
-			tfm_k_row_to_f32(m->pos_embd.type,
-					 (const uint8_t *)m->pos_embd.data + (size_t)p * m->pos_embd.row_bytes,
-					 c->h, d);
-			m->be->add(x, x, c->h, d);
-		}
-		if (m->type_embd.data) { /* encoders: token types (tfm_encode checks them) */
-			int64_t ty = c->types ? c->types[t] : 0;
-			tfm_k_row_to_f32(m->type_embd.type, (const uint8_t *)m->type_embd.data +
-					 (size_t)ty * m->type_embd.row_bytes, c->h, d);
-			m->be->add(x, x, c->h, d);
-		}
+		if (m->pos_embd.data)
+			add_row(m, x, &m->pos_embd, pos0 + t + s->pos_offset, d, c->h);
+		if (m->type_embd.data) /* encoders: token types (tfm_encode checks them) */
+			add_row(m, x, &m->type_embd, c->types ? c->types[t] : 0, d, c->h);
 	}
 	if (s->embd_norm)
 		norm_rows(m, c->x, c->x, n, d, &m->embd_norm);
+rope:
 	if (m->any_rope)
 		for (int64_t t = 0; t < n; t++)
 			for (int64_t i = 0; i < m->n_rot / 2; i++) {

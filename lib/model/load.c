@@ -414,9 +414,10 @@ static int bind_encoder(struct binder *b)
 	const struct tfm_spec *s = &m->spec;
 	int64_t d = s->n_embd, seq = s->head == TFM_HEAD_CLASSIFIER;
 	int64_t cl = seq || s->head == TFM_HEAD_TOKEN;
+	int64_t ew = s->embd_proj ? s->n_embd_io : d; /* token types as wide as the embeddings */
 	int st;
 	if (s->n_token_types > 0 &&
-	    (st = bind_mat(b, &m->type_embd, "token_types.weight", d, s->n_token_types, 1)))
+	    (st = bind_mat(b, &m->type_embd, "token_types.weight", ew, s->n_token_types, 1)))
 		return st;
 	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, seq && s->pooler)) ||
 	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
@@ -808,14 +809,28 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	}
 	if ((st = bind_mat(&b, &m->tok_embd, "token_embd.weight", io, s->n_vocab, 1)))
 		goto fail;
+	if (s->embd_proj && s->n_embd_io <= 0) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: embd.proj without embd.n_io", b.arch);
+		goto fail;
+	}
+	if (s->embd_proj && s->family != TFM_FAMILY_ENCODER) { /* no project_out to the LM head */
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: embd.proj outside an encoder is not "
+				"supported", b.arch);
+		goto fail;
+	}
+	/* the width of the embedding sums and their norm: io when they are
+	 * projected after the norm (ELECTRA), else the model's */
+	int64_t ew = s->embd_proj ? io : s->n_embd;
 	if (s->n_embd_io > 0 &&
 	    ((st = bind_mat(&b, &m->proj_in, "project_in.weight", io, s->n_embd, 1)) ||
-	     (st = bind_mat(&b, &m->proj_out, "project_out.weight", s->n_embd, io, 1))))
+	     (st = bind_vec(&b, &m->proj_in_b, "project_in.bias", s->n_embd, s->embd_proj)) ||
+	     (st = bind_mat(&b, &m->proj_out, "project_out.weight", s->n_embd, io,
+			    !s->embd_proj))))
 		goto fail;
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED &&
-	    (st = bind_mat(&b, &m->pos_embd, "position_embd.weight", s->n_embd, -1, 1)))
+	    (st = bind_mat(&b, &m->pos_embd, "position_embd.weight", ew, -1, 1)))
 		goto fail;
-	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm", s->n_embd, 1)))
+	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm", ew, 1)))
 		goto fail;
 	if (s->final_norm && (st = bind_norm(&b, &m->out_norm, "output_norm", s->n_embd, 1)))
 		goto fail;

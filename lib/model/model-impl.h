@@ -66,7 +66,8 @@ struct tfm_model {
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
 	struct tfm_mat output;     /* {n_io, n_vocab} (token_embd when tied) */
 	struct tfm_mat proj_in;    /* {n_io, n_embd} when spec.n_embd_io, else data NULL */
-	struct tfm_mat proj_out;   /* {n_embd, n_io} */
+	struct tfm_mat proj_out;   /* {n_embd, n_io}; data NULL with spec.embd_proj */
+	float *proj_in_b;          /* [n_embd] with spec.embd_proj, else NULL */
 	float *out_b;              /* [n_vocab] output.bias, or NULL */
 	struct tfm_norm_w embd_norm, out_norm;
 	/* encoders (encode.c): token types, the pooler and the classifier */

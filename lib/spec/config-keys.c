@@ -1059,6 +1059,34 @@ static const struct tfm_cfg_key k_falcon_mamba[] = {
 	{ "vocab_size", "50280" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_electra[] = {
+	{ "attention_probs_dropout_prob", "0.1" },
+	{ "bos_token_id", "null" },
+	{ "classifier_dropout", "null" },
+	{ "embedding_size", "128" },
+	{ "eos_token_id", "null" },
+	{ "hidden_act", "\"gelu\"" },
+	{ "hidden_dropout_prob", "0.1" },
+	{ "hidden_size", "256" },
+	{ "initializer_range", "0.02" },
+	{ "intermediate_size", "1024" },
+	{ "layer_norm_eps", "1e-12" },
+	{ "max_position_embeddings", "512" },
+	{ "model_type", "\"electra\"" },
+	{ "num_attention_heads", "4" },
+	{ "num_hidden_layers", "12" },
+	{ "pad_token_id", "0" },
+	{ "position_embedding_type", "\"absolute\"" },
+	{ "summary_activation", "\"gelu\"" },
+	{ "summary_last_dropout", "0.1" },
+	{ "summary_type", "\"first\"" },
+	{ "summary_use_proj", "true" },
+	{ "tie_word_embeddings", "true" },
+	{ "type_vocab_size", "2" },
+	{ "use_cache", "true" },
+	{ "vocab_size", "30522" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -1096,5 +1124,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "distilbert", k_distilbert },
 	{ "mamba", k_mamba },
 	{ "falcon_mamba", k_falcon_mamba },
+	{ "electra", k_electra },
 	{ NULL, NULL },
 };

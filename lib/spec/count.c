@@ -205,13 +205,18 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	 * position table and embedding norm */
 	int stacks = encdec ? 2 : 1;
 	int64_t io = s->n_embd_io > 0 ? s->n_embd_io : e; /* word-embedding width */
-	c->embd = s->n_vocab * io + s->n_token_types * e;
-	if (s->n_embd_io > 0) /* project_in, project_out: matmuls, counted as head */
+	/* the width of the position and token-type embeddings and their
+	 * norm: io when project_in follows the norm (ELECTRA) */
+	int64_t ew = s->embd_proj && s->n_embd_io > 0 ? io : e;
+	c->embd = s->n_vocab * io + s->n_token_types * ew;
+	if (s->n_embd_io > 0 && s->embd_proj) /* project_in with its bias */
+		c->head += io * e + e;
+	else if (s->n_embd_io > 0) /* project_in, project_out: matmuls, counted as head */
 		c->head += 2 * io * e;
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
-		c->embd += stacks * (s->n_ctx_train + s->pos_offset) * e;
+		c->embd += stacks * (s->n_ctx_train + s->pos_offset) * ew;
 	if (s->embd_norm)
-		c->norms += stacks * norm_size(s, e);
+		c->norms += stacks * norm_size(s, ew);
 	if (s->final_norm)
 		c->norms += stacks * norm_size(s, e);
 	if (s->pos_attn == TFM_POS_T5)

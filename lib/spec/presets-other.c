@@ -101,6 +101,32 @@ int tfm_preset_roberta(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
+/* ELECTRA: BERT's encoder; its embeddings are embedding_size wide with
+ * their LayerNorm, then embeddings_project (when embedding_size differs
+ * from hidden_size); no pooler in ElectraModel; ElectraClassificationHead
+ * is dense + GELU (erf) + out_proj on the first token. */
+int tfm_preset_electra(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "electra", "bert");
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	int st = bert_core(s, c, 1e-12, 2);
+	if (st)
+		return st;
+	/* ElectraConfig's defaults are electra-small's, not BERT's */
+	s->n_embd = gi(c, "hidden_size", 256);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 4);
+	s->n_ff = gi(c, "intermediate_size", 1024);
+	s->head_dim = s->n_head > 0 ? s->n_embd / s->n_head : 0;
+	int64_t e = gi(c, "embedding_size", 128);
+	if (e != s->n_embd) {
+		s->n_embd_io = e;
+		s->embd_proj = 1;
+	}
+	s->pooler = s->head == TFM_HEAD_CLASSIFIER;
+	s->pooler_act = TFM_POOLER_GELU;
+	return TFM_OK;
+}
+
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "distilbert", "bert");

@@ -752,7 +752,7 @@ static const struct preset {
 	{ "deepseek_v3", p_deepseek_v3 }, { "phi3", p_phi3 }, { "gpt2", p_gpt2 },
 	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
 	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", tfm_preset_bert }, { "roberta", tfm_preset_roberta },
-	{ "distilbert", tfm_preset_distilbert }, { "t5", tfm_preset_t5 }, { "bart", tfm_preset_bart },
+	{ "distilbert", tfm_preset_distilbert }, { "electra", tfm_preset_electra }, { "t5", tfm_preset_t5 }, { "bart", tfm_preset_bart },
 	{ "mamba", tfm_preset_mamba }, { "falcon_mamba", tfm_preset_falcon_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "rwkv", tfm_preset_rwkv },
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 	{ "starcoder2", tfm_preset_starcoder2 }, { "phi", tfm_preset_phi }, { "gptj", tfm_preset_gptj },

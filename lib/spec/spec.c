@@ -23,7 +23,7 @@ static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
 static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
 static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
 				      NULL };
-static const char *const n_pooler_act[] = { "tanh", "relu", NULL };
+static const char *const n_pooler_act[] = { "tanh", "relu", "gelu", NULL };
 
 #define O(f) offsetof(struct tfm_spec, f)
 #define BIG 1e15
@@ -51,6 +51,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("embd.norm", embd_norm),
 	B("embd.tied_output", tied_output),
 	I("embd.n_io", n_embd_io, 0, 1e7),
+	B("embd.proj", embd_proj),
 
 	I("attn.n_head", n_head, 0, 1e6),
 	I("attn.n_head_kv", n_head_kv, 0, 1e6),

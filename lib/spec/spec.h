@@ -42,7 +42,7 @@ enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_T
  * per-dimension max, the sum / sqrt(n), the last token. */
 enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST, TFM_POOL_MAX,
 		   TFM_POOL_MEAN_SQRT };
-enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU };
+enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU, TFM_POOLER_GELU };
 
 struct tfm_spec {
 	char arch[32];            /* preset name: "llama", "gemma2", ... */
@@ -62,6 +62,9 @@ struct tfm_spec {
 	int tied_output;          /* output head shares token_embd */
 	int64_t n_embd_io;        /* 0: n_embd; else token embeddings and head are this wide, with
 	                             project_in/project_out to and from n_embd (OPT-350m) */
+	int embd_proj;            /* with n_embd_io: word, position and token-type embeddings and
+	                             their norm are n_embd_io wide, then project_in (with bias)
+	                             maps them to n_embd; no project_out (ELECTRA) */
 
 	/* attention */
 	int64_t n_head, n_head_kv, head_dim;   /* head_dim may differ from n_embd/n_head */
