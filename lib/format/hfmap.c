@@ -294,6 +294,33 @@ static const struct ent electra[] = {
 	END
 };
 
+/* ---- ALBERT: layer group G (inner layer 0; inner_group_num other than 1
+ * is refused) is block G, which the layers share (model.n_layer_groups);
+ * embedding_hidden_mapping_in is project_in; the pre-training heads (MLM,
+ * sentence order) are not converted ---- */
+static const struct ent albert[] = {
+	{"embeddings.word_embeddings.$", "token_embd.$", 0},
+	{"embeddings.position_embeddings.$", "position_embd.$", 0},
+	{"embeddings.token_type_embeddings.$", "token_types.$", 0},
+	{"embeddings.LayerNorm.$", "token_embd_norm.$", 0},
+	{"encoder.embedding_hidden_mapping_in.$", "project_in.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.attention.query.$", "blk.#.attn_q.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.attention.key.$", "blk.#.attn_k.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.attention.value.$", "blk.#.attn_v.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.attention.dense.$", "blk.#.attn_output.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.attention.LayerNorm.$",
+	 "blk.#.attn_output_norm.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.ffn.$", "blk.#.ffn_up.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.ffn_output.$", "blk.#.ffn_down.$", 0},
+	{"encoder.albert_layer_groups.#.albert_layers.0.full_layer_layer_norm.$",
+	 "blk.#.layer_output_norm.$", 0},
+	{"pooler.$", "cls.$", 0},
+	{"classifier.$", "cls.output.$", 0},
+	{"predictions.*", NULL, SKIP},
+	{"sop_classifier.*", NULL, SKIP},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -415,6 +442,7 @@ static const struct arch archs[] = {
 	{"roberta", {"roberta.", ""}, {roberta, bert}},
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
 	{"electra", {"electra.", ""}, {electra, bert}},
+	{"albert", {"albert.", ""}, {albert}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 };

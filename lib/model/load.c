@@ -842,9 +842,23 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		goto fail;
 	if (s->family == TFM_FAMILY_ENCODER && (st = bind_encoder(&b)))
 		goto fail;
-	for (int64_t l = 0; l < s->n_layer; l++)
+	if (s->n_layer_groups > 0 &&
+	    (s->n_layer_groups > s->n_layer || s->family != TFM_FAMILY_ENCODER)) {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: %lld weight-sharing groups for %lld "
+				"layers%s", b.arch, (long long)s->n_layer_groups,
+				(long long)s->n_layer, s->family != TFM_FAMILY_ENCODER
+				? " outside an encoder are not supported" : "");
+		goto fail;
+	}
+	/* shared blocks (ALBERT): blocks blk.0 .. G-1 bound into layers 0 ..
+	 * G-1, then every layer takes its block's weights, from the last (a
+	 * layer's block is never after it, so no source is overwritten first) */
+	int64_t n_bound = s->n_layer_groups > 0 ? s->n_layer_groups : s->n_layer;
+	for (int64_t l = 0; l < n_bound; l++)
 		if ((st = bind_layer(&b, l)))
 			goto fail;
+	for (int64_t l = s->n_layer - 1; s->n_layer_groups > 0 && l >= 0; l--)
+		m->layers[l] = m->layers[tfm_spec_layer_block(s, l)];
 	layer_pattern(m);
 	if ((st = positions(m)))
 		goto fail;

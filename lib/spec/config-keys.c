@@ -1087,6 +1087,31 @@ static const struct tfm_cfg_key k_electra[] = {
 	{ "vocab_size", "30522" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_albert[] = {
+	{ "attention_probs_dropout_prob", "0" },
+	{ "bos_token_id", "2" },
+	{ "classifier_dropout_prob", "0.1" },
+	{ "embedding_size", "128" },
+	{ "eos_token_id", "3" },
+	{ "hidden_act", "\"gelu_new\"" },
+	{ "hidden_dropout_prob", "0" },
+	{ "hidden_size", "4096" },
+	{ "initializer_range", "0.02" },
+	{ "inner_group_num", "1" },
+	{ "intermediate_size", "16384" },
+	{ "layer_norm_eps", "1e-12" },
+	{ "max_position_embeddings", "512" },
+	{ "model_type", "\"albert\"" },
+	{ "num_attention_heads", "64" },
+	{ "num_hidden_groups", "1" },
+	{ "num_hidden_layers", "12" },
+	{ "pad_token_id", "0" },
+	{ "position_embedding_type", "\"absolute\"" },
+	{ "tie_word_embeddings", "true" },
+	{ "type_vocab_size", "2" },
+	{ "vocab_size", "30000" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -1125,5 +1150,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "mamba", k_mamba },
 	{ "falcon_mamba", k_falcon_mamba },
 	{ "electra", k_electra },
+	{ "albert", k_albert },
 	{ NULL, NULL },
 };

@@ -222,6 +222,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	if (s->pos_attn == TFM_POS_T5)
 		c->attn += stacks * s->t5_buckets * s->n_head;
 
+	/* the layers' own parameters, to share out among groups below */
+	int64_t a0 = c->attn, f0 = c->ffn, n0 = c->norms, s0 = c->ssm;
 	for (int64_t i = 0; i < nl; i++) {
 		int kind = s->layer_kind[i];
 		int sandwich = s->norm_place == TFM_NORM_SANDWICH ? 2 : 1;
@@ -263,6 +265,17 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		}
 	}
 
+	/* shared blocks (ALBERT, identical layers): the weights of G blocks,
+	 * the matmuls of every layer */
+	double shared_mm = 0;
+	if (s->n_layer_groups > 0 && s->n_layer_groups < nl) {
+		int64_t G = s->n_layer_groups, la = c->attn - a0, lf = c->ffn - f0;
+		shared_mm = (double)(la + lf) * (double)(nl - G) / (double)nl;
+		c->attn = a0 + la / nl * G;
+		c->ffn = f0 + lf / nl * G;
+		c->norms = n0 + (c->norms - n0) / nl * G;
+		c->ssm = s0 + (c->ssm - s0) / nl * G;
+	}
 	if (s->head == TFM_HEAD_LM && !s->tied_output)
 		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && s->head_bias)
@@ -287,7 +300,7 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	double mm = (double)(c->active - c->embd - c->norms);
 	if (s->head == TFM_HEAD_LM && s->tied_output)
 		mm += (double)s->n_vocab * (s->n_embd_io > 0 ? s->n_embd_io : e);
-	c->flops_per_token = 2.0 * mm + attn_flops;
+	c->flops_per_token = 2.0 * (mm + shared_mm) + attn_flops;
 	double st = 0;
 	for (int64_t i = 0; i < nl; i++)
 		st += 4.0 * state_elems(s, s->layer_kind[i]);

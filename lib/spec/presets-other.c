@@ -127,6 +127,34 @@ int tfm_preset_electra(struct tfm_spec *s, const json_t *c)
 	return TFM_OK;
 }
 
+/* ALBERT: ELECTRA's factorised embeddings (embedding_hidden_mapping_in is
+ * there even when embedding_size equals hidden_size), BERT's post-LN
+ * layers whose weights num_hidden_groups blocks share (inner_group_num
+ * other than 1 is refused: not read), BERT's pooler (dense + tanh). */
+int tfm_preset_albert(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "albert", "bert");
+	s->n_vocab = gi(c, "vocab_size", 30000);
+	int st = bert_core(s, c, 1e-12, 2);
+	if (st)
+		return st;
+	s->n_embd = gi(c, "hidden_size", 4096);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 64);
+	s->n_ff = gi(c, "intermediate_size", 16384);
+	s->head_dim = s->n_head > 0 ? s->n_embd / s->n_head : 0;
+	s->n_embd_io = gi(c, "embedding_size", 128);
+	s->embd_proj = 1;
+	s->n_layer_groups = gi(c, "num_hidden_groups", 1);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 2);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 3);
+	if (s->n_layer_groups < 1 || s->n_layer_groups > s->n_layer)
+		return tfm_seterr(TFM_E_FORMAT, "%s: num_hidden_groups %lld for %lld layers",
+				  s->arch, (long long)s->n_layer_groups, (long long)s->n_layer);
+	s->pooler = s->head != TFM_HEAD_TOKEN;
+	return tfm_preset_act(gs(c, "hidden_act", "gelu_new"), &s->act);
+}
+
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "distilbert", "bert");

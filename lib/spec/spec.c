@@ -42,6 +42,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("model.n_embd", n_embd, 1, 1e7),
 	I("model.n_layer", n_layer, 0, TFM_MAX_LAYERS),
 	I("model.n_layer_dec", n_layer_dec, 0, TFM_MAX_LAYERS),
+	I("model.n_layer_groups", n_layer_groups, 0, TFM_MAX_LAYERS),
 	I("model.n_ctx_train", n_ctx_train, 0, BIG),
 
 	F("embd.scale", embd_scale, 0, 1e6),
@@ -204,6 +205,13 @@ int tfm_spec_enum_value(const char *key, const char *name)
 		if (!strcasecmp(k->names[i], name))
 			return i;
 	return -1;
+}
+
+int64_t tfm_spec_layer_block(const struct tfm_spec *s, int64_t l)
+{
+	if (s->n_layer_groups <= 0 || s->n_layer <= 0)
+		return l;
+	return (int64_t)((double)l / ((double)s->n_layer / (double)s->n_layer_groups));
 }
 
 int64_t tfm_spec_n_layers(const struct tfm_spec *s)

@@ -52,6 +52,8 @@ struct tfm_spec {
 	/* sizes */
 	int64_t n_vocab, n_embd, n_layer, n_ctx_train;
 	int64_t n_layer_dec;      /* encoder-decoder: decoder layers (n_layer = encoder) */
+	int64_t n_layer_groups;   /* albert: the layers share the weights of this many blocks
+	                             (tfm_spec_layer_block); 0: every layer its own */
 
 	/* embeddings */
 	float embd_scale;         /* 0 or 1: none; gemma: sqrt(n_embd) */
@@ -195,6 +197,9 @@ json_t *tfm_spec_to_json(const struct tfm_spec *s);
 
 /* Layers in the per-layer arrays (n_layer + n_layer_dec). */
 int64_t tfm_spec_n_layers(const struct tfm_spec *s);
+/* The block whose weights layer l runs: with n_layer_groups G, as ALBERT's
+ * encoder computes it, int(l / (n_layer / G)) in floating point; else l. */
+int64_t tfm_spec_layer_block(const struct tfm_spec *s, int64_t l);
 /* Enum value <-> name ("rms", "yarn", ...) for a knob key such as
  * "rope.scaling"; NULL / -1 when unknown. */
 const char *tfm_spec_enum_name(const char *key, int value);

@@ -1,6 +1,6 @@
 /* test_encoder.c: encoder-only models against transformers.  Each fixture
  * of tests/fixtures/encoders (scripts/make-fixtures-encoders: BERT,
- * RoBERTa, DistilBERT, ELECTRA with random weights, outputs computed by
+ * RoBERTa, DistilBERT, ELECTRA, ALBERT with random weights, outputs computed by
  * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
  * in memory), on the reference and the cpu backend, 1 and 3 threads; the
  * last hidden states, the pooled embedding or pooler output, the
@@ -175,14 +175,14 @@ static void t_fixtures(void)
 	static const char *const names[] = {"bert", "bert-cls3", "roberta", "roberta-multi",
 					    "distilbert", "st-mean", "bert-mlm", "roberta-mlm",
 					    "distilbert-mlm", "bert-tag", "electra", "electra-cls",
-					    "electra-tag"};
+					    "electra-tag", "albert", "albert-cls", "albert-g3"};
 	static const char *const devs[] = {"ref", "cpu"};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(names[i], devs[dv], th, &ran);
-	CHECK(ran == 52);
+	CHECK(ran == 64);
 }
 
 /* The context's one-sequence contract and the inputs tfm_encode refuses. */
