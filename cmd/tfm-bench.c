@@ -458,8 +458,14 @@ static int bench_model(const struct opts *o)
 				tests[nt][0] = 0, tests[nt++][1] = o->tg[i];
 			for (int i = 0; i < o->n_pg; i++)
 				tests[nt][0] = o->pg[i][0], tests[nt++][1] = o->pg[i][1];
+			/* an encoder reads whole sequences: prompt tests only */
+			int enc = s->family == TFM_FAMILY_ENCODER;
+			if (enc && ti == 0 && di == 0 && (o->n_tg || o->n_pg || o->depth[di] > 0))
+				fprintf(stderr, "%s: %s: an encoder-only model: prompt tests "
+					"(-p) only, no generation or depth\n", prog, in.arch);
 			for (int i = 0; i < nt; i++) {
-				if (tests[i][0] <= 0 && tests[i][1] <= 0)
+				if ((tests[i][0] <= 0 && tests[i][1] <= 0) ||
+				    (enc && (tests[i][1] > 0 || o->depth[di] > 0)))
 					continue;
 				struct result *x = &r[nr++];
 				x->n_prompt = tests[i][0], x->n_gen = tests[i][1];

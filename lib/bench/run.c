@@ -16,12 +16,25 @@ static uint64_t lcg(uint64_t *s)
 }
 
 /* One timed run: tokens/s of the prompt and generated tokens (tok: the
- * depth's tokens, then the prompt's, then the generated ones). */
-static int model_once(struct tfm_ctx *c, const int32_t *tok, const struct tfm_bench_run *r,
-		      float *logits, double *tps)
+ * depth's tokens, then the prompt's, then the generated ones); an encoder
+ * (enc) reads the prompt as one sequence. */
+static int model_once(struct tfm_ctx *c, int enc, const int32_t *tok,
+		      const struct tfm_bench_run *r, float *logits, double *tps)
 {
 	int st;
 	tfm_ctx_reset(c);
+	if (enc) {
+		/* one sequence, the hidden states (no LM head) */
+		if (r->n_depth > 0 || r->n_gen > 0 || r->n_prompt < 1)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "bench: an encoder-only model reads one "
+					  "whole sequence: a prompt test only");
+		double t0 = tfm_bench_now();
+		if ((st = tfm_eval(c, tok, r->n_prompt, NULL, 0)))
+			return st;
+		double dt = tfm_bench_now() - t0;
+		*tps = dt > 0 ? (double)r->n_prompt / dt : 0;
+		return TFM_OK;
+	}
 	if (r->n_depth > 0 && (st = tfm_eval(c, tok, r->n_depth, logits, 0)))
 		return st;
 	tok += r->n_depth;
@@ -58,11 +71,12 @@ int tfm_bench_model(struct tfm_model *m, struct tfm_bench_run *r)
 		tok[i] = (int32_t)(lcg(&seed) % (uint64_t)s->n_vocab);
 	if ((st = tfm_ctx_new(&c, m, n)))
 		goto out;
+	int enc = s->family == TFM_FAMILY_ENCODER;
 	double warm;
-	if ((st = model_once(c, tok, r, logits, &warm)))
+	if ((st = model_once(c, enc, tok, r, logits, &warm)))
 		goto out;
 	for (int i = 0; i < r->reps; i++)
-		if ((st = model_once(c, tok, r, logits, &r->samples[i])))
+		if ((st = model_once(c, enc, tok, r, logits, &r->samples[i])))
 			goto out;
 out:
 	tfm_ctx_free(c);

@@ -48,13 +48,15 @@ int tfm_model_bytes(const struct tfm_model *m, struct tfm_model_bytes *b)
 		a.tok += (double)m->output.row_bytes * (double)m->output.out;
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		const struct tfm_layer *L = &m->layers[l];
+		/* shared blocks (ALBERT): stored once, read by every layer */
+		double own = l == 0 || tfm_spec_layer_block(s, l) != tfm_spec_layer_block(s, l - 1);
 		const struct tfm_mat *dense[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo,
 						 &L->q_a, &L->q_b, &L->kv_a, &L->kv_b, &L->router,
 						 &L->sh_gate, &L->sh_up, &L->sh_down};
 		for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++)
-			mat(&a, dense[i], 1, 1);
+			mat(&a, dense[i], own, 1);
 		/* MoE: gate/up/down are one expert of n_expert stored */
-		double copies = L->moe ? (double)s->n_expert : 1;
+		double copies = (L->moe ? (double)s->n_expert : 1) * own;
 		double read = L->moe ? (double)s->n_expert_used : 1;
 		mat(&a, &L->gate, copies, read);
 		mat(&a, &L->up, copies, read);

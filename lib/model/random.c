@@ -130,26 +130,59 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 	int post_in = s->norm_place == TFM_NORM_POST_IN;
 	int post = post_in || s->norm_place == TFM_NORM_SANDWICH;
 	char n[96];
-	add(r, "token_embd.weight", d, s->n_vocab, 0, 1);
+	/* word embeddings io wide (OPT-350m, ELECTRA, ALBERT); positions,
+	 * token types and their norm too when project_in follows the norm */
+	int64_t io = s->n_embd_io > 0 ? s->n_embd_io : d, ew = s->embd_proj ? io : d;
+	int enc = s->family == TFM_FAMILY_ENCODER;
+	add(r, "token_embd.weight", io, s->n_vocab, 0, 1);
+	if (s->n_embd_io > 0) {
+		add(r, "project_in.weight", io, d, 0, 1 / sqrtf((float)io));
+		if (s->embd_proj)
+			add(r, "project_in.bias", d, 1, 0, 0.02f);
+		else
+			add(r, "project_out.weight", d, io, 0, wd);
+	}
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
-		add(r, "position_embd.weight", d,
+		add(r, "position_embd.weight", ew,
 		    (s->n_ctx_train > 0 ? s->n_ctx_train : 2048) + s->pos_offset, 0, 0.1f);
 	if (s->embd_norm)
-		norm(r, s, "token_embd_norm", d);
+		norm(r, s, "token_embd_norm", ew);
 	if (s->final_norm)
 		norm(r, s, "output_norm", d);
-	if (!s->tied_output)
-		add(r, "output.weight", d, s->n_vocab, 0, wd);
-	for (int64_t l = 0; l < s->n_layer; l++) {
+	if (!s->tied_output && s->head == TFM_HEAD_LM)
+		add(r, "output.weight", io, s->n_vocab, 0, wd);
+	if (enc) { /* token types and the heads bind_encoder reads */
+		int cls = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
+		if (s->n_token_types > 0)
+			add(r, "token_types.weight", ew, s->n_token_types, 0, 0.1f);
+		if (s->pooler && s->head != TFM_HEAD_TOKEN) { /* BertModel has its pooler */
+			add(r, "cls.weight", d, d, 0, wd);
+			add(r, "cls.bias", d, 1, 0, 0.02f);
+		}
+		if (cls && s->n_labels > 0) {
+			add(r, "cls.output.weight", d, s->n_labels, 0, wd);
+			add(r, "cls.output.bias", s->n_labels, 1, 0, 0.02f);
+		}
+		if (s->mlm_head) {
+			add(r, "mlm.dense.weight", d, d, 0, wd);
+			add(r, "mlm.dense.bias", d, 1, 0, 0.02f);
+			norm(r, s, "mlm.norm", d);
+			add(r, "output.bias", s->n_vocab, 1, 0, 0.02f);
+		}
+	}
+	/* shared blocks (ALBERT): the G blocks the layers run */
+	int64_t n_blk = s->n_layer_groups > 0 ? s->n_layer_groups : s->n_layer;
+	for (int64_t l = 0; l < n_blk; l++) {
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
 			mamba(r, s, l);
 			continue;
 		}
+		/* llama.cpp's BERT names its post norms */
 		if (!post_in)
-			norm(r, s, N("attn_norm"), d);
+			norm(r, s, enc ? N("attn_output_norm") : N("attn_norm"), d);
 		if (!post_in && !(s->parallel_residual && s->shared_attn_ffn_norm))
-			norm(r, s, N("ffn_norm"), d);
+			norm(r, s, enc ? N("layer_output_norm") : N("ffn_norm"), d);
 		if (post) {
 			norm(r, s, N("post_attention_norm"), d);
 			norm(r, s, N("post_ffw_norm"), d);

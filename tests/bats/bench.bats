@@ -4,6 +4,7 @@
 # --limits file, exit codes.  Benchmarks measure; these tests never look at
 # a timing.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	TINY=$BATS_TEST_TMPDIR/tiny.json
@@ -63,6 +64,20 @@ setup() {
 	echo "$output" | jq -e '.tests[0] | .limit == "sgemm" and .reps == 1 and (.samples_ts | length) == 1'
 	echo "$output" | jq -e '.tests[1] | .limit == "bandwidth" and .avg_ts > 0 and .limit_fraction > 0'
 	echo "$output" | jq -e '.tests[] | has("stddev_ts") and has("n_prompt") and has("n_gen")'
+}
+
+@test "bench: encoders from their config (BERT, ELECTRA, ALBERT): prompt tests only" {
+	E=$ROOT/tests/fixtures/encoders
+	for f in bert electra-cls albert-cls; do
+		run --separate-stderr tfm-bench --config "$E/$f/config.json" -p 8,16 -n 4 -r 1 -t 1 \
+			--limits "$LIM" -F json
+		assert_success
+		# the weights the spec counts, a pp test per -p and no tg
+		echo "$output" | jq -e '[.tests[].test] == ["pp8", "pp16"] and .tests[1].avg_ts > 0'
+		p=$(tfm-inspect -F json "$E/$f" 2> /dev/null | jq .params.total)
+		echo "$output" | jq -e --argjson p "$p" '.params == $p and .size_bytes == 4 * $p'
+		[[ $stderr == *"an encoder-only model: prompt tests (-p) only"* ]]
+	done
 }
 
 @test "bench: the limit fraction is t/s times work over the --limits value" {
