@@ -580,7 +580,7 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 			{t1, "context (tokens)", "microseconds per token (one layer)", st_, N_VAR},
 			{"KV cache needed (tfm_spec_kv_bytes)", "context (tokens)", "bytes (one layer)", sk,
 			 N_VAR},
-			{"KV cache allocated (tfm_ctx_new, f32)", "context (tokens)", "bytes (one layer)", sa,
+			{"KV cache allocated (tfm_ctx_new)", "context (tokens)", "bytes (one layer)", sa,
 			 N_VAR},
 		};
 		struct tfm_out *out;
@@ -682,7 +682,7 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 		json_decref(root);
 	}
 	if (o->fmt == FMT_MD)
-		printf("\nctx KV alloc: the K and V arrays of a real context (tfm_ctx_new, f32 cache);"
+		printf("\nctx KV alloc: the K and V arrays of a real context (tfm_ctx_new, the -k cache types);"
 		       " ctx heap: malloc growth over tfm_ctx_new (mallinfo2).\n");
 	return st;
 }
@@ -715,9 +715,15 @@ static int bench_attn(const struct opts *o)
 		for (int i = 0; i < o->n_ctx; i++) {
 			struct attn_point *p = &pt[v][i];
 			int64_t ctx = o->ctx[i];
+			/* MLA: the kernel as the executor runs it, over the
+			 * latent rows (one KV head of kv_lora + rope, values the
+			 * latent part) */
+			int mla = s->kv_lora_rank > 0;
 			struct tfm_bench_attn a = {
-				.ctx = ctx, .n_tok = 1, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
-				.head_dim = s->head_dim, .v_dim = s->kv_lora_rank ? s->v_head_dim : 0,
+				.ctx = ctx, .n_tok = 1, .n_head = s->n_head,
+				.n_head_kv = mla ? 1 : s->n_head_kv,
+				.head_dim = mla ? s->kv_lora_rank + s->qk_rope_dim : s->head_dim,
+				.v_dim = mla ? s->kv_lora_rank : 0, .v_from_k = mla,
 				.window = v == V_WIN ? o->window : 0, .n_threads = (int)o->threads,
 				.min_s = 0.05, .max_reps = (int)o->reps * 20,
 			};

@@ -62,6 +62,7 @@ int tfm_bench_model(struct tfm_model *m, struct tfm_bench_run *r);
 struct tfm_bench_attn {
 	int64_t ctx, n_tok;
 	int64_t n_head, n_head_kv, head_dim, v_dim, window;
+	int v_from_k;   /* values read from the key rows (MLA's latent cache) */
 	int n_threads;
 	double min_s;
 	int max_reps;

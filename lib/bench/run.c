@@ -94,7 +94,7 @@ int tfm_bench_attn_time(const struct tfm_backend *be, const struct tfm_bench_att
 	int st;
 	*seconds = 0;
 	if (a->n_head <= 0 || a->n_head_kv <= 0 || a->n_head % a->n_head_kv || a->head_dim <= 0 ||
-	    nt < 1 || nt > ns)
+	    nt < 1 || nt > ns || (a->v_from_k && vd > a->head_dim))
 		return tfm_seterr(TFM_E_INVAL, "attention: bad shape (heads %lld, kv heads %lld, "
 				  "head dim %lld, %lld of %lld tokens)", (long long)a->n_head,
 				  (long long)a->n_head_kv, (long long)a->head_dim, (long long)nt,
@@ -130,7 +130,7 @@ int tfm_bench_attn_time(const struct tfm_backend *be, const struct tfm_bench_att
 	struct tfm_attn_args aa = {
 		.n_tok = nt, .pos0 = ns - nt, .n_head = a->n_head, .n_head_kv = a->n_head_kv,
 		.head_dim = a->head_dim, .v_dim = vd, .n_slots = ns, .window = a->window,
-		.scale = 1.0f / sqrtf((float)a->head_dim),
+		.scale = 1.0f / sqrtf((float)a->head_dim), .v_from_k = a->v_from_k,
 	};
 	/* warm-up (caches, threads); a call that takes min_s already is its
 	 * own measurement (the scalar reference at long contexts) */

@@ -44,6 +44,8 @@ struct tfm_attn_args {
 	int64_t n_tok, pos0;
 	int64_t n_head, n_head_kv, head_dim;
 	int64_t v_dim;         /* value head size; 0: head_dim (MLA: they differ) */
+	int v_from_k;          /* the values are the first v_dim elements of each key row
+	                          (MLA's latent cache): vc is unused, kv_store stores no v */
 	int64_t n_slots;
 	int64_t window;        /* 0: plain causal */
 	int bidir;             /* every query sees every key [0, pos0 + n_tok) (encoders) */

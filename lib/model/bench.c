@@ -78,9 +78,7 @@ int tfm_model_bytes(const struct tfm_model *m, struct tfm_model_bytes *b)
 
 size_t tfm_ctx_kv_alloc(const struct tfm_ctx *c)
 {
-	const struct tfm_model *m = c->m;
-	size_t n = 0;
-	for (int64_t l = 0; l < m->spec.n_layer; l++)
-		n += (size_t)c->slots[l];
-	return n * (size_t)(m->kv_dim + m->vv_dim) * sizeof(float);
+	/* what tfm_ctx_new sized the arrays by, in the cache types (MLA: the
+	 * latent rows alone) */
+	return (size_t)c->kv_bytes;
 }

@@ -21,7 +21,8 @@ struct tfm_model_bytes {
 };
 int tfm_model_bytes(const struct tfm_model *m, struct tfm_model_bytes *b);
 
-/* Bytes of the context's K and V arrays (all layers, all slots). */
+/* Bytes of the context's K and V arrays (all layers, all slots, in the
+ * context's cache types). */
 size_t tfm_ctx_kv_alloc(const struct tfm_ctx *c);
 
 #endif

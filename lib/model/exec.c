@@ -63,6 +63,10 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		}
 		size_t kb = tfm_k_kv_bytes(m->k_type, ns, m->kv_dim / m->head_dim, m->head_dim);
 		size_t vb = tfm_k_kv_bytes(m->v_type, ns, m->vv_dim / m->v_dim, m->v_dim);
+		if (m->mla) { /* one latent row per token, values inside it */
+			kb = tfm_k_kv_bytes(m->k_type, ns, 1, s->kv_lora_rank + s->qk_rope_dim);
+			vb = kb ? 1 : 0; /* no V cache (checked below as non-zero) */
+		}
 		if (!kb || !vb) {
 			free(c->slots);
 			free(c);
@@ -72,6 +76,8 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 					  (long long)m->head_dim, (long long)m->v_dim);
 		}
 		c->slots[l] = ns;
+		if (m->mla)
+			vb = 0;
 		c->k_off[l] = kbytes, c->v_off[l] = vbytes;
 		kbytes += (kb + 63) & ~(size_t)63; /* each layer's cache 64-byte aligned */
 		vbytes += (vb + 63) & ~(size_t)63;
@@ -92,12 +98,17 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	}
 	int64_t qkv = m->q_dim + 2 * m->kv_dim, rot2 = m->n_rot / 2 > 0 ? m->n_rot / 2 : 1;
 	int64_t ql = m->mla ? s->q_lora_rank : 0, kl = m->mla ? s->kv_lora_rank : 0;
-	int64_t kvb = m->mla ? s->n_head * (s->qk_nope_dim + m->v_dim) : 0;
+	int64_t mw = m->mla ? kl + s->qk_rope_dim : 0;        /* a latent key row */
+	int64_t mt = m->mla ? (kl > s->qk_nope_dim ? kl : s->qk_nope_dim) : 0;
+	if (mt < m->v_dim && m->mla)
+		mt = m->v_dim;
 	int64_t vd = m->vv_dim > m->kv_dim ? m->vv_dim : m->kv_dim;     /* v rows */
 	int64_t ad = s->n_head * m->v_dim > m->q_dim ? s->n_head * m->v_dim : m->q_dim; /* att rows */
 	int64_t max_in = d > ad ? d : ad;
 	if (kl > max_in)
 		max_in = kl;
+	if (s->n_head * mw > max_in) /* the attention kernel's query rows of one KV head */
+		max_in = s->n_head * mw;
 	if (ql > max_in)
 		max_in = ql;
 	if (ff > max_in)
@@ -120,14 +131,15 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 		(size_t)(E ? B : 0), (size_t)(E ? B : 0),             /* list wl */
 		(size_t)(E ? B * d : 0), (size_t)(E ? B * d : 0),     /* xe ye */
 		(size_t)(B * ql), (size_t)(m->mla ? B * (kl + m->n_rot) : 0), (size_t)(B * kl),
-		(size_t)(B * kvb),                                     /* mqa mkva mckv mkvb */
+		(size_t)(B * mw), (size_t)(B * s->n_head * mw), (size_t)(m->mla ? B * s->n_head * kl : 0),
+		(size_t)(B * mt), (size_t)(B * mt),       /* mqa mkva mckv mkey mq mout mt1 mt2 */
 	};
 	float *sel, *list;
 	float *kc, *vc;
 	float **dst[] = {&kc, &vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
 			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->inv_dyn, &c->kx.scratch,
 			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye,
-			 &c->mqa, &c->mkva, &c->mckv, &c->mkvb};
+			 &c->mqa, &c->mkva, &c->mckv, &c->mkey, &c->mq, &c->mout, &c->mt1, &c->mt2};
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		total += al(sizes[i]);
@@ -245,18 +257,24 @@ static void add_bias(const struct tfm_model *m, float *y, const float *b, int64_
 			m->be->add(y + t * w, y + t * w, b, w);
 }
 
-/* MLA's q, k, v [n][n_head][nope + rope], [n][n_head][nope + rope],
- * [n][n_head][v_dim] from xn, RoPE applied (to the rope dims of q, and to
- * the one rope key every head shares). */
-static void mla_qkv(struct tfm_ctx *c, int64_t l, int64_t n)
+/* MLA with the latent cache, in the absorbed form (DeepSeek-V2, and
+ * llama.cpp's MLA path).  Per token the cache holds one row [c_kv | k_pe]
+ * (kv_lora + rope): the normed latent and the shared rope key, one KV head
+ * for every head.  Head h attends with the query [W_UK[h]^T q_nope[h] |
+ * q_pe[h]], its values are the c_kv part of the rows (v_from_k), and its
+ * output is W_UV[h] o_lat: q_nope . (W_UK c) = (W_UK^T q_nope) . c and
+ * W_UV (sum p c) = sum p (W_UV c), so the scores and outputs are the
+ * decompressed form's.  Prefill takes the same path (one path; it costs
+ * kv_lora + rope instead of nope + rope + v_dim per key and head).  att
+ * [n][n_head * v_dim] from xn. */
+static void mla_attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 {
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
 	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
 	int64_t nh = s->n_head, hd = m->head_dim, nope = s->qk_nope_dim, rope = s->qk_rope_dim;
-	int64_t kl = s->kv_lora_rank, vd = m->v_dim, r2 = m->n_rot / 2;
-	int64_t kaw = kl + rope, kbw = nh * (nope + vd);
+	int64_t kl = s->kv_lora_rank, vd = m->v_dim, r2 = m->n_rot / 2, w = kl + rope;
 	if (L->q_a.data) {
 		be->matmul(&c->kx, c->mqa, c->xn, &L->q_a, n);
 		norm_rows(m, c->mqa, c->mqa, n, s->q_lora_rank, &L->q_a_norm);
@@ -264,23 +282,51 @@ static void mla_qkv(struct tfm_ctx *c, int64_t l, int64_t n)
 	} else {
 		be->matmul(&c->kx, c->q, c->xn, &L->wq, n);
 	}
+	/* the latent keys: [normed c_kv | rotated k_pe] */
 	be->matmul(&c->kx, c->mkva, c->xn, &L->kv_a, n);
 	for (int64_t t = 0; t < n; t++)
-		memcpy(c->mckv + t * kl, c->mkva + t * kaw, (size_t)kl * sizeof(float));
+		memcpy(c->mckv + t * kl, c->mkva + t * w, (size_t)kl * sizeof(float));
 	norm_rows(m, c->mckv, c->mckv, n, kl, &L->kv_a_norm);
-	be->matmul(&c->kx, c->mkvb, c->mckv, &L->kv_b, n);
 	for (int64_t t = 0; t < n; t++) {
-		float *kpe = c->mkva + t * kaw + kl;
-		be->rope(kpe, 1, rope, rope, s->rope_interleaved, c->cs + t * r2, c->sn + t * r2);
+		float *key = c->mkey + t * w;
+		memcpy(key, c->mckv + t * kl, (size_t)kl * sizeof(float));
+		memcpy(key + kl, c->mkva + t * w + kl, (size_t)rope * sizeof(float));
+		be->rope(key + kl, 1, rope, rope, s->rope_interleaved, c->cs + t * r2, c->sn + t * r2);
 		be->rope(c->q + t * nh * hd + nope, nh, hd, rope, s->rope_interleaved,
 			 c->cs + t * r2, c->sn + t * r2);
-		for (int64_t h = 0; h < nh; h++) {
-			const float *kv = c->mkvb + t * kbw + h * (nope + vd);
-			float *k = c->k + (t * nh + h) * hd;
-			memcpy(k, kv, (size_t)nope * sizeof(float));
-			memcpy(k + nope, kpe, (size_t)rope * sizeof(float));
-			memcpy(c->v + (t * nh + h) * vd, kv + nope, (size_t)vd * sizeof(float));
+	}
+	/* the absorbed queries [n][nh][w]: W_UK[h]^T q_nope, then q_pe */
+	for (int64_t h = 0; h < nh; h++) {
+		struct tfm_mat ukt = {.data = L->mla_ukt + h * kl * nope, .type = TFM_TYPE_F32,
+				      .in = nope, .out = kl, .row_bytes = (size_t)nope * sizeof(float)};
+		for (int64_t t = 0; t < n; t++)
+			memcpy(c->mt1 + t * nope, c->q + (t * nh + h) * hd, (size_t)nope * sizeof(float));
+		be->matmul(&c->kx, c->mt2, c->mt1, &ukt, n);
+		for (int64_t t = 0; t < n; t++) {
+			float *qa = c->mq + (t * nh + h) * w;
+			memcpy(qa, c->mt2 + t * kl, (size_t)kl * sizeof(float));
+			memcpy(qa + kl, c->q + (t * nh + h) * hd + nope, (size_t)rope * sizeof(float));
 		}
+	}
+	struct tfm_attn_args a = {
+		.n_tok = n, .pos0 = pos0, .n_head = nh, .n_head_kv = 1, .head_dim = w, .v_dim = kl,
+		.v_from_k = 1, .n_slots = c->slots[l], .window = L->window, .scale = m->attn_scale,
+		.softcap = s->attn_softcap, .k_type = m->k_type, .v_type = m->k_type,
+	};
+	void *kc = (uint8_t *)c->kc + c->k_off[l];
+	for (int64_t t = 0; t < n; t++)
+		be->kv_store(kc, NULL, c->mkey + t * w, NULL, (pos0 + t) % a.n_slots, &a);
+	be->attn(&c->kx, c->mout, c->mq, kc, NULL, &a);
+	/* out_h = W_UV[h] o_lat: the v_dim rows of kv_b after head h's nope rows */
+	for (int64_t h = 0; h < nh; h++) {
+		struct tfm_mat uv = L->kv_b;
+		uv.data = (const uint8_t *)L->kv_b.data + (size_t)(h * (nope + vd) + nope) * uv.row_bytes;
+		uv.out = vd;
+		for (int64_t t = 0; t < n; t++)
+			memcpy(c->mt1 + t * kl, c->mout + (t * nh + h) * kl, (size_t)kl * sizeof(float));
+		be->matmul(&c->kx, c->mt2, c->mt1, &uv, n);
+		for (int64_t t = 0; t < n; t++)
+			memcpy(c->att + (t * nh + h) * vd, c->mt2 + t * vd, (size_t)vd * sizeof(float));
 	}
 }
 
@@ -332,8 +378,12 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	struct tfm_layer *L = &m->layers[l];
 	int64_t qd = m->q_dim, kvd = m->kv_dim, hd = m->head_dim, vvd = m->vv_dim;
 	if (m->mla) {
-		mla_qkv(c, l, n);
-	} else if (L->wqkv.data) {
+		mla_attention(c, l, n, pos0);
+		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
+		add_bias(m, c->h, L->bo, n, s->n_embd);
+		return;
+	}
+	if (L->wqkv.data) {
 		int64_t w = qd + 2 * kvd;
 		be->matmul(&c->kx, c->qkv, c->xn, &L->wqkv, n);
 		add_bias(m, c->qkv, L->bqkv, n, w);

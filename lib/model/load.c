@@ -341,6 +341,23 @@ static int bind_mla(struct binder *b, int64_t l)
 	TRY(bind_norm(b, &L->kv_a_norm, NM("attn_kv_a_norm"), kl, 1));
 	L->kv_a_norm.eps = (float)s->mla_norm_eps;
 	TRY(bind_mat(b, &L->kv_b, NM("attn_kv_b.weight"), kl, nh * (s->qk_nope_dim + m->v_dim), 1));
+	/* W_UK^T [nh][kl][nope] in f32 for the absorbed queries (as many
+	 * floats as kv_b's nope rows); W_UV is read from kv_b in place */
+	int64_t nope = s->qk_nope_dim, vd = m->v_dim;
+	float *ukt = tfm_amalloc((size_t)(nh * kl * nope + kl) * sizeof *ukt), *row = NULL;
+	if (!ukt)
+		return TFM_E_NOMEM;
+	TRY(own(m, ukt));
+	row = ukt + nh * kl * nope; /* one kv_b row */
+	for (int64_t h = 0; h < nh; h++)
+		for (int64_t i = 0; i < nope; i++) {
+			const uint8_t *r = (const uint8_t *)L->kv_b.data +
+					   (size_t)(h * (nope + vd) + i) * L->kv_b.row_bytes;
+			TRY(tfm_k_row_to_f32(L->kv_b.type, r, row, kl));
+			for (int64_t j = 0; j < kl; j++)
+				ukt[(h * kl + j) * nope + i] = row[j];
+		}
+	L->mla_ukt = ukt;
 #undef NM
 #undef TRY
 	return TFM_OK;
@@ -776,11 +793,30 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	m->vv_dim = s->n_head_kv * m->v_dim;
 	m->n_threads = o->n_threads > 0 ? o->n_threads : tfm_ncpu();
 	m->k_type = o->k_type, m->v_type = o->v_type;
-	if (!o->kv_no_rotate) {
+	if (m->mla) {
+		/* one latent cache (mla_attention): its rows are the keys and
+		 * hold the values, so one type, and no rotation (the values
+		 * are read from the rows as stored) */
+		int64_t w = s->kv_lora_rank + s->qk_rope_dim;
+		if (m->v_type != m->k_type) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: MLA keeps one latent cache whose "
+					"rows are keys and values: a V type (%s) other than the K "
+					"type (%s) is not supported", s->arch, tfm_type_name(m->v_type),
+					tfm_type_name(m->k_type));
+			goto fail;
+		}
+		if (!tfm_k_kv_bytes(m->k_type, 1, 1, w)) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s: the MLA latent row of %lld "
+					"(kv_lora_rank + qk_rope_head_dim) is not whole blocks",
+					tfm_type_name(m->k_type), (long long)w);
+			goto fail;
+		}
+	} else if (!o->kv_no_rotate) {
 		m->k_rot = tfm_kvrot_block(m->k_type, m->head_dim, 1);
 		m->v_rot = tfm_kvrot_block(m->v_type, m->v_dim, 0);
 	}
-	if (!tfm_k_kv_bytes(m->k_type, 1, 1, m->head_dim) || !tfm_k_kv_bytes(m->v_type, 1, 1, m->v_dim)) {
+	if (!m->mla &&
+	    (!tfm_k_kv_bytes(m->k_type, 1, 1, m->head_dim) || !tfm_k_kv_bytes(m->v_type, 1, 1, m->v_dim))) {
 		st = tfm_seterr(TFM_E_UNSUPPORTED, "KV cache of %s/%s: head sizes %lld, %lld are not "
 				"whole blocks", tfm_type_name(m->k_type), tfm_type_name(m->v_type),
 				(long long)m->head_dim, (long long)m->v_dim);

@@ -36,8 +36,12 @@ struct tfm_layer {
 	/* multi-head latent attention (deepseek2): q through a low-rank pair
 	 * (attn_q_a {n_embd, q_lora}, norm, attn_q_b {q_lora, n_head*(nope+rope)})
 	 * or wq; attn_kv_a_mqa {n_embd, kv_lora + rope} -> latent (normed) and the
-	 * shared rope key; attn_kv_b {kv_lora, n_head*(nope + v_dim)} */
+	 * shared rope key; attn_kv_b {kv_lora, n_head*(nope + v_dim)}, whose
+	 * nope rows of each head are W_UK and v_dim rows W_UV (read in place);
+	 * mla_ukt: W_UK transposed, f32 [n_head][kv_lora][nope], for the
+	 * absorbed queries */
 	struct tfm_mat q_a, q_b, kv_a, kv_b;
+	float *mla_ukt;
 	struct tfm_norm_w q_a_norm, kv_a_norm;
 	float diff_lambda, diff_scale; /* differential attention: lambda, 1 - lambda_init */
 	/* mamba mixer (mamba.c): ssm_in {n_embd, 2 d_inner}, ssm_x {d_inner,
@@ -135,9 +139,12 @@ struct tfm_ctx {
 	int32_t *list;             /* [n_batch] tokens routed to one expert */
 	float *wl;                 /* [n_batch] their weights */
 	float *xe, *ye;            /* [n_batch][n_embd] gathered inputs, expert outputs */
-	/* MLA: [n_batch][q_lora], [n_batch][kv_lora + rope], [n_batch][kv_lora],
-	 * [n_batch][n_head * (nope + v_dim)] */
-	float *mqa, *mkva, *mckv, *mkvb;
+	/* MLA: [n_batch][q_lora], [n_batch][kv_lora + rope], [n_batch][kv_lora];
+	 * the latent keys [n_batch][kv_lora + rope], the absorbed queries
+	 * [n_batch][n_head][kv_lora + rope], the latent outputs
+	 * [n_batch][n_head][kv_lora], two per-head rows [n_batch][max(kv_lora,
+	 * nope, v_dim)] */
+	float *mqa, *mkva, *mckv, *mkey, *mq, *mout, *mt1, *mt2;
 	float *ssm;                /* mamba.c: recurrent state of the mamba layers, then their scratch */
 	struct tfm_kexec kx;
 	void *mem;                 /* one allocation behind the scratch */

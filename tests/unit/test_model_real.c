@@ -420,6 +420,84 @@ static void t_ssm_state(void)
 	}
 }
 
+/* MLA's latent cache (mla_attention): the context allocates exactly what
+ * the spec counts, n_layer (kv_lora + rope) elements per token; prefill in
+ * one call and token by token agree within 1e-5 relative (per token, max
+ * norm) on ref and cpu; an f16 cache stays near; a V type of its own is
+ * refused (the values live in the key rows). */
+static void t_mla_cache(void)
+{
+	static const char *const names[] = {"deepseek_v2", "deepseek_v2-groups",
+					    "deepseek_v2-lite", "deepseek_v3"};
+	static const char *const devs[] = {"ref", "cpu"};
+	enum { N = 19 };
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++)
+		for (int dv = 0; dv < 2; dv++) {
+			char *dir = t_path("tests/fixtures/%s", names[f]);
+			struct tfm_model_opts o = {.n_threads = 2, .device = devs[dv]};
+			struct tfm_model *m = NULL, *m16 = NULL;
+			struct tfm_ctx *c = NULL, *c16 = NULL;
+			CHECK_OK(tfm_model_open(&m, dir, &o));
+			if (m)
+				CHECK_OK(tfm_ctx_new(&c, m, 64));
+			if (!c) {
+				tfm_model_close(m);
+				free(dir);
+				continue;
+			}
+			const struct tfm_spec *s = tfm_model_spec(m);
+			int64_t V = s->n_vocab, w = s->kv_lora_rank + s->qk_rope_dim;
+			CHECK_MSG(tfm_ctx_kv_bytes(c) == s->n_layer * 64 * w * 4 &&
+				  tfm_ctx_kv_bytes(c) == (int64_t)tfm_spec_kv_bytes(s, 4, 64),
+				  "%s: context KV %lld, spec %g, latent %lld", names[f],
+				  (long long)tfm_ctx_kv_bytes(c), tfm_spec_kv_bytes(s, 4, 64),
+				  (long long)(s->n_layer * 64 * w * 4));
+			int32_t tok[N];
+			for (int i = 0; i < N; i++)
+				tok[i] = (int32_t)((i * 37 + 5) % V);
+			float *one = malloc((size_t)(N * V) * sizeof *one);
+			float *part = malloc((size_t)(N * V) * sizeof *part);
+			CHECK_OK(tfm_eval(c, tok, N, one, 1));
+			tfm_ctx_reset(c);
+			for (int i = 0; i < N; i++)
+				CHECK_OK(tfm_eval(c, tok + i, 1, part + i * V, 1));
+			double worst = 0;
+			for (int t = 0; t < N; t++) {
+				double d = 0, mx = 1e-30;
+				for (int64_t i = t * V; i < (t + 1) * V; i++) {
+					d = fmax(d, fabs((double)part[i] - one[i]));
+					mx = fmax(mx, fabs((double)one[i]));
+				}
+				worst = fmax(worst, d / mx);
+			}
+			CHECK_MSG(worst <= 1e-5, "%s %s: prefill vs decode %g", names[f], devs[dv], worst);
+			/* f16 latent rows: near the f32 cache */
+			o.k_type = o.v_type = TFM_TYPE_F16;
+			CHECK_OK(tfm_model_open(&m16, dir, &o));
+			if (m16 && !tfm_ctx_new(&c16, m16, 64)) {
+				CHECK(tfm_ctx_kv_bytes(c16) == s->n_layer * 64 * w * 2);
+				CHECK_OK(tfm_eval(c16, tok, N, part, 1));
+				double e16 = t_maxdiff(part, one, N * V);
+				CHECK_MSG(e16 < 1e-2, "%s %s: f16 latent cache off by %g", names[f],
+					  devs[dv], e16);
+				fprintf(stderr, "  %-18s %s latent cache %lld B/token: prefill vs decode "
+					"%.2g, f16 cache %.2g\n", names[f], devs[dv],
+					(long long)(s->n_layer * w * 4), worst, e16);
+			}
+			tfm_ctx_free(c16);
+			tfm_model_close(m16);
+			m16 = NULL;
+			o.v_type = TFM_TYPE_F32; /* V apart from K: refused */
+			CHECK(tfm_model_open(&m16, dir, &o) == TFM_E_UNSUPPORTED);
+			CHECK(strstr(tfm_errmsg(), "one latent cache") != NULL);
+			tfm_model_close(m16);
+			free(one), free(part);
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+			free(dir);
+		}
+}
+
 /* tfm_model_open end to end: the llama2.c checkpoint through the converter
  * (with its tokenizer), and each runnable fixture directory; the logits
  * equal the in-memory paths above.  Then a GGUF file (written from the
@@ -695,6 +773,7 @@ static const struct t_case t_cases[] = {
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},
+	{"mla_cache", t_mla_cache},
 	{"open", t_open},
 };
 T_MAIN(t_cases)

@@ -564,12 +564,17 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 	int64_t plo = first_key(a, a->pos0 + t0), phi = a->bidir ? a->pos0 + a->n_tok - 1
 								 : a->pos0 + t1 - 1;
 	const uint8_t *kb = j->kc + (size_t)kh * (size_t)ns * j->krow;
-	const uint8_t *vb = j->vc + (size_t)kh * (size_t)ns * j->vrow;
+	const uint8_t *vb = a->v_from_k ? NULL : j->vc + (size_t)kh * (size_t)ns * j->vrow;
 	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
 		int64_t g0 = a0 > plo ? a0 : plo, g1 = a0 + ATT_KT - 1 < phi ? a0 + ATT_KT - 1 : phi;
 		int64_t ng = g1 - g0 + 1;
 		gather_t(kt, tmp, kb, j->krow, a->k_type, g0, ng, ns, hd);
-		gather(vt, vb, j->vrow, a->v_type, g0, ng, ns, vd);
+		if (a->v_from_k) /* MLA: the values are the keys' first vd elements */
+			for (int64_t i = 0; i < ng; i++)
+				for (int64_t d = 0; d < vd; d++)
+					vt[i * vd + d] = kt[d * ATT_KT + i];
+		else
+			gather(vt, vb, j->vrow, a->v_type, g0, ng, ns, vd);
 		/* four queries at a time: scores of every gathered key, then
 		 * each query's own keys [k0, k1] through the online softmax;
 		 * the other keys get probability 0, which adds exact zeros */
@@ -666,7 +671,9 @@ static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int
 			tfm_k_kv_put(a->k_type, (uint8_t *)kc + (size_t)(h * ns + slot) * krow,
 				     k + h * hd, hd);
 		}
-		tfm_k_kv_put(a->v_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow, v + h * vd, vd);
+		if (!a->v_from_k)
+			tfm_k_kv_put(a->v_type, (uint8_t *)vc + (size_t)(h * ns + slot) * vrow,
+				     v + h * vd, vd);
 	}
 }
 

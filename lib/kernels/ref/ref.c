@@ -133,6 +133,9 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 	int64_t hd = a->head_dim, qd = a->n_head * hd;
 	int64_t vd = a->v_dim ? a->v_dim : hd;
 	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
+	int vtype = a->v_type;
+	if (a->v_from_k) /* values: the head of each key row */
+		vc = kc, vrow = krow, vtype = a->k_type;
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
 		int64_t p = a->bidir ? a->pos0 + a->n_tok - 1 : a->pos0 + t; /* last key seen */
@@ -160,7 +163,7 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 				for (int64_t j = lo; j <= p; j++) {
 					const uint8_t *vr = (const uint8_t *)vc +
 						((j % a->n_slots) * a->n_head_kv + kh) * vrow;
-					s += (double)sc[j - lo] * tfm_k_kv_elem(a->v_type, vr, d);
+					s += (double)sc[j - lo] * tfm_k_kv_elem(vtype, vr, d);
 				}
 				o[d] = (float)s;
 			}
@@ -175,7 +178,9 @@ static void ref_kv_store(void *kc, void *vc, const float *k, const float *v, int
 	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	for (int64_t h = 0; h < a->n_head_kv; h++) {
 		tfm_k_kv_put(a->k_type, (uint8_t *)kc + (slot * a->n_head_kv + h) * krow, k + h * hd, hd);
-		tfm_k_kv_put(a->v_type, (uint8_t *)vc + (slot * a->n_head_kv + h) * vrow, v + h * vd, vd);
+		if (!a->v_from_k)
+			tfm_k_kv_put(a->v_type, (uint8_t *)vc + (slot * a->n_head_kv + h) * vrow,
+				     v + h * vd, vd);
 	}
 }
 
