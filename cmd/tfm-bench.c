@@ -3,6 +3,7 @@
  * the machine's limits; the attention kernel alone against the scalar
  * reference, with KV-cache bytes per variant; and the limits themselves.
  * Options and glue only: the measurements are in lib/bench. */
+#include "format/config-json.h"
 #include "common.h"
 #include "bench/bench.h"
 #include "kernels/backend.h"
@@ -208,7 +209,7 @@ static int config_spec(const struct opts *o, struct tfm_spec *s)
 	if (tfm_gguf_is_gguf(b.data, b.size)) {
 		if (!(st = tfm_gguf_parse(&g, b.data, b.size, b.name)))
 			st = tfm_spec_from_gguf(s, g);
-	} else if (!(cfg = json_loadb((const char *)b.data, b.size, 0, &err))) {
+	} else if (!(cfg = tfm_config_json(b.data, b.size, &err))) {
 		st = tfm_seterr(TFM_E_FORMAT, "line %d: %s (not a config.json or GGUF)", err.line,
 				err.text);
 	} else if (!json_is_object(cfg)) {

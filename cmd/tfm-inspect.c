@@ -3,6 +3,7 @@
  * tensors.  Input: a GGUF file, a checkpoint tfm_ckpt_open reads (Hugging
  * Face directory or archive, safetensors, PyTorch, llama2.c), a bare
  * config.json, or "-" (GGUF or config.json on stdin).  Options and glue only. */
+#include "format/config-json.h"
 #include "common.h"
 
 #include <ctype.h>
@@ -61,7 +62,7 @@ static int looks_like_json(const uint8_t *p, size_t n)
 static int config_from_bytes(struct input *in, const uint8_t *p, size_t n)
 {
 	json_error_t err;
-	in->config = json_loadb((const char *)p, n, 0, &err);
+	in->config = tfm_config_json(p, n, &err);
 	if (!in->config)
 		return tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", in->path, err.line, err.text);
 	in->format = "config";

@@ -6,6 +6,7 @@
  * or stored zip in place (archmap.c), others with libarchive, which streams
  * (no random access), so the members needed are copied into memory. */
 #include "format/ckpt-impl.h"
+#include "format/config-json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +94,7 @@ static int load_config_and_side(struct hf_src *s, int required)
 		return st;
 	} else if (!c->config) {
 		json_error_t je;
-		c->config = json_loadb((const char *)d, n, 0, &je);
+		c->config = tfm_config_json(d, n, &je);
 		src_put(s, &tmp);
 		if (!c->config || !json_is_object(c->config))
 			return tfm_seterr(TFM_E_FORMAT, "%s: config.json: %s", s->label,

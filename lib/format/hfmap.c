@@ -405,6 +405,24 @@ static const struct ent mamba[] = {
 	END
 };
 
+/* ---- Mamba-2: llama.cpp's names (ssm_dt.bias is dt_bias, one per head;
+ * ssm_norm the gated RMSNorm's weight) ---- */
+static const struct ent mamba2[] = {
+	{"embeddings.weight", "token_embd.weight", 0},
+	{"norm_f.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	{"layers.#.norm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.mixer.in_proj.$", "blk.#.ssm_in.$", 0},
+	{"layers.#.mixer.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
+	{"layers.#.mixer.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
+	{"layers.#.mixer.dt_bias", "blk.#.ssm_dt.bias", 0},
+	{"layers.#.mixer.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
+	{"layers.#.mixer.D", "blk.#.ssm_d", 0},
+	{"layers.#.mixer.norm.weight", "blk.#.ssm_norm.weight", 0},
+	{"layers.#.mixer.out_proj.$", "blk.#.ssm_out.$", 0},
+	END
+};
+
 static const struct arch archs[] = {
 	{"llama", {"model.", ""}, {qk_permuted, llama_base}},
 	{"mistral", {"model.", ""}, {qk_permuted, llama_base}},
@@ -445,6 +463,7 @@ static const struct arch archs[] = {
 	{"albert", {"albert.", ""}, {albert}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
+	{"mamba2", {"backbone.", ""}, {mamba2}},
 };
 
 struct match {

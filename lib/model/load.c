@@ -465,6 +465,36 @@ static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w)
 	return TFM_OK;
 }
 
+/* A mamba2 layer: its norm and mixer, no FFN (llama.cpp's names; in_proj
+ * as wide as z, xBC and dt: no extra MLP columns). */
+static int bind_mamba2(struct binder *b, int64_t l)
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	int64_t d = s->n_embd, di = s->ssm_d_inner, nh = s->ssm_n_head;
+	int64_t cd = di + 2 * s->ssm_n_group * s->ssm_d_state, proj = di + cd + nh;
+	char n[96];
+	int st;
+	struct tfm_mat cw;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	TRY(bind_mat(b, &L->ssm_in, NM("ssm_in.weight"), d, proj, 1));
+	TRY(bind_vec(b, &L->ssm_in_b, NM("ssm_in.bias"), proj, s->ssm_bias));
+	TRY(bind_mat(b, &cw, NM("ssm_conv1d.weight"), s->ssm_d_conv, cd, 1));
+	TRY(mat_f32(b, &L->ssm_conv_w, &cw));
+	TRY(bind_vec(b, &L->ssm_conv_b, NM("ssm_conv1d.bias"), cd, s->ssm_conv_bias));
+	TRY(bind_vec(b, &L->ssm_dt_b, NM("ssm_dt.bias"), nh, 1));
+	TRY(bind_vec(b, &L->ssm_a, NM("ssm_a"), nh, 1));
+	TRY(bind_vec(b, &L->ssm_d, NM("ssm_d"), nh, 1));
+	TRY(bind_vec(b, &L->ssm_norm_w, NM("ssm_norm.weight"), di, 1));
+	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), di, d, 1));
+	TRY(bind_vec(b, &L->ssm_out_b, NM("ssm_out.bias"), d, s->ssm_bias));
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
 /* A mamba layer: its norm and mixer, no FFN (llama.cpp's names). */
 static int bind_mamba(struct binder *b, int64_t l)
 {
@@ -500,6 +530,8 @@ static int bind_layer(struct binder *b, int64_t l)
 {
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA)
 		return bind_mamba(b, l);
+	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA2)
+		return bind_mamba2(b, l);
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	struct tfm_layer *L = &m->layers[l];

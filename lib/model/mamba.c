@@ -14,13 +14,20 @@
 
 static int is_mamba(const struct tfm_spec *s, int64_t l)
 {
-	return s->layer_kind[l] == TFM_LAYER_MAMBA;
+	return s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2;
 }
 
-/* per layer: conv [d_conv - 1][d_inner], then scan [d_inner][d_state] */
-static int64_t layer_floats(const struct tfm_spec *s)
+/* the width of a layer's conv inputs: d_inner (mamba), xBC (mamba2) */
+static int64_t conv_width(const struct tfm_spec *s, int64_t l)
 {
-	return (s->ssm_d_conv - 1) * s->ssm_d_inner + s->ssm_d_inner * s->ssm_d_state;
+	return s->layer_kind[l] == TFM_LAYER_MAMBA2 ? tfm_mamba2_conv_dim(s) : s->ssm_d_inner;
+}
+
+/* per layer: conv [d_conv - 1][conv width], then the scan state
+ * [d_inner][d_state] (mamba2: [n_head][head_dim][d_state], as many) */
+static int64_t layer_floats(const struct tfm_spec *s, int64_t l)
+{
+	return (s->ssm_d_conv - 1) * conv_width(s, l) + s->ssm_d_inner * s->ssm_d_state;
 }
 
 int64_t tfm_mamba_state_bytes(const struct tfm_model *m)
@@ -28,7 +35,7 @@ int64_t tfm_mamba_state_bytes(const struct tfm_model *m)
 	int64_t n = 0;
 	for (int64_t l = 0; l < m->spec.n_layer; l++)
 		if (is_mamba(&m->spec, l))
-			n += layer_floats(&m->spec) * (int64_t)sizeof(float);
+			n += layer_floats(&m->spec, l) * (int64_t)sizeof(float);
 	return n;
 }
 
@@ -39,8 +46,10 @@ int tfm_mamba_ctx_new(struct tfm_ctx *c)
 	if (!state)
 		return TFM_OK;
 	int64_t B = c->n_batch, di = s->ssm_d_inner, w = s->ssm_dt_rank + 2 * s->ssm_d_state;
-	/* state; scratch xz [B][2 di], xc [B][di], dbc [B][w], dt [B][di], y [B][di] */
-	int64_t total = state + B * (2 * di + di + w + di + di);
+	/* state; scratch xz [B][2 di], xc [B][di], dbc [B][w], dt [B][di], y [B][di]
+	 * (mamba2: tfm_mamba2_scratch_floats) */
+	int64_t scr = B * (2 * di + di + w + di + di), scr2 = tfm_mamba2_scratch_floats(s, B);
+	int64_t total = state + (scr > scr2 ? scr : scr2);
 	c->ssm = tfm_calloc((size_t)total, sizeof(float));
 	if (!c->ssm)
 		return tfm_seterr(TFM_E_NOMEM, "recurrent state of %lld layers", (long long)s->n_layer);
@@ -67,6 +76,30 @@ static void rms(float *x, int64_t n, float eps)
 		x[i] *= r;
 }
 
+void tfm_ssm_conv(float *out, const float *in, int64_t stride, float *state, const float *w,
+		  const float *b, int64_t n, int64_t width, int64_t K)
+{
+	/* tap k of token t reads input t - (K-1) + k */
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t i = 0; i < width; i++) {
+			float a = b ? b[i] : 0.0f;
+			const float *wk = w + i * K;
+			for (int64_t k = 0; k < K; k++) {
+				int64_t src = t - (K - 1) + k;
+				a += wk[k] * (src >= 0 ? in[src * stride + i] : state[(K - 1 + src) * width + i]);
+			}
+			out[t * width + i] = silu(a);
+		}
+	/* the state keeps the last K - 1 inputs */
+	for (int64_t j = 0; j < K - 1; j++) {
+		int64_t src = n - (K - 1) + j; /* input index relative to this batch */
+		if (src >= 0)
+			memcpy(state + j * width, in + src * stride, (size_t)width * sizeof(float));
+		else
+			memmove(state + j * width, state + (j + n) * width, (size_t)width * sizeof(float));
+	}
+}
+
 void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, const float *A,
 			float D, const float *B, const float *C, int64_t bc_stride, int64_t n,
 			int64_t d_state, int64_t stride)
@@ -89,45 +122,30 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	const struct tfm_backend *be = m->be;
 	const struct tfm_layer *L = &m->layers[l];
 	int64_t di = s->ssm_d_inner, K = s->ssm_d_conv, N = s->ssm_d_state, R = s->ssm_dt_rank;
-	int64_t w = R + 2 * N, B = c->n_batch, lf = layer_floats(s);
-	int64_t idx = 0;
+	int64_t w = R + 2 * N, B = c->n_batch, lf = layer_floats(s, l);
+	int64_t off = 0;
 	for (int64_t j = 0; j < l; j++)
-		idx += is_mamba(s, j);
-	float *conv = c->ssm + idx * lf;          /* [K - 1][di]: inputs pos0-K+1 .. pos0-1 */
-	float *hs = conv + (K - 1) * di;          /* [di][N] */
+		if (is_mamba(s, j))
+			off += layer_floats(s, j);
+	float *conv = c->ssm + off;               /* [K - 1][di]: inputs pos0-K+1 .. pos0-1 */
+	float *hs = conv + (K - 1) * conv_width(s, l); /* [di][N] */
 	int64_t state = tfm_mamba_state_bytes(m) / (int64_t)sizeof(float);
+	if (pos0 == 0)
+		memset(conv, 0, (size_t)lf * sizeof(float));
+	if (s->layer_kind[l] == TFM_LAYER_MAMBA2) {
+		tfm_mamba2_mix(c, l, n, conv, hs, c->ssm + state);
+		return;
+	}
 	float *xz = c->ssm + state;               /* [n][2 di]: x then z */
 	float *xc = xz + B * 2 * di;              /* [n][di] conv output, SiLU'd */
 	float *dbc = xc + B * di;                 /* [n][R + 2N]: dt_in, B, C */
 	float *dt = dbc + B * w;                  /* [n][di] */
 	float *y = dt + B * di;                   /* [n][di] */
-	if (pos0 == 0)
-		memset(conv, 0, (size_t)lf * sizeof(float));
 	be->matmul(&c->kx, xz, c->xn, &L->ssm_in, n);
 	if (L->ssm_in_b)
 		for (int64_t t = 0; t < n; t++)
 			be->add(xz + t * 2 * di, xz + t * 2 * di, L->ssm_in_b, 2 * di);
-	/* causal depthwise conv: tap k of token t reads input t - (K-1) + k */
-	for (int64_t t = 0; t < n; t++)
-		for (int64_t i = 0; i < di; i++) {
-			float a = L->ssm_conv_b ? L->ssm_conv_b[i] : 0.0f;
-			const float *wk = L->ssm_conv_w + i * K;
-			for (int64_t k = 0; k < K; k++) {
-				int64_t src = t - (K - 1) + k;
-				float v = src >= 0 ? xz[src * 2 * di + i] : conv[(K - 1 + src) * di + i];
-				a += wk[k] * v;
-			}
-			xc[t * di + i] = silu(a);
-		}
-	/* the conv state keeps the last K - 1 inputs */
-	for (int64_t j = 0; j < K - 1; j++) {
-		int64_t src = n - (K - 1) + j; /* input index relative to this batch */
-		if (src >= 0)
-			for (int64_t i = 0; i < di; i++)
-				conv[j * di + i] = xz[src * 2 * di + i];
-		else
-			memmove(conv + j * di, conv + (j + n) * di, (size_t)di * sizeof(float));
-	}
+	tfm_ssm_conv(xc, xz, 2 * di, conv, L->ssm_conv_w, L->ssm_conv_b, n, di, K);
 	be->matmul(&c->kx, dbc, xc, &L->ssm_x, n);
 	if (s->ssm_dt_norm) {
 		float eps = (float)(s->ssm_norm_eps > 0 ? s->ssm_norm_eps : s->norm_eps);
@@ -160,21 +178,29 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 int tfm_mamba_check_spec(const struct tfm_spec *s)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
+	int v2 = s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_MAMBA2;
 	for (int64_t l = 0; l < s->n_layer; l++)
-		if (!is_mamba(s, l))
+		if (s->layer_kind[l] != (v2 ? TFM_LAYER_MAMBA2 : TFM_LAYER_MAMBA))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: layer %lld: %s layers not supported yet",
-					  arch, (long long)l, s->layer_kind[l] == TFM_LAYER_MAMBA2 ? "mamba2"
+					  arch, (long long)l, is_mamba(s, l) ? "mixed mamba and mamba2"
 					  : s->layer_kind[l] == TFM_LAYER_RWKV ? "rwkv" : "this kind of");
+	if (v2 && (s->ssm_n_head < 1 || s->ssm_n_group < 1 || s->ssm_n_head % s->ssm_n_group ||
+		   s->ssm_d_inner % s->ssm_n_head || s->ssm_dt_norm ||
+		   (s->ssm_dt_max > 0 && s->ssm_dt_max < s->ssm_dt_min)))
+		return tfm_seterr(TFM_E_FORMAT, "%s: bad mamba2 sizes (inner %lld, %lld heads, %lld "
+				  "groups, dt in [%g, %g])%s", arch, (long long)s->ssm_d_inner,
+				  (long long)s->ssm_n_head, (long long)s->ssm_n_group, s->ssm_dt_min,
+				  s->ssm_dt_max, s->ssm_dt_norm ? " or dt/B/C norms" : "");
 	if (s->n_embd < 1 || s->n_vocab < 1 || s->ssm_d_inner < 1 || s->ssm_d_state < 1 ||
-	    s->ssm_d_conv < 1 || s->ssm_dt_rank < 1)
+	    s->ssm_d_conv < 1 || (!v2 && s->ssm_dt_rank < 1))
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad mamba sizes (embd %lld, vocab %lld, inner "
 				  "%lld, state %lld, conv %lld, dt rank %lld)", arch,
 				  (long long)s->n_embd, (long long)s->n_vocab, (long long)s->ssm_d_inner,
 				  (long long)s->ssm_d_state, (long long)s->ssm_d_conv,
 				  (long long)s->ssm_dt_rank);
-	if (s->ssm_n_head || s->ssm_n_group)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba layers with heads or groups (mamba2) "
-				  "not supported yet", arch);
+	if (!v2 && (s->ssm_n_head || s->ssm_n_group))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba layers with heads or groups "
+				  "(mamba2's)", arch);
 	if (s->family != TFM_FAMILY_DECODER || s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba only as a decoder with an LM head", arch);
 	if (s->norm != TFM_NORM_RMS || s->norm_place != TFM_NORM_PRE || s->norm_plus_one ||

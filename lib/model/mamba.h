@@ -19,11 +19,29 @@ int64_t tfm_mamba_state_bytes(const struct tfm_model *m);
 /* c->h[n][n_embd] = mixer of layer l over c->xn[n][n_embd], tokens at pos0..
  * (pos0 == 0 starts from a zero state). */
 void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0);
+/* The causal depthwise conv of both mixers, then SiLU: out[t][i] for t < n,
+ * i < width, from input rows in[t * stride ..] and, before the batch, the
+ * state [K - 1][width] of earlier inputs, which then keeps the last K - 1;
+ * taps w [width][K], bias b [width] or NULL. */
+void tfm_ssm_conv(float *out, const float *in, int64_t stride, float *state, const float *w,
+		  const float *b, int64_t n, int64_t width, int64_t K);
 /* One channel's selective scan, the scalar reference: for t < n
  *   h[s] = exp(dt[t] A[s]) h[s] + dt[t] B[t][s] x[t],  y[t] = C[t] . h + D x[t]
  * with B, C rows of stride bc_stride; h[d_state] carries the state. */
 void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, const float *A,
 			float D, const float *B, const float *C, int64_t bc_stride, int64_t n,
 			int64_t d_state, int64_t stride);
+
+/* mamba2.c: the Mamba-2 mixer of layer l over c->xn into c->h, with its
+ * conv inputs conv [d_conv - 1][conv_dim] and scan state S [n_head][head_dim]
+ * [d_state] (zero at the start of a sequence), scratch scr of
+ * tfm_mamba2_scratch_floats floats. */
+void tfm_mamba2_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float *S, float *scr);
+int64_t tfm_mamba2_conv_dim(const struct tfm_spec *s);       /* d_inner + 2 n_group d_state */
+int64_t tfm_mamba2_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
+/* One head's step, the scalar reference: S[head_dim][d_state] = exp(dt A) S +
+ * dt x B^T, y = S C + D x. */
+void tfm_mamba2_scan_ref(float *y, float *S, const float *x, float dt, float A, float D,
+			 const float *B, const float *C, int64_t head_dim, int64_t d_state);
 
 #endif

@@ -51,6 +51,11 @@ struct tfm_layer {
 	float *ssm_conv_w, *ssm_conv_b; /* [d_inner][d_conv], [d_inner] or NULL */
 	float *ssm_dt_b, *ssm_d;     /* [d_inner] */
 	float *ssm_a;                /* [d_inner][d_state]: A = -exp(A_log) */
+	/* mamba2 (mamba2.c): ssm_in {n_embd, 2 d_inner + 2 n_group d_state +
+	 * n_head} (z, xBC, dt), conv taps [conv_dim][d_conv] with conv_dim =
+	 * d_inner + 2 n_group d_state, ssm_dt_b, ssm_a, ssm_d [n_head], the
+	 * gated norm's weight [d_inner] */
+	float *ssm_norm_w;
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */

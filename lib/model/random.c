@@ -121,6 +121,31 @@ static void mamba(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
+/* A mamba2 layer: A negative per head, D near 1, dt bias near
+ * softplus^-1(0.01), the gated norm's weight near 1 */
+static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
+{
+	int64_t d = s->n_embd, di = s->ssm_d_inner, nh = s->ssm_n_head;
+	int64_t cd = di + 2 * s->ssm_n_group * s->ssm_d_state, proj = di + cd + nh;
+	char n[96];
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+	norm(r, s, N("attn_norm"), d);
+	add(r, N("ssm_in.weight"), d, proj, 0, 1 / sqrtf((float)d));
+	add(r, N("ssm_conv1d.weight"), s->ssm_d_conv, cd, 0, 1 / sqrtf((float)s->ssm_d_conv));
+	if (s->ssm_conv_bias)
+		add(r, N("ssm_conv1d.bias"), cd, 1, 0, 0.02f);
+	add(r, N("ssm_dt.bias"), nh, 1, -4.6f, 0.5f);
+	add(r, N("ssm_a"), nh, 1, -1, 0.5f);
+	add(r, N("ssm_d"), nh, 1, 1, 0.1f);
+	add(r, N("ssm_norm.weight"), di, 1, 1, 0.1f);
+	add(r, N("ssm_out.weight"), di, d, 0, 1 / sqrtf((float)di));
+	if (s->ssm_bias) {
+		add(r, N("ssm_in.bias"), proj, 1, 0, 0.02f);
+		add(r, N("ssm_out.bias"), d, 1, 0, 0.02f);
+	}
+#undef N
+}
+
 static void tensors(struct rnd *r, const struct tfm_spec *s)
 {
 	int64_t d = s->n_embd, hd = s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 0;
@@ -176,6 +201,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
 			mamba(r, s, l);
+			continue;
+		}
+		if (s->layer_kind[l] == TFM_LAYER_MAMBA2) {
+			mamba2(r, s, l);
 			continue;
 		}
 		/* llama.cpp's BERT names its post norms */

@@ -7,6 +7,7 @@
 #include "spec-impl.h"
 #include "config-keys.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Getters: a missing key or a JSON null gives the default.  Each records
@@ -16,9 +17,23 @@ static inline json_t *gj(const json_t *c, const char *k)
 	tfm_cfg_mark(c, k);
 	return json_object_get(c, k);
 }
+/* Infinity, -Infinity, NaN: the strings config.json's bare tokens became
+ * (hfdir.c); 1 and *x set when v is one */
+static inline int nonfinite(const json_t *v, double *x)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	if (!s)
+		return 0;
+	*x = !strcmp(s, "Infinity") ? INFINITY : !strcmp(s, "-Infinity") ? -INFINITY
+	     : !strcmp(s, "NaN") ? NAN : 0;
+	return *x != 0 || isnan(*x);
+}
 static inline int64_t gi(const json_t *c, const char *k, int64_t d)
 {
 	json_t *v = gj(c, k);
+	double x;
+	if (nonfinite(v, &x)) /* no integer: out of every range check */
+		return isnan(x) || x > 0 ? INT64_MAX : INT64_MIN;
 	if (json_is_integer(v))
 		return json_integer_value(v);
 	if (json_is_real(v))
@@ -30,6 +45,9 @@ static inline int64_t gi(const json_t *c, const char *k, int64_t d)
 static inline double gf(const json_t *c, const char *k, double d)
 {
 	json_t *v = gj(c, k);
+	double x;
+	if (nonfinite(v, &x))
+		return x;
 	return json_is_number(v) ? json_number_value(v) : d;
 }
 static inline int gb(const json_t *c, const char *k, int d)

@@ -320,6 +320,38 @@ int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
 	ssm_sizes(s, c, "", 128);
 	s->ssm_n_head = gi(c, "num_heads", 128);
 	s->ssm_n_group = gi(c, "n_groups", 8);
+	int64_t hd = gi(c, "head_dim", 64);
+	/* transformers: intermediate_size = int(expand * hidden_size) */
+	s->ssm_d_inner = (int64_t)(gf(c, "expand", 2) * (double)s->n_embd);
+	s->ssm_dt_rank = 0; /* dt is one value per head, from in_proj */
+	gi(c, "chunk_size", 256); /* the SSD chunk length: the same sums as the scan tfm runs */
+	json_t *lim = gj(c, "time_step_limit");
+	s->ssm_dt_min = 0, s->ssm_dt_max = 0;
+	if (json_is_array(lim) && json_array_size(lim) == 2) {
+		json_t *a = json_array_get(lim, 0), *b = json_array_get(lim, 1);
+		s->ssm_dt_min = json_number_value(a);
+		double mx = json_is_number(b) ? json_number_value(b) : INFINITY;
+		s->ssm_dt_max = isinf(mx) ? 0 : mx;
+		if (!json_is_number(a) || (!json_is_number(b) && !json_is_null(b) &&
+					   !json_is_string(b)) || s->ssm_dt_min < 0 ||
+		    (!isinf(mx) && mx < s->ssm_dt_min))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max] "
+					  "with 0 <= min <= max", s->arch);
+		if (json_is_string(b) && strcmp(json_string_value(b), "Infinity") &&
+		    strcmp(json_string_value(b), "inf"))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit max \"%.20s\"",
+					  s->arch, json_string_value(b));
+	} else if (lim && !json_is_null(lim)) {
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max]", s->arch);
+	}
+	if (strcmp(gs(c, "hidden_act", "silu"), "silu"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: hidden_act \"%.20s\" in the mixer is not "
+				  "supported (silu)", s->arch, gs(c, "hidden_act", ""));
+	if (s->ssm_n_head < 1 || s->ssm_n_group < 1 || hd < 1 || s->ssm_n_head * hd != s->ssm_d_inner ||
+	    s->ssm_n_head % s->ssm_n_group)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %lld heads of %lld for an inner size of %lld in "
+				  "%lld groups", s->arch, (long long)s->ssm_n_head, (long long)hd,
+				  (long long)s->ssm_d_inner, (long long)s->ssm_n_group);
 	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA2);
 	all_layers(s->layer_rope, s->n_layer, 0);
 	return TFM_OK;

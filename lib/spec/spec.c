@@ -141,6 +141,8 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("ssm.bias", ssm_bias),
 	B("ssm.dt_norm", ssm_dt_norm),
 	D("ssm.norm_eps", ssm_norm_eps, 0, 1),
+	D("ssm.dt_min", ssm_dt_min, 0, 1e9),
+	D("ssm.dt_max", ssm_dt_max, 0, 1e9),
 	N("rwkv.version", rwkv_version, 0, 7),
 	I("rwkv.head_size", rwkv_head_size, 0, 1e6),
 

@@ -150,6 +150,8 @@ struct tfm_spec {
 	int ssm_conv_bias, ssm_bias; /* conv1d bias; in/out projection biases */
 	int ssm_dt_norm;          /* jamba, falcon_mamba: RMS norms on dt, B and C */
 	double ssm_norm_eps;      /* their eps (falcon_mamba's mixer_rms_eps; 0: norm.eps) */
+	double ssm_dt_min, ssm_dt_max; /* mamba2: dt clamped to [min, max] after softplus
+	                             (time_step_limit); max 0: no upper limit */
 	int rwkv_version;         /* 4, 5, 6, 7 */
 	int64_t rwkv_head_size;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ssm.bats: state-space models (mamba, falcon_mamba) through the tools: the
+# ssm.bats: state-space models (mamba, falcon_mamba, mamba2) through the tools: the
 # recurrent state in place of a KV cache, random-weight benchmarks, refusals.
 load helpers
 
@@ -50,9 +50,25 @@ FX=$ROOT/tests/fixtures
 	assert_success
 }
 
-@test "ssm: mamba2 layers are refused (65) by name, not run" {
-	printf '{"model_type": "mamba2", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 256, "num_heads": 4, "head_dim": 32, "n_groups": 1, "state_size": 16}' > "$T/config.json"
-	run tfm-bench -q --config "$T/config.json" -p 4 -n 1 -r 1 -t 1
-	assert_failure 65
-	assert_output --partial mamba2
+@test "ssm: mamba2 (config.json with Infinity, as transformers writes it): state, bench, refusals" {
+	grep -q 'Infinity' "$FX/mamba2/config.json"
+	# 2 layers x (3 conv columns x (64 + 2 x 16) + 64 x 16 scan state) x 4 bytes = 10496
+	run tfm-inspect -F json -c 4096 "$FX/mamba2/config.json"
+	assert_success
+	[ "$(echo "$output" | jq -e .state_bytes)" = 10496 ]
+	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 0 ]
+	run tfm-bench -q --config "$FX/mamba2/config.json" -p 16 -n 4 -r 1 -t 1 -F json
+	assert_success
+	[ "$(echo "$output" | jq -r .arch)" = mamba2 ]
+	[ "$(echo "$output" | jq '[.tests[] | select(.avg_ts > 0)] | length')" = 2 ]
+	tfm-convert -o "$T/m2.gguf" "$FX/mamba2-b"
+	run tfm-inspect -F json "$T/m2.gguf"
+	[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ]
+	# knobs that change the mixer and are not implemented: refused by name
+	for kv in '"rms_norm": false' '"hidden_act": "gelu"' '"n_groups": 3' '"time_step_limit": [0.5, 0.1]'; do
+		jq ". + {$kv}" "$FX/mamba2/config.json" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+		assert_output --partial "$(echo "$kv" | cut -d'"' -f2 | sed 's/n_groups/groups/')"
+	done
 }

@@ -225,12 +225,18 @@ static void t_fixture_names(void)
 		CHECK_MSG(post_ln != !!json_object_get(seen, "output_norm.weight#0"),
 			  "%s: output_norm %s", fname, post_ln ? "present" : "missing");
 		if (strstr(arch, "mamba")) { /* a mixer of its own, no FFN */
+			/* mamba2: dt from in_proj (no x_proj, dt_proj), a gated norm */
 			static const char *const ssm[] = {"ssm_in.weight", "ssm_conv1d.weight",
 							  "ssm_x.weight", "ssm_dt.weight", "ssm_dt.bias",
 							  "ssm_a", "ssm_d", "ssm_out.weight"};
-			for (size_t i = 0; i < sizeof ssm / sizeof ssm[0]; i++) {
+			static const char *const ssm2[] = {"ssm_in.weight", "ssm_conv1d.weight",
+							   "ssm_dt.bias", "ssm_a", "ssm_d",
+							   "ssm_norm.weight", "ssm_out.weight"};
+			int v2 = !strcmp(arch, "mamba2");
+			size_t nn = v2 ? sizeof ssm2 / sizeof ssm2[0] : sizeof ssm / sizeof ssm[0];
+			for (size_t i = 0; i < nn; i++) {
 				char k[64];
-				snprintf(k, sizeof k, "blk.1.%s#0", ssm[i]);
+				snprintf(k, sizeof k, "blk.1.%s#0", v2 ? ssm2[i] : ssm[i]);
 				CHECK_MSG(json_object_get(seen, k), "%s: no %s", fname, k);
 			}
 			json_decref(seen);

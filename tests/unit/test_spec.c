@@ -4,6 +4,7 @@
  * Expected numbers come from the released checkpoints (parameter totals) or
  * from hand computation written out beside each check, never from the code. */
 #include "t.h"
+#include "format/config-json.h"
 
 static json_t *load_config(const char *name)
 {
@@ -472,10 +473,45 @@ static void t_json(void)
 	CHECK(tfm_spec_enum_value("ffn.act", "gelu_tanh") == TFM_ACT_GELU_TANH);
 }
 
+/* config.json as Python writes it: bare Infinity / -Infinity / NaN become
+ * strings outside JSON strings (quotes and escapes kept), which the presets
+ * read as those numbers: mamba2's time_step_limit [0.0, Infinity] is no
+ * upper limit, [0.05, 0.5] both. */
+static void t_nonfinite(void)
+{
+	static const char txt[] = "{\"a\": [0.0, Infinity], \"b\": -Infinity, \"c\": NaN, "
+				  "\"s\": \"x Infinity \\\" NaN\", \"t\": \"\\\\\", \"u\": Infinity}";
+	json_error_t e;
+	json_t *j = tfm_config_json(txt, sizeof txt - 1, &e);
+	CHECK_MSG(j != NULL, "%s", j ? "" : e.text);
+	if (j) {
+		CHECK(!strcmp(json_string_value(json_array_get(json_object_get(j, "a"), 1)), "Infinity"));
+		CHECK(!strcmp(json_string_value(json_object_get(j, "b")), "-Infinity"));
+		CHECK(!strcmp(json_string_value(json_object_get(j, "c")), "NaN"));
+		CHECK(!strcmp(json_string_value(json_object_get(j, "s")), "x Infinity \" NaN"));
+		CHECK(!strcmp(json_string_value(json_object_get(j, "t")), "\\"));
+		CHECK(!strcmp(json_string_value(json_object_get(j, "u")), "Infinity"));
+	}
+	json_decref(j);
+	CHECK(tfm_config_json("{\"a\": Inf}", 10, &e) == NULL); /* not Python's token */
+	static const char m2[] = "{\"model_type\": \"mamba2\", \"hidden_size\": 16, "
+				 "\"num_heads\": 4, \"head_dim\": 8, \"n_groups\": 2, "
+				 "\"num_hidden_layers\": 1, \"time_step_limit\": [0.0, Infinity]}";
+	struct tfm_spec s;
+	j = tfm_config_json(m2, sizeof m2 - 1, &e);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	CHECK(s.ssm_dt_min == 0 && s.ssm_dt_max == 0 && s.ssm_d_inner == 32);
+	json_array_set_new(json_object_get(j, "time_step_limit"), 1, json_real(0.5));
+	json_array_set_new(json_object_get(j, "time_step_limit"), 0, json_real(0.05));
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	CHECK(s.ssm_dt_min == 0.05 && s.ssm_dt_max == 0.5);
+	json_decref(j);
+}
+
 static const struct t_case t_cases[] = {
 	{ "llama2_7b", t_llama2_7b }, { "mixtral", t_mixtral }, { "small_models", t_small_models },
 	{ "window_mla", t_window_mla }, { "presets", t_presets }, { "errors", t_errors },
 	{ "set", t_set }, { "gguf_file", t_gguf_file }, { "llamacpp_keys", t_llamacpp_keys },
-	{ "llamacpp_files", t_llamacpp_files }, { "json", t_json },
+	{ "llamacpp_files", t_llamacpp_files }, { "json", t_json }, { "nonfinite", t_nonfinite },
 };
 T_MAIN(t_cases)
