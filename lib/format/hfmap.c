@@ -423,6 +423,32 @@ static const struct ent mamba2[] = {
 	END
 };
 
+/* ---- RWKV v4 (transformers' rwkv): llama.cpp has no v4; names in its
+ * RWKV-6 style; time_decay becomes -exp(time_decay) ---- */
+static const struct ent rwkv[] = {
+	{"embeddings.weight", "token_embd.weight", 0},
+	{"blocks.0.pre_ln.$", "token_embd_norm.$", 0},
+	{"ln_out.$", "output_norm.$", 0},
+	{"head.$", "output.$", 0},
+	{"blocks.#.ln1.$", "blk.#.attn_norm.$", 0},
+	{"blocks.#.ln2.$", "blk.#.ffn_norm.$", 0},
+	{"blocks.#.attention.time_decay", "blk.#.time_mix_decay", TFM_HFMAP_NEG_EXP},
+	{"blocks.#.attention.time_first", "blk.#.time_mix_first", 0},
+	{"blocks.#.attention.time_mix_key", "blk.#.time_mix_lerp_k", 0},
+	{"blocks.#.attention.time_mix_value", "blk.#.time_mix_lerp_v", 0},
+	{"blocks.#.attention.time_mix_receptance", "blk.#.time_mix_lerp_r", 0},
+	{"blocks.#.attention.key.$", "blk.#.time_mix_key.$", 0},
+	{"blocks.#.attention.value.$", "blk.#.time_mix_value.$", 0},
+	{"blocks.#.attention.receptance.$", "blk.#.time_mix_receptance.$", 0},
+	{"blocks.#.attention.output.$", "blk.#.time_mix_output.$", 0},
+	{"blocks.#.feed_forward.time_mix_key", "blk.#.channel_mix_lerp_k", 0},
+	{"blocks.#.feed_forward.time_mix_receptance", "blk.#.channel_mix_lerp_r", 0},
+	{"blocks.#.feed_forward.key.$", "blk.#.channel_mix_key.$", 0},
+	{"blocks.#.feed_forward.value.$", "blk.#.channel_mix_value.$", 0},
+	{"blocks.#.feed_forward.receptance.$", "blk.#.channel_mix_receptance.$", 0},
+	END
+};
+
 static const struct arch archs[] = {
 	{"llama", {"model.", ""}, {qk_permuted, llama_base}},
 	{"mistral", {"model.", ""}, {qk_permuted, llama_base}},
@@ -464,6 +490,7 @@ static const struct arch archs[] = {
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},
+	{"rwkv", {"rwkv.", ""}, {rwkv}},
 };
 
 struct match {

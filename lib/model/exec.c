@@ -693,6 +693,10 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	embed(c, tok, n, pos0);
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
+		if (s->layer_kind[l] == TFM_LAYER_RWKV) { /* the whole block: rwkv.c */
+			tfm_ssm_rwkv_block(c, l, n, pos0);
+			continue;
+		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2) {
 			/* x + mixer(norm(x)), no FFN */
 			norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);

@@ -465,6 +465,37 @@ static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w)
 	return TFM_OK;
 }
 
+/* An RWKV v4 block (rwkv.c; tfm's names, llama.cpp has no v4) */
+static int bind_rwkv(struct binder *b, int64_t l)
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	int64_t d = s->n_embd, ff = s->n_ff;
+	char n[96];
+	int st;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
+	TRY(bind_vec(b, &L->mix_k, NM("time_mix_lerp_k"), d, 1));
+	TRY(bind_vec(b, &L->mix_v, NM("time_mix_lerp_v"), d, 1));
+	TRY(bind_vec(b, &L->mix_r, NM("time_mix_lerp_r"), d, 1));
+	TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay"), d, 1));
+	TRY(bind_vec(b, &L->rw_first, NM("time_mix_first"), d, 1));
+	TRY(bind_mat(b, &L->rw_k, NM("time_mix_key.weight"), d, d, 1));
+	TRY(bind_mat(b, &L->rw_v, NM("time_mix_value.weight"), d, d, 1));
+	TRY(bind_mat(b, &L->rw_r, NM("time_mix_receptance.weight"), d, d, 1));
+	TRY(bind_mat(b, &L->rw_o, NM("time_mix_output.weight"), d, d, 1));
+	TRY(bind_vec(b, &L->cmix_k, NM("channel_mix_lerp_k"), d, 1));
+	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r"), d, 1));
+	TRY(bind_mat(b, &L->cm_k, NM("channel_mix_key.weight"), d, ff, 1));
+	TRY(bind_mat(b, &L->cm_v, NM("channel_mix_value.weight"), ff, d, 1));
+	TRY(bind_mat(b, &L->cm_r, NM("channel_mix_receptance.weight"), d, d, 1));
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
 /* A mamba2 layer: its norm and mixer, no FFN (llama.cpp's names; in_proj
  * as wide as z, xBC and dt: no extra MLP columns). */
 static int bind_mamba2(struct binder *b, int64_t l)
@@ -532,6 +563,8 @@ static int bind_layer(struct binder *b, int64_t l)
 		return bind_mamba(b, l);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA2)
 		return bind_mamba2(b, l);
+	if (b->m->spec.layer_kind[l] == TFM_LAYER_RWKV)
+		return bind_rwkv(b, l);
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	struct tfm_layer *L = &m->layers[l];

@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a layer with recurrent state kept here: mamba, mamba2, rwkv (rwkv.c) */
 static int is_mamba(const struct tfm_spec *s, int64_t l)
 {
-	return s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2;
+	return s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2 ||
+	       s->layer_kind[l] == TFM_LAYER_RWKV;
 }
 
 /* the width of a layer's conv inputs: d_inner (mamba), xBC (mamba2) */
@@ -27,6 +29,8 @@ static int64_t conv_width(const struct tfm_spec *s, int64_t l)
  * [d_inner][d_state] (mamba2: [n_head][head_dim][d_state], as many) */
 static int64_t layer_floats(const struct tfm_spec *s, int64_t l)
 {
+	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* two token shifts, num, den, max */
+		return 5 * s->n_embd;
 	return (s->ssm_d_conv - 1) * conv_width(s, l) + s->ssm_d_inner * s->ssm_d_state;
 }
 
@@ -49,7 +53,9 @@ int tfm_mamba_ctx_new(struct tfm_ctx *c)
 	/* state; scratch xz [B][2 di], xc [B][di], dbc [B][w], dt [B][di], y [B][di]
 	 * (mamba2: tfm_mamba2_scratch_floats) */
 	int64_t scr = B * (2 * di + di + w + di + di), scr2 = tfm_mamba2_scratch_floats(s, B);
-	int64_t total = state + (scr > scr2 ? scr : scr2);
+	int64_t scr3 = tfm_rwkv_scratch_floats(s, B);
+	scr = scr > scr2 ? scr : scr2;
+	int64_t total = state + (scr > scr3 ? scr : scr3);
 	c->ssm = tfm_calloc((size_t)total, sizeof(float));
 	if (!c->ssm)
 		return tfm_seterr(TFM_E_NOMEM, "recurrent state of %lld layers", (long long)s->n_layer);
@@ -115,6 +121,17 @@ void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, con
 	}
 }
 
+void tfm_ssm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	int64_t off = 0;
+	for (int64_t j = 0; j < l; j++)
+		if (is_mamba(s, j))
+			off += layer_floats(s, j);
+	tfm_rwkv_block(c, l, n, pos0, c->ssm + off,
+		       c->ssm + tfm_mamba_state_bytes(c->m) / (int64_t)sizeof(float));
+}
+
 void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 {
 	struct tfm_model *m = c->m;
@@ -178,6 +195,8 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 int tfm_mamba_check_spec(const struct tfm_spec *s)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_RWKV)
+		return tfm_rwkv_check_spec(s);
 	int v2 = s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_MAMBA2;
 	for (int64_t l = 0; l < s->n_layer; l++)
 		if (s->layer_kind[l] != (v2 ? TFM_LAYER_MAMBA2 : TFM_LAYER_MAMBA))

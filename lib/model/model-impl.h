@@ -56,6 +56,13 @@ struct tfm_layer {
 	 * d_inner + 2 n_group d_state, ssm_dt_b, ssm_a, ssm_d [n_head], the
 	 * gated norm's weight [d_inner] */
 	float *ssm_norm_w;
+	/* rwkv v4 (rwkv.c): time mixing's lerp weights mix_k, mix_v, mix_r [n_embd],
+	 * decay w = -exp(time_decay) (stored so) and bonus u [n_embd], its key,
+	 * value, receptance, output {n_embd, n_embd}; channel mixing's lerps
+	 * cmix_k, cmix_r, key {n_embd, n_ff}, value {n_ff, n_embd}, receptance
+	 * {n_embd, n_embd} */
+	float *mix_k, *mix_v, *mix_r, *rw_decay, *rw_first, *cmix_k, *cmix_r;
+	struct tfm_mat rw_k, rw_v, rw_r, rw_o, cm_k, cm_v, cm_r;
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */

@@ -146,6 +146,32 @@ static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
+/* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1 */
+static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
+{
+	int64_t d = s->n_embd, ff = s->n_ff;
+	float wd = 1 / sqrtf((float)d);
+	char n[96];
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+	norm(r, s, N("attn_norm"), d);
+	norm(r, s, N("ffn_norm"), d);
+	add(r, N("time_mix_lerp_k"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_v"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
+	add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+	add(r, N("time_mix_key.weight"), d, d, 0, wd);
+	add(r, N("time_mix_value.weight"), d, d, 0, wd);
+	add(r, N("time_mix_receptance.weight"), d, d, 0, wd);
+	add(r, N("time_mix_output.weight"), d, d, 0, wd);
+	add(r, N("channel_mix_lerp_k"), d, 1, 0.5f, 0.3f);
+	add(r, N("channel_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+	add(r, N("channel_mix_key.weight"), d, ff, 0, wd);
+	add(r, N("channel_mix_value.weight"), ff, d, 0, 1 / sqrtf((float)ff));
+	add(r, N("channel_mix_receptance.weight"), d, d, 0, wd);
+#undef N
+}
+
 static void tensors(struct rnd *r, const struct tfm_spec *s)
 {
 	int64_t d = s->n_embd, hd = s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 0;
@@ -205,6 +231,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA2) {
 			mamba2(r, s, l);
+			continue;
+		}
+		if (s->layer_kind[l] == TFM_LAYER_RWKV) {
+			rwkv(r, s, l);
 			continue;
 		}
 		/* llama.cpp's BERT names its post norms */

@@ -1144,6 +1144,23 @@ static const struct tfm_cfg_key k_mamba2[] = {
 	{ "vocab_size", "32768" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_rwkv[] = {
+	{ "attention_hidden_size", "4096" },
+	{ "bos_token_id", "0" },
+	{ "context_length", "1024" },
+	{ "eos_token_id", "0" },
+	{ "hidden_size", "4096" },
+	{ "intermediate_size", "16384" },
+	{ "layer_norm_epsilon", "1e-05" },
+	{ "model_type", "\"rwkv\"" },
+	{ "num_hidden_layers", "32" },
+	{ "pad_token_id", "null" },
+	{ "rescale_every", "6" },
+	{ "tie_word_embeddings", "false" },
+	{ "use_cache", "true" },
+	{ "vocab_size", "50277" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -1184,5 +1201,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "electra", k_electra },
 	{ "albert", k_albert },
 	{ "mamba2", k_mamba2 },
+	{ "rwkv", k_rwkv },
 	{ NULL, NULL },
 };

@@ -404,6 +404,9 @@ int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c)
 	s->rwkv_version = 4;
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
+	s->rwkv_rescale = gi(c, "rescale_every", 6);
+	if (s->rwkv_rescale < 0)
+		s->rwkv_rescale = 0;
 	if (gi(c, "attention_hidden_size", s->n_embd) != s->n_embd)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "rwkv: attention_hidden_size != hidden_size "
 				  "is not supported");

@@ -154,6 +154,7 @@ struct tfm_spec {
 	                             (time_step_limit); max 0: no upper limit */
 	int rwkv_version;         /* 4, 5, 6, 7 */
 	int64_t rwkv_head_size;
+	int64_t rwkv_rescale;     /* rwkv: rescale_every (halve the state every R layers); 0: none */
 
 	/* heads */
 	float final_softcap;      /* 0: none (gemma2: 30) */

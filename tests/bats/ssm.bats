@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# ssm.bats: state-space models (mamba, falcon_mamba, mamba2) through the tools: the
+# ssm.bats: state-space models (mamba, falcon_mamba, mamba2) and RWKV through the tools: the
 # recurrent state in place of a KV cache, random-weight benchmarks, refusals.
 load helpers
 
@@ -71,4 +71,22 @@ FX=$ROOT/tests/fixtures
 		assert_failure 65
 		assert_output --partial "$(echo "$kv" | cut -d'"' -f2 | sed 's/n_groups/groups/')"
 	done
+}
+
+@test "ssm: rwkv v4: state, bench, GGUF, refusals" {
+	# 3 layers x 5 x 32 x 4 bytes
+	run tfm-inspect -F json -c 4096 "$FX/rwkv/config.json"
+	assert_success
+	[ "$(echo "$output" | jq -e .state_bytes)" = 1920 ]
+	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 0 ]
+	run tfm-bench -q --config "$FX/rwkv/config.json" -p 16 -n 4 -r 1 -t 1 -F json
+	assert_success
+	[ "$(echo "$output" | jq '[.tests[] | select(.avg_ts > 0)] | length')" = 2 ]
+	tfm-convert -o "$T/r.gguf" "$FX/rwkv-b"
+	run tfm-inspect -F json "$T/r.gguf"
+	[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ]
+	jq '. + {"attention_hidden_size": 16}' "$FX/rwkv/config.json" > "$T/config.json"
+	run tfm-inspect "$T/config.json"
+	assert_failure 65
+	assert_output --partial attention_hidden_size
 }

@@ -224,6 +224,18 @@ static void t_fixture_names(void)
 			      !strcmp(fname, "olmo");
 		CHECK_MSG(post_ln != !!json_object_get(seen, "output_norm.weight#0"),
 			  "%s: output_norm %s", fname, post_ln ? "present" : "missing");
+		if (!strcmp(arch, "rwkv")) { /* time and channel mixing */
+			static const char *const rw[] = {"time_mix_key.weight", "time_mix_output.weight",
+							 "time_mix_decay", "time_mix_first",
+							 "channel_mix_value.weight", "ffn_norm.weight"};
+			for (size_t i = 0; i < sizeof rw / sizeof rw[0]; i++) {
+				char k[64];
+				snprintf(k, sizeof k, "blk.1.%s#0", rw[i]);
+				CHECK_MSG(json_object_get(seen, k), "%s: no %s", fname, k);
+			}
+			json_decref(seen);
+			continue;
+		}
 		if (strstr(arch, "mamba")) { /* a mixer of its own, no FFN */
 			/* mamba2: dt from in_proj (no x_proj, dt_proj), a gated norm */
 			static const char *const ssm[] = {"ssm_in.weight", "ssm_conv1d.weight",
