@@ -1,8 +1,9 @@
-/* fuzz_config.c: a Hugging Face config.json from untrusted bytes turned
- * into a spec (what tfm-inspect and tfm-bench --config do): the presets of
+/* fuzz_config.c: a Hugging Face config.json from untrusted bytes (bare
+ * Infinity / NaN tokens as Python writes them) turned into a spec (what tfm-inspect and tfm-bench --config do): the presets of
  * every model type, the 5.x normalization, the key checks, then the
  * numbers derived from an accepted spec and its GGUF round trip. */
 #include "fuzz.h"
+#include "format/config-json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -11,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tfm_spec s;
 	if (!init++)
 		fuzz_init();
-	json_t *j = json_loadb((const char *)data, size, 0, &e);
+	json_t *j = tfm_config_json(data, size, &e); /* as transformers writes it */
 	if (!j)
 		return 0;
 	int st = tfm_spec_from_config(&s, j);
