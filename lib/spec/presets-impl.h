@@ -18,15 +18,26 @@ static inline json_t *gj(const json_t *c, const char *k)
 	return json_object_get(c, k);
 }
 /* Infinity, -Infinity, NaN: the strings config.json's bare tokens became
- * (hfdir.c); 1 and *x set when v is one */
+ * (config-json.c, as transformers 4 writes them), or transformers 5's
+ * {"__float__": "Infinity"}; 1 and *x set when v is one */
 static inline int nonfinite(const json_t *v, double *x)
 {
+	if (json_is_object(v) && json_object_size(v) == 1)
+		v = json_object_get(v, "__float__");
 	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 	if (!s)
 		return 0;
 	*x = !strcmp(s, "Infinity") ? INFINITY : !strcmp(s, "-Infinity") ? -INFINITY
 	     : !strcmp(s, "NaN") ? NAN : 0;
 	return *x != 0 || isnan(*x);
+}
+/* A JSON number or a non-finite one as above: 1 and *x set */
+static inline int jnum(const json_t *v, double *x)
+{
+	if (nonfinite(v, x))
+		return 1;
+	*x = json_number_value(v);
+	return json_is_number(v);
 }
 static inline int64_t gi(const json_t *c, const char *k, int64_t d)
 {

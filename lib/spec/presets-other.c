@@ -328,19 +328,13 @@ int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
 	json_t *lim = gj(c, "time_step_limit");
 	s->ssm_dt_min = 0, s->ssm_dt_max = 0;
 	if (json_is_array(lim) && json_array_size(lim) == 2) {
-		json_t *a = json_array_get(lim, 0), *b = json_array_get(lim, 1);
-		s->ssm_dt_min = json_number_value(a);
-		double mx = json_is_number(b) ? json_number_value(b) : INFINITY;
-		s->ssm_dt_max = isinf(mx) ? 0 : mx;
-		if (!json_is_number(a) || (!json_is_number(b) && !json_is_null(b) &&
-					   !json_is_string(b)) || s->ssm_dt_min < 0 ||
-		    (!isinf(mx) && mx < s->ssm_dt_min))
+		double lo, hi; /* numbers, Infinity as 4.x or 5.x writes it */
+		if (!jnum(json_array_get(lim, 0), &lo) || !jnum(json_array_get(lim, 1), &hi) ||
+		    isnan(lo) || isnan(hi) || isinf(lo) || lo < 0 || hi < lo)
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max] "
 					  "with 0 <= min <= max", s->arch);
-		if (json_is_string(b) && strcmp(json_string_value(b), "Infinity") &&
-		    strcmp(json_string_value(b), "inf"))
-			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit max \"%.20s\"",
-					  s->arch, json_string_value(b));
+		s->ssm_dt_min = lo;
+		s->ssm_dt_max = isinf(hi) ? 0 : hi;
 	} else if (lim && !json_is_null(lim)) {
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max]", s->arch);
 	}

@@ -475,8 +475,9 @@ static void t_json(void)
 
 /* config.json as Python writes it: bare Infinity / -Infinity / NaN become
  * strings outside JSON strings (quotes and escapes kept), which the presets
- * read as those numbers: mamba2's time_step_limit [0.0, Infinity] is no
- * upper limit, [0.05, 0.5] both. */
+ * read as those numbers, as is transformers 5's {"__float__": "Infinity"}:
+ * mamba2's time_step_limit [0.0, Infinity] is no upper limit, [0.05, 0.5]
+ * both, a NaN bound refused. */
 static void t_nonfinite(void)
 {
 	static const char txt[] = "{\"a\": [0.0, Infinity], \"b\": -Infinity, \"c\": NaN, "
@@ -505,6 +506,14 @@ static void t_nonfinite(void)
 	json_array_set_new(json_object_get(j, "time_step_limit"), 0, json_real(0.05));
 	CHECK_OK(tfm_spec_from_config(&s, j));
 	CHECK(s.ssm_dt_min == 0.05 && s.ssm_dt_max == 0.5);
+	/* transformers 5 writes Infinity as {"__float__": "Infinity"} */
+	json_array_set_new(json_object_get(j, "time_step_limit"), 1,
+			   json_pack("{ss}", "__float__", "Infinity"));
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	CHECK(s.ssm_dt_min == 0.05 && s.ssm_dt_max == 0);
+	json_array_set_new(json_object_get(j, "time_step_limit"), 1,
+			   json_pack("{ss}", "__float__", "NaN"));
+	CHECK(tfm_spec_from_config(&s, j) == TFM_E_UNSUPPORTED);
 	json_decref(j);
 }
 
