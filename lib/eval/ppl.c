@@ -279,7 +279,10 @@ json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a)
 
 /* Can these sums be what tfm_ppl_add and tfm_kl_add produce?  Every term
  * added is >= 0 except dp (|dp| <= 1 per position), each sum of squares
- * bounds its sum (Cauchy-Schwarz: (sum q)^2 <= n sum q^2), no KL term is
+ * bounds its sum (Cauchy-Schwarz: (sum q)^2 <= n sum q^2, with a rounding
+ * slack of one q64 unit per position and position, n^2 q64, so that the
+ * merge of shards that pass passes too: a fuzzer found two shards, each
+ * within a fixed q64 slack, whose sum was not), no KL term is
  * above kl_max.  A shard file that
  * fails these was not written by tfm-ppl. */
 static int acc_check(const struct tfm_ppl_acc *a)
@@ -291,11 +294,12 @@ static int acc_check(const struct tfm_ppl_acc *a)
 	       kl2 = (double)a->kl2, dp = (double)a->dp, dp2 = (double)a->dp2;
 	if (a->nll < 0 || a->nll2 < 0 || a->ent < 0)
 		bad = "negative nll or entropy sums";
-	else if (nll * nll > n * nll2 * (1 + 1e-9) + q64)
+	else if (nll * nll > n * nll2 * (1 + 1e-9) + fmax(1, n * n) * q64)
 		bad = "nll2_q64 is smaller than nll_q32 allows";
 	else if (a->kl < 0 || a->kl2 < 0 || a->nll_base < 0 || a->dp2 < 0)
 		bad = "negative KL sums";
-	else if (kl * kl > nk * kl2 * (1 + 1e-9) + q64 || dp * dp > nk * dp2 * (1 + 1e-9) + q64)
+	else if (kl * kl > nk * kl2 * (1 + 1e-9) + fmax(1, nk * nk) * q64 ||
+		 dp * dp > nk * dp2 * (1 + 1e-9) + fmax(1, nk * nk) * q64)
 		bad = "sums of squares smaller than their sums allow";
 	else if (fabs(dp) > nk * q32 + 1 || dp2 > nk * q64 * (1 + 1e-9) + 1)
 		bad = "dp_q32 or dp2_q64 out of range (|dp| <= 1)";
