@@ -436,9 +436,12 @@ static void post_processor(struct vb *v, json_t *pp)
  * list): every id that ends generation in transformers. */
 static void eos_id_add(json_t *x, int64_t *ids, int *n)
 {
-	if (!json_is_number(x) || *n >= 5)
+	/* ids may come as reals (JSON_DECODE_INT_AS_REAL); one out of range
+	 * (2.9e71 from a long digit string) is no id, and casting it is UB */
+	double v = json_is_number(x) ? json_number_value(x) : -1;
+	if (!(v >= 0 && v < 2147483648.0) || *n >= 5)
 		return;
-	int64_t id = (int64_t)json_number_value(x);
+	int64_t id = (int64_t)v;
 	for (int k = 0; k < *n; k++)
 		if (ids[k] == id)
 			return;
