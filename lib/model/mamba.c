@@ -121,14 +121,20 @@ void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, con
 	}
 }
 
-void tfm_ssm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
+/* Layer l's state in c->ssm: after those of the recurrent layers before it */
+static float *layer_state(struct tfm_ctx *c, int64_t l)
 {
 	const struct tfm_spec *s = &c->m->spec;
 	int64_t off = 0;
 	for (int64_t j = 0; j < l; j++)
 		if (is_mamba(s, j))
 			off += layer_floats(s, j);
-	tfm_rwkv_block(c, l, n, pos0, c->ssm + off,
+	return c->ssm + off;
+}
+
+void tfm_ssm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
+{
+	tfm_rwkv_block(c, l, n, pos0, layer_state(c, l),
 		       c->ssm + tfm_mamba_state_bytes(c->m) / (int64_t)sizeof(float));
 }
 
@@ -140,11 +146,7 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	const struct tfm_layer *L = &m->layers[l];
 	int64_t di = s->ssm_d_inner, K = s->ssm_d_conv, N = s->ssm_d_state, R = s->ssm_dt_rank;
 	int64_t w = R + 2 * N, B = c->n_batch, lf = layer_floats(s, l);
-	int64_t off = 0;
-	for (int64_t j = 0; j < l; j++)
-		if (is_mamba(s, j))
-			off += layer_floats(s, j);
-	float *conv = c->ssm + off;               /* [K - 1][di]: inputs pos0-K+1 .. pos0-1 */
+	float *conv = layer_state(c, l);          /* [K - 1][di]: inputs pos0-K+1 .. pos0-1 */
 	float *hs = conv + (K - 1) * conv_width(s, l); /* [di][N] */
 	int64_t state = tfm_mamba_state_bytes(m) / (int64_t)sizeof(float);
 	if (pos0 == 0)
