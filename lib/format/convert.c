@@ -27,6 +27,8 @@ struct cv_tensor {
 	int64_t ne0, ne1;    /* source shape seen as [ne1][ne0] rows (after transposition: out) */
 	int64_t n;           /* elements (all sources together) */
 	int pool;            /* K/V heads mean-pooled by cv->pool_r (output n / pool_r) */
+	int64_t ne_mid;      /* EXPERTS_T: the source's [E][ne_mid][ne0] middle dimension */
+	int half;            /* SPLIT_GATE_UP: 1 the first, 2 the second half of ne0; 0 all */
 	void *buf;           /* materialised output (tfm_convert_load) */
 };
 
@@ -93,6 +95,20 @@ static void pool_heads(const struct tfm_convert *cv, float *f, int64_t n, int64_
 			}
 }
 
+/* EXPERTS_T: f [E][a][b] (b = c->ne0 fastest) to out [E][b'][a], each
+ * expert transposed, b' the half of b that c->half picks (all of it for 0);
+ * returns the elements written. */
+static int64_t experts_t(const struct cv_tensor *c, const float *f, float *out, int64_t n)
+{
+	int64_t b = c->ne0, a = c->ne_mid, E = n / (a * b);
+	int64_t nb = c->half ? b / 2 : b, off = c->half == 2 ? b / 2 : 0;
+	for (int64_t e = 0; e < E; e++)
+		for (int64_t j = 0; j < nb; j++)
+			for (int64_t i = 0; i < a; i++)
+				out[(e * nb + j) * a + i] = f[(e * a + i) * b + off + j];
+	return E * nb * a;
+}
+
 /* Produce output tensor t into buf: convert to f32, transform, convert out.
  * Only tensors that need work get here; add_tensor gives the others their
  * source bytes directly. */
@@ -108,6 +124,11 @@ static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
 	int st = TFM_OK;
 	for (int k = 0; k < c->n_src && !st; k++) {
 		st = src_to_f32(c, c->srcs[k], f, np);
+		if (!st && (c->flags & TFM_HFMAP_EXPERTS_T)) {
+			int64_t no = experts_t(c, f, f + np, np);
+			st = tfm_type_from_f32(c->out_type, f + np, (char *)buf + out_part * (size_t)k, no);
+			continue;
+		}
 		if (!st && c->flags)
 			st = tfm_hfmap_transform(c->flags, &c->cv->spec_src, f, c->ne0, c->ne1, f + np);
 		if (!st && c->pool)
@@ -124,7 +145,7 @@ static int produce(void *ctx, const struct tfm_gguf_tensor *t, void *buf)
 
 /* Add one output tensor; data is used directly when no work is needed. */
 static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
-		      int n_dims, const int64_t *ne_in, const void *src, unsigned flags)
+		      int n_dims, const int64_t *ne_in, const void *src, unsigned flags, int half)
 {
 	int64_t sq[2];
 	if (flags & TFM_HFMAP_SQUEEZE) { /* the same bytes, 2-D {ne0, rest} */
@@ -133,11 +154,18 @@ static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 			sq[1] *= ne_in[d];
 		n_dims = 2, ne_in = sq;
 	}
-	flags &= TFM_HFMAP_DATA_FLAGS;
+	flags &= TFM_HFMAP_DATA_FLAGS | TFM_HFMAP_EXPERTS_T;
 	int64_t ne[4] = { 1, 1, 1, 1 }, n = 1;
 	for (int d = 0; d < n_dims; d++) {
 		ne[d] = ne_in[d];
 		n *= ne[d];
+	}
+	if (flags & TFM_HFMAP_EXPERTS_T) { /* {b, a, E} -> {a, b or b/2, E} */
+		if (n_dims != 3 || (half && ne[0] % 2))
+			return tfm_seterr(TFM_E_FORMAT, "%s: stacked experts must be 3-D%s", name,
+					  half ? " with an even last dimension" : "");
+		ne[0] = ne_in[1];
+		ne[1] = half ? ne_in[0] / 2 : ne_in[0];
 	}
 	if (flags & TFM_HFMAP_TRANSPOSE) {
 		if (n_dims != 2)
@@ -202,6 +230,8 @@ static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 	c->ne1 = n / ne_in[0];
 	c->n = n;
 	c->pool = pool;
+	c->ne_mid = n_dims >= 2 ? ne_in[1] : 1;
+	c->half = half;
 	int direct = src && out_type == src_type && !flags && !pool;
 	int st = tfm_gguf_add_tensor(cv->g, name, out_type, n_dims, ne, direct ? src : NULL,
 				     direct ? NULL : produce, c);
@@ -259,7 +289,7 @@ static int add_experts(struct tfm_convert *cv, struct expert_group *eg)
 					  eg->name, e);
 	}
 	int64_t ne[3] = { t0->ne[0], t0->ne[1], eg->n };
-	int st = add_tensor(cv, eg->name, t0->type, 3, ne, NULL, eg->flags);
+	int st = add_tensor(cv, eg->name, t0->type, 3, ne, NULL, eg->flags, 0);
 	if (st)
 		return st;
 	struct cv_tensor *c = &cv->ts[cv->n_out - 1];
@@ -382,7 +412,8 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 		return tfm_adderr(st, "%s", path);
 	if ((st = pool_setup(cv, o ? o->n_head_kv : 0)))
 		return tfm_adderr(st, "%s", path);
-	cv->ts = tfm_calloc((size_t)ck->n_tensors + 1, sizeof *cv->ts);
+	/* one output per source tensor, two for a split gate_up */
+	cv->ts = tfm_calloc(2 * (size_t)ck->n_tensors + 1, sizeof *cv->ts);
 	if (!cv->ts)
 		return TFM_E_NOMEM;
 	unsigned seen = 0; /* union of the flags met */
@@ -426,7 +457,21 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 				groups[g].n = e + 1;
 			continue;
 		}
-		if ((st = add_tensor(cv, name, t->type, t->n_dims, t->ne, t->data, flags)))
+		if (flags & TFM_HFMAP_SPLIT_GATE_UP) { /* gate, then up from the same source */
+			char up[256];
+			const char *g = strstr(name, "ffn_gate_exps");
+			if (!g) {
+				st = tfm_seterr(TFM_E_FORMAT, "%s: split target %s", t->name, name);
+				goto out;
+			}
+			snprintf(up, sizeof up, "%.*sffn_up_exps%s", (int)(g - name), name,
+				 g + strlen("ffn_gate_exps"));
+			if ((st = add_tensor(cv, name, t->type, t->n_dims, t->ne, t->data, flags, 1)) ||
+			    (st = add_tensor(cv, up, t->type, t->n_dims, t->ne, t->data, flags, 2)))
+				goto out;
+			continue;
+		}
+		if ((st = add_tensor(cv, name, t->type, t->n_dims, t->ne, t->data, flags, 0)))
 			goto out;
 	}
 	for (int g = 0; g < n_groups; g++)
@@ -484,7 +529,7 @@ static int from_gguf(struct tfm_convert *cv, const struct tfm_convert_opts *o)
 		return TFM_E_NOMEM;
 	for (int64_t i = 0; i < n; i++) {
 		const struct tfm_gguf_tensor *t = tfm_gguf_tensor(src, i);
-		if ((st = add_tensor(cv, t->name, t->type, t->n_dims, t->ne, t->data, 0)))
+		if ((st = add_tensor(cv, t->name, t->type, t->n_dims, t->ne, t->data, 0, 0)))
 			return st;
 	}
 	if (cv->warned_dequant) /* no longer the quantized file type */

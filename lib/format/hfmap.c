@@ -121,6 +121,27 @@ static const struct ent mlp_moe[] = {
 	{"layers.#.mlp.shared_experts.down_proj.$", "blk.#.ffn_down_shexp.$", 0},
 	END
 };
+/* Llama 4: experts stacked in two 3-D parameters in bmm layout (x @ W):
+ * gate_up_proj [E][n_embd][2 n_ff] becomes ffn_gate_exps and ffn_up_exps
+ * [E][n_ff][n_embd], down_proj [E][n_ff][n_embd] ffn_down_exps
+ * [E][n_embd][n_ff], as llama.cpp's converter splits and transposes them.
+ * The vision tower and projector of Llama4ForConditionalGeneration are not
+ * converted (the text model is). */
+static const struct ent llama4[] = {
+	{"layers.#.feed_forward.router.$", "blk.#.ffn_gate_inp.$", 0},
+	{"layers.#.feed_forward.experts.gate_up_proj", "blk.#.ffn_gate_exps.weight",
+	 TFM_HFMAP_EXPERTS_T | TFM_HFMAP_SPLIT_GATE_UP},
+	{"layers.#.feed_forward.experts.down_proj", "blk.#.ffn_down_exps.weight", TFM_HFMAP_EXPERTS_T},
+	{"layers.#.feed_forward.shared_expert.gate_proj.$", "blk.#.ffn_gate_shexp.$", 0},
+	{"layers.#.feed_forward.shared_expert.up_proj.$", "blk.#.ffn_up_shexp.$", 0},
+	{"layers.#.feed_forward.shared_expert.down_proj.$", "blk.#.ffn_down_shexp.$", 0},
+	{"layers.#.feed_forward.gate_proj.$", "blk.#.ffn_gate.$", 0},
+	{"layers.#.feed_forward.up_proj.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.feed_forward.down_proj.$", "blk.#.ffn_down.$", 0},
+	{"vision_model.*", NULL, SKIP},
+	{"multi_modal_projector.*", NULL, SKIP},
+	END
+};
 /* deepseek_v2/v3 multi-head latent attention. */
 static const struct ent mla[] = {
 	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
@@ -474,6 +495,9 @@ static const struct arch archs[] = {
 	{"olmoe", {"model.", ""}, {qk_plain, qk_norm, mlp_moe, llama_base}},
 	{"olmo", {"model.", ""}, {qk_plain, llama_base}},
 	{"cohere", {"model.", ""}, {qk_plain, llama_base}},
+	{"llama4", {"language_model.model.", "language_model.", "model.", ""},
+	 {llama4, qk_plain, llama_base}},
+	{"llama4_text", {"model.", ""}, {llama4, qk_plain, llama_base}},
 	{"deepseek_v2", {"model.", ""}, {mla, mlp_moe, llama_base}},
 	{"deepseek_v3", {"model.", ""}, {mla, mlp_moe, llama_base}},
 	{"gpt2", {"transformer.", ""}, {gpt2}},

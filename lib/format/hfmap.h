@@ -25,6 +25,11 @@ enum {
 	TFM_HFMAP_FUSED_QKV = 1u << 9, /* already [q rows; k rows; v rows] (gpt2, phi3, mpt): informational */
 	TFM_HFMAP_NEG_EXP = 1u << 10,  /* mamba A_log: GGUF stores A = -exp(A_log) */
 	TFM_HFMAP_SQUEEZE = 1u << 11,  /* mamba conv1d (d_inner, 1, d_conv) -> {d_conv, d_inner} */
+	TFM_HFMAP_EXPERTS_T = 1u << 12,/* 3-D [E][in][out] (bmm layout): each expert transposed to
+	                                  [E][out][in] (llama4); done by the converter */
+	TFM_HFMAP_SPLIT_GATE_UP = 1u << 13, /* with EXPERTS_T, [E][in][2 n_ff]: out is the gate
+	                                  name; the converter writes the first half of the last
+	                                  dimension there and the second under ffn_up_exps */
 };
 #define TFM_HFMAP_EXPERT_ID(flags) ((int)((flags) >> 16))
 /* The flags that tfm_hfmap_transform acts on (the rest are informational). */

@@ -38,7 +38,8 @@ struct tfm_kexec {
  * [n_head_kv][head_dim][n_slots] for f32 / f16 and rows for the others, so
  * a tile of one head's keys is contiguous); position p lives in slot p % n_slots and
  * is written with kv_store.  Query t sits at position pos0 + t and sees keys j
- * with j <= p and, when window > 0, p - j < window.  The caller has already
+ * with j <= p and, when window > 0, p - j < window, or when chunk > 0, j in
+ * p's chunk (j >= p - p % chunk).  The caller has already
  * stored the keys and values of the n_tok queries. */
 struct tfm_attn_args {
 	int64_t n_tok, pos0;
@@ -48,6 +49,7 @@ struct tfm_attn_args {
 	                          (MLA's latent cache): vc is unused, kv_store stores no v */
 	int64_t n_slots;
 	int64_t window;        /* 0: plain causal */
+	int64_t chunk;         /* 0: none; else chunked local attention (llama4) */
 	int bidir;             /* every query sees every key [0, pos0 + n_tok) (encoders) */
 	float scale;           /* multiplies q.k */
 	float softcap;         /* 0: none; else cap * tanh(s / cap) */

@@ -53,7 +53,9 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	c->n_slots = 0;
 	size_t kbytes = 0, vbytes = 0;
 	for (int64_t l = 0; l < s->n_layer; l++) {
-		int64_t w = m->layers[l].window, ns = n_ctx;
+		/* a chunk needs what a window of its size needs: p reads back to
+		 * at most p - chunk + 1 */
+		int64_t w = m->layers[l].window ? m->layers[l].window : m->layers[l].chunk, ns = n_ctx;
 		if (w > 0 && w + c->n_batch - 1 < n_ctx)
 			ns = w + c->n_batch - 1;
 		if (s->layer_kind[l] != TFM_LAYER_ATTN) { /* recurrent state: mamba.c */
@@ -310,7 +312,8 @@ static void mla_attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	}
 	struct tfm_attn_args a = {
 		.n_tok = n, .pos0 = pos0, .n_head = nh, .n_head_kv = 1, .head_dim = w, .v_dim = kl,
-		.v_from_k = 1, .n_slots = c->slots[l], .window = L->window, .scale = m->attn_scale,
+		.v_from_k = 1, .n_slots = c->slots[l], .window = L->window, .chunk = L->chunk,
+		.scale = m->attn_scale,
 		.softcap = s->attn_softcap, .k_type = m->k_type, .v_type = m->k_type,
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];
@@ -411,6 +414,7 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	struct tfm_attn_args a = {
 		.n_tok = n, .pos0 = pos0, .n_head = s->n_head, .n_head_kv = s->n_head_kv,
 		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->slots[l], .window = L->window,
+		.chunk = L->chunk,
 		.scale = s->attn_scale_inv_layer ? m->attn_scale / (float)(l + 1) : m->attn_scale,
 		.softcap = s->attn_softcap, .alibi = m->alibi, .bidir = s->mask == TFM_MASK_BIDIR,
 		.k_type = m->k_type, .v_type = m->v_type,
@@ -423,6 +427,23 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		be->rope(c->q + t * qd, s->n_head, hd, m->n_rot, s->rope_interleaved, cs, sn);
 		be->rope(c->k + t * kvd, s->n_head_kv, hd, m->n_rot, s->rope_interleaved, cs, sn);
 	}
+	/* llama4: on RoPE layers each head of q and k divided by its RMS, no
+	 * weight (after the rotation, which keeps the RMS) */
+	if (s->qk_norm == TFM_QK_NORM_ROPE_RMS && L->rope) {
+		for (int64_t i = 0; i < n * s->n_head; i++)
+			be->rmsnorm(c->q + i * hd, c->q + i * hd, NULL, hd, (float)s->norm_eps, 0);
+		for (int64_t i = 0; i < n * s->n_head_kv; i++)
+			be->rmsnorm(c->k + i * hd, c->k + i * hd, NULL, hd, (float)s->norm_eps, 0);
+	}
+	/* llama4's temperature tuning: the queries of NoPE layers grow with
+	 * the log of the position, 1 + scale log1p(floor((p + 1) / floor)) */
+	if (s->attn_temp_scale > 0 && !L->rope)
+		for (int64_t t = 0; t < n; t++) {
+			double f = floor((double)(pos0 + t + 1) / (double)s->attn_temp_floor);
+			float ts = (float)(log1p(f) * s->attn_temp_scale + 1.0);
+			for (int64_t i = 0; i < qd; i++)
+				c->q[t * qd + i] *= ts;
+		}
 	if (s->diff_attn)
 		diff_values(c->v, c->qkv, n, s->n_head_kv, hd);
 	/* block-quantized caches: rotated heads (kvrot.c), q.k unchanged */
@@ -499,7 +520,8 @@ static void moe_choice(const struct tfm_spec *s, const struct tfm_layer *L, cons
 /* Mixture of experts: per token the router's softmax (or sigmoid) over the
  * experts, the top n_expert_used (ties to the lower id), optionally
  * renormalised and scaled; each expert runs once on the batch of tokens
- * routed to it and its outputs are added in expert order.  Shared experts
+ * routed to it and its outputs, times the weights (or, moe.weight_in, of
+ * the inputs times the weights), are added in expert order.  Shared experts
  * run on every token, scaled by sigmoid(gate_inp_shexp . x) if present. */
 static void moe(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float *in)
 {
@@ -552,6 +574,12 @@ static void moe(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 			continue;
 		for (int64_t i = 0; i < cnt; i++)
 			memcpy(c->xe + i * d, in + (int64_t)c->list[i] * d, (size_t)d * sizeof(float));
+		if (s->moe_weight_in) /* llama4: the expert sees w x, its output adds as is */
+			for (int64_t i = 0; i < cnt; i++) {
+				for (int64_t j = 0; j < d; j++)
+					c->xe[i * d + j] *= c->wl[i];
+				c->wl[i] = 1.0f;
+			}
 		struct tfm_mat g = L->gate, u = L->up, dn = L->down;
 		g.data = (const uint8_t *)g.data + (size_t)e * L->exp_stride[0];
 		u.data = (const uint8_t *)u.data + (size_t)e * L->exp_stride[1];

@@ -104,9 +104,8 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if ((s->mask == TFM_MASK_BIDIR) != (s->family == TFM_FAMILY_ENCODER))
 		return UNSUP(s->family == TFM_FAMILY_ENCODER ? "encoders without attn.mask=bidir"
 							     : "attn.mask=bidir in a decoder");
-	if (s->mask == TFM_MASK_CHUNKED || s->chunk)
-		return UNSUP("chunked attention");
-	if (s->mask != TFM_MASK_CAUSAL && s->mask != TFM_MASK_WINDOW && s->mask != TFM_MASK_BIDIR)
+	if (s->mask != TFM_MASK_CAUSAL && s->mask != TFM_MASK_WINDOW && s->mask != TFM_MASK_BIDIR &&
+	    s->mask != TFM_MASK_CHUNKED)
 		return UNSUP("this attention mask");
 	if (s->mask == TFM_MASK_WINDOW && s->window < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: sliding-window mask without a window size", arch);
@@ -134,9 +133,10 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && !(s->rope_factor > 0))
 			return tfm_seterr(TFM_E_FORMAT, "%s: RoPE scaling without a factor", arch);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LLAMA3 &&
-		    (s->rope_orig_ctx < 1 || !(s->llama3_high_freq_factor > s->llama3_low_freq_factor)))
+		    (s->rope_orig_ctx < 1 || !(s->llama3_low_freq_factor > 0) ||
+		     !(s->llama3_high_freq_factor >= s->llama3_low_freq_factor)))
 			return tfm_seterr(TFM_E_FORMAT, "%s: llama3 RoPE scaling needs the original "
-					  "context and high > low frequency factors", arch);
+					  "context and high >= low > 0 frequency factors", arch);
 		int64_t rot = s->rope_dims ? s->rope_dims : hd;
 		if (rot < 2 || rot > hd || rot % 2)
 			return tfm_seterr(TFM_E_FORMAT, "%s: %lld rotary dims for head_dim %lld", arch,
@@ -162,8 +162,10 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if (s->norm_place != TFM_NORM_PRE && s->parallel_residual)
 		return UNSUP("sandwich or post_in norms with a parallel residual");
 	if (s->qk_norm != TFM_QK_NORM_NONE && s->qk_norm != TFM_QK_NORM_HEAD &&
-	    s->qk_norm != TFM_QK_NORM_FULL)
+	    s->qk_norm != TFM_QK_NORM_FULL && s->qk_norm != TFM_QK_NORM_ROPE_RMS)
 		return UNSUP("this QK-norm");
+	if ((s->attn_temp_scale > 0 || s->qk_norm == TFM_QK_NORM_ROPE_RMS) && s->diff_attn)
+		return UNSUP("temperature tuning or llama4's QK-norm with differential attention");
 	if (s->act < TFM_ACT_SILU || s->act > TFM_ACT_GELU_QUICK)
 		return UNSUP("this activation");
 	if (s->family == TFM_FAMILY_DECODER &&
@@ -609,7 +611,7 @@ static int bind_layer(struct binder *b, int64_t l)
 	if (s->diff_attn)
 		TRY(bind_diff(b, l));
 	TRY(bind_vec(b, &L->bo, NM("attn_output.bias"), d, s->attn_bias_out));
-	if (s->qk_norm != TFM_QK_NORM_NONE) {
+	if (s->qk_norm == TFM_QK_NORM_HEAD || s->qk_norm == TFM_QK_NORM_FULL) {
 		int full = s->qk_norm == TFM_QK_NORM_FULL;
 		TRY(bind_norm(b, &L->q_norm, NM("attn_q_norm"), full ? qd : m->head_dim, 1));
 		TRY(bind_norm(b, &L->k_norm, NM("attn_k_norm"), full ? kvd : m->head_dim, 1));
@@ -658,9 +660,10 @@ static int bind_layer(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
-/* Which layers use a window / RoPE.  A spec marks them in layer_window /
- * layer_rope; when none is marked the default applies to every layer
- * (mask=window: all windowed; pos=rope: RoPE everywhere). */
+/* Which layers are local (a sliding window, or chunked) / use RoPE.  A spec
+ * marks them in layer_window / layer_rope; when none is marked the default
+ * applies to every layer (mask=window or chunked: all local; pos=rope: RoPE
+ * everywhere). */
 static void layer_pattern(struct tfm_model *m)
 {
 	const struct tfm_spec *s = &m->spec;
@@ -669,16 +672,19 @@ static void layer_pattern(struct tfm_model *m)
 		any_w |= s->layer_window[l];
 		any_r |= s->layer_rope[l];
 	}
-	m->all_window = s->window > 0;
+	int64_t span = s->window > 0 ? s->window : s->chunk > 0 ? s->chunk : 0;
+	m->all_window = span > 0;
 	m->max_window = 0;
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
-		int win = s->window > 0 && (any_w ? s->layer_window[l] : s->mask == TFM_MASK_WINDOW);
-		L->window = win ? s->window : 0;
+		int win = span > 0 && (any_w ? s->layer_window[l] : s->mask == TFM_MASK_WINDOW ||
+							       s->mask == TFM_MASK_CHUNKED);
+		L->window = win && s->window > 0 ? s->window : 0;
+		L->chunk = win && s->window <= 0 ? s->chunk : 0;
 		if (!win)
 			m->all_window = 0;
-		else if (L->window > m->max_window)
-			m->max_window = L->window;
+		else if (span > m->max_window)
+			m->max_window = span;
 		L->rope = s->pos_attn == TFM_POS_ROPE && (any_r ? s->layer_rope[l] : 1);
 		m->any_rope |= L->rope;
 	}
@@ -793,7 +799,7 @@ static int positions(struct tfm_model *m)
 				double wl = 2 * M_PI / f;
 				if (wl > lo_wl) {
 					f /= s->rope_factor;
-				} else if (wl >= hi_wl) {
+				} else if (wl >= hi_wl && hi_wl < lo_wl) { /* none when equal (llama4) */
 					double sm = ((double)s->rope_orig_ctx / wl - s->llama3_low_freq_factor) /
 						    (s->llama3_high_freq_factor - s->llama3_low_freq_factor);
 					f = (1 - sm) * f / s->rope_factor + sm * f;

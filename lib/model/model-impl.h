@@ -64,6 +64,7 @@ struct tfm_layer {
 	float *mix_k, *mix_v, *mix_r, *rw_decay, *rw_first, *cmix_k, *cmix_r;
 	struct tfm_mat rw_k, rw_v, rw_r, rw_o, cm_k, cm_v, cm_r;
 	int64_t window;              /* sliding window (tokens), 0: none */
+	int64_t chunk;               /* chunked local attention (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
 	int rope_local;              /* with inv_freq_local (cs2/sn2 tables) */
 };
@@ -106,8 +107,8 @@ struct tfm_model {
 	float *alibi;              /* [n_head] slopes, or NULL */
 	float attn_scale;
 	int any_rope;
-	int all_window;            /* every layer windowed: the cache can be a ring */
-	int64_t max_window;
+	int all_window;            /* every layer local (window or chunk): the cache can be a ring */
+	int64_t max_window;        /* the largest window or chunk */
 	void **owned;              /* f32 copies of vectors, freed on close */
 	int64_t n_owned, cap_owned;
 	/* where the weights came from (open.c) */

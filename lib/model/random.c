@@ -273,7 +273,7 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		add(r, N("attn_output.weight"), od, d, 0, 1 / sqrtf((float)od));
 		if (s->attn_bias_out)
 			add(r, N("attn_output.bias"), d, 1, 0, 0.02f);
-		if (s->qk_norm != TFM_QK_NORM_NONE) {
+		if (s->qk_norm == TFM_QK_NORM_HEAD || s->qk_norm == TFM_QK_NORM_FULL) {
 			int full = s->qk_norm == TFM_QK_NORM_FULL;
 			add(r, N("attn_q_norm.weight"), full ? qd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
 			add(r, N("attn_k_norm.weight"), full ? kvd : hd, 1, s->norm_plus_one ? 0 : 1, 0);

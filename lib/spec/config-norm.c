@@ -215,7 +215,9 @@ static const char *const sizes[] = {
 	"moe_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
 	"v_head_dim", "word_embed_proj_dim", "rotary_dim", "n_group", "topk_group", "num_heads",
 	"d_kv", "num_decoder_layers", "encoder_layers", "decoder_layers", "encoder_attention_heads",
-	"decoder_attention_heads", "state_size", "conv_kernel", "expand", NULL,
+	"decoder_attention_heads", "state_size", "conv_kernel", "expand", "intermediate_size_mlp",
+	"attention_chunk_size", "floor_scale", "interleave_moe_layer_step", "no_rope_layer_interval",
+	NULL,
 };
 
 static const char *const counts[] = {

@@ -100,8 +100,8 @@ static int64_t layer_span(const struct tfm_spec *s, int64_t i, int64_t ctx)
 {
 	if (s->window > 0 && s->layer_window[i] && ctx > s->window)
 		return s->window;
-	if (s->mask == TFM_MASK_CHUNKED && s->chunk > 0 && ctx > s->chunk)
-		return s->chunk;
+	if (s->chunk > 0 && (s->layer_window[i] || s->mask == TFM_MASK_CHUNKED) && ctx > s->chunk)
+		return s->chunk; /* a chunked layer needs the last chunk - 1 keys at most */
 	return ctx;
 }
 

@@ -123,6 +123,8 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 		if (s->window > 0 && n_window)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"),
 					     (uint32_t)s->window));
+		if (!strcmp(a, "llama4") && (s->chunk <= 0 || !n_window)) /* llama.cpp: no chunks */
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"), 0));
 		if (s->attn_softcap > 0)
 			TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "attn_logit_softcapping"),
 					     s->attn_softcap));
@@ -180,6 +182,9 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "expert_group_used_count"),
 					     (uint32_t)s->moe_topk_group));
 		}
+		if (!strcmp(a, "llama4"))
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "interleave_moe_layer_step"),
+					     (uint32_t)(s->moe_every > 0 ? s->moe_every : 1)));
 		if (s->moe_first_dense)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "leading_dense_block_count"),
 					     (uint32_t)s->moe_first_dense));
@@ -360,7 +365,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     "mamba", NULL };
+					     "mamba", "llama4", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -369,7 +374,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt, mamba)", a);
+				  "falcon, bloom, mpt, mamba, llama4)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -442,8 +447,9 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		s->n_expert_used = lget_i(g, a, "expert_used_count", 2);
 		s->n_ff_expert = lget_i(g, a, "expert_feed_forward_length", s->n_ff);
 		s->moe_norm_topk = (int)lget_i(g, a, "expert_weights_norm", 1);
-		int64_t gf = lget_i(g, a, "expert_gating_func", 1); /* 1 softmax, 2 sigmoid */
-		if (gf != 1)
+		/* 1 softmax, 2 sigmoid (llama.cpp's llama4 graph: always sigmoid) */
+		int64_t gf = lget_i(g, a, "expert_gating_func", !strcmp(a, "llama4") ? 2 : 1);
+		if (gf != 1 && strcmp(a, "llama4"))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.expert_gating_func %lld without tfm.* "
 					  "keys is not supported", a, (long long)gf);
 		s->n_expert_shared = lget_i(g, a, "expert_shared_count", 0);
@@ -500,6 +506,40 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
 				s->layer_window[i] = 1;
 		}
+	} else if (!strcmp(a, "llama4")) {
+		/* as llama.cpp's llama4 runs it: pairwise rope on the weights as
+		 * Meta stores them; the router's sigmoid scales the expert's input
+		 * (no renormalisation), a shared expert as wide as a routed one;
+		 * attention.sliding_window 0: no chunks, else chunks of 8192 on
+		 * the layers of attention.sliding_window_pattern (default 4: three
+		 * chunked, one global), temperature tuning 0.1 / 8192; RoPE on
+		 * all but every 4th layer (with no chunks: every n_layer-th, so
+		 * the last layer runs without); the L2 QK-norm unless 128 experts */
+		s->rope_interleaved = 1;
+		s->moe_gate = TFM_MOE_GATE_SIGMOID;
+		s->moe_weight_in = 1;
+		s->moe_norm_topk = 0;
+		s->n_expert_shared = s->n_expert > 0;
+		s->n_ff_shared = s->n_expert > 0 ? s->n_ff_expert : 0;
+		s->moe_every = lget_i(g, a, "interleave_moe_layer_step", 1);
+		s->qk_norm = s->n_expert != 128 ? TFM_QK_NORM_ROPE_RMS : TFM_QK_NORM_NONE;
+		int64_t step = 4;
+		if (tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.sliding_window")) >= 0 && w == 0) {
+			step = s->n_layer;
+		} else {
+			s->chunk = 8192;
+			s->attn_temp_scale = 0.1f;
+			s->attn_temp_floor = 8192;
+			int64_t pk = tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.sliding_window_pattern"));
+			if (pk >= 0 && tfm_gguf_kv_type(g, pk) == TFM_GGUF_ARRAY)
+				return tfm_seterr(TFM_E_UNSUPPORTED, "%s.attention.sliding_window_pattern as "
+						  "an array without tfm.* keys is not supported", a);
+			int64_t np = lget_i(g, a, "attention.sliding_window_pattern", 4);
+			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+				s->layer_window[i] = np == 0 || i % np < np - 1;
+		}
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+			s->layer_rope[i] = (i + 1) % step != 0;
 	} else if (!strcmp(a, "qwen2") || !strcmp(a, "qwen3") || !strcmp(a, "qwen2moe") ||
 		   !strcmp(a, "qwen3moe")) {
 		s->attn_bias_qkv = !strncmp(a, "qwen2", 5);

@@ -151,3 +151,82 @@ int tfm_preset_olmoe(struct tfm_spec *s, const json_t *c)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "olmoe: clip_qkv is not supported");
 	return st;
 }
+
+/* Llama 4's text model (Llama4TextConfig; a Llama4Config's text_config):
+ * RoPE on the layers no_rope_layers marks 1 (default: all but every
+ * no_rope_layer_interval-th), applied to interleaved pairs as its complex
+ * form does; on them chunked attention (layer_types, default: the RoPE
+ * layers) and, with use_qk_norm, an RMS norm without weight on each head
+ * of q and k; on NoPE layers, with attn_temperature_tuning, the queries'
+ * temperature tuning.  MoE layers (moe_layers, default every
+ * interleave_moe_layer_step-th) route each token to the top num_experts_per_tok
+ * experts by a sigmoid of the router logits, which scales the expert's
+ * input, and add a shared expert; the other layers are dense with
+ * intermediate_size_mlp.  attention_bias is forced off by the class. */
+int tfm_preset_llama4(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "llama4", "llama4");
+	int st = tfm_preset_llama_core(s, c, 1e-5, 500000, 131072);
+	if (st)
+		return st;
+	s->n_vocab = gi(c, "vocab_size", 202048);
+	s->n_embd = gi(c, "hidden_size", 5120);
+	s->n_layer = gi(c, "num_hidden_layers", 48);
+	s->n_head = gi(c, "num_attention_heads", 40);
+	s->n_head_kv = gnull(c, "num_key_value_heads") ? s->n_head : gi(c, "num_key_value_heads", 8);
+	/* head_dim: None means hidden_size / heads */
+	s->head_dim = s->rope_dims = gnull(c, "head_dim") ? s->n_embd / s->n_head
+							  : gi(c, "head_dim", 128);
+	s->n_ff = gi(c, "intermediate_size_mlp", 16384);
+	s->n_ff_expert = s->n_ff_shared = gi(c, "intermediate_size", 8192);
+	s->attn_bias_qkv = s->attn_bias_out = 0;
+	tfm_cfg_mark(c, "attention_bias");
+	s->rope_interleaved = 1;
+	/* Llama4TextRotaryEmbedding: llama3 whenever rope_scaling is given */
+	json_t *rs = gj(c, "rope_scaling");
+	if (json_is_object(rs) && s->rope_scaling != TFM_ROPE_SCALE_LLAMA3)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "llama4: rope_scaling type '%s' (transformers "
+				  "runs llama3 scaling for any rope_scaling)",
+				  gs(rs, "rope_type", gs(rs, "type", "?")));
+	s->n_expert = gi(c, "num_local_experts", 16);
+	s->n_expert_used = gi(c, "num_experts_per_tok", 1);
+	s->n_expert_shared = 1;
+	s->moe_gate = TFM_MOE_GATE_SIGMOID;
+	s->moe_weight_in = 1;
+	int64_t step = gi(c, "interleave_moe_layer_step", 1);
+	s->moe_every = step;
+	json_t *ml = gj(c, "moe_layers"), *nr = gj(c, "no_rope_layers");
+	if (json_is_array(nr) && json_array_size(nr) == 0)
+		nr = NULL; /* transformers: [] means the default */
+	int64_t every = gi(c, "no_rope_layer_interval", 4);
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		if (json_is_array(ml)) {
+			size_t j;
+			json_t *v;
+			s->layer_moe[i] = 0;
+			json_array_foreach(ml, j, v)
+				s->layer_moe[i] |= json_integer_value(v) == i;
+		} else {
+			s->layer_moe[i] = step > 0 && (i + 1) % step == 0;
+		}
+		if (json_is_array(nr)) { /* 1 (or true): this layer uses RoPE */
+			json_t *v = json_array_get(nr, (size_t)i);
+			s->layer_rope[i] = json_is_true(v) || json_integer_value(v) != 0;
+		} else
+			s->layer_rope[i] = every > 0 && (i + 1) % every != 0;
+		/* layer_types, when given, overrides this (presets.c) */
+		s->layer_window[i] = s->layer_rope[i];
+	}
+	if (json_is_array(nr) && (int64_t)json_array_size(nr) != s->n_layer)
+		return tfm_seterr(TFM_E_FORMAT, "llama4: no_rope_layers has %zu entries for %lld "
+				  "layers", json_array_size(nr), (long long)s->n_layer);
+	s->chunk = gi(c, "attention_chunk_size", 8192);
+	s->qk_norm = gb(c, "use_qk_norm", 1) ? TFM_QK_NORM_ROPE_RMS : TFM_QK_NORM_NONE;
+	if (gb(c, "attn_temperature_tuning", 1)) {
+		s->attn_temp_scale = (float)gf(c, "attn_scale", 0.1);
+		s->attn_temp_floor = gi(c, "floor_scale", 8192);
+	}
+	tfm_cfg_mark(c, "attn_scale");
+	tfm_cfg_mark(c, "floor_scale");
+	return TFM_OK;
+}

@@ -118,6 +118,7 @@ int tfm_preset_phi(struct tfm_spec *s, const json_t *c);
 int tfm_preset_gptj(struct tfm_spec *s, const json_t *c);
 int tfm_preset_granite(struct tfm_spec *s, const json_t *c);
 int tfm_preset_olmoe(struct tfm_spec *s, const json_t *c);
+int tfm_preset_llama4(struct tfm_spec *s, const json_t *c);
 int tfm_preset_olmo(struct tfm_spec *s, const json_t *c);
 int tfm_preset_roberta(struct tfm_spec *s, const json_t *c);
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c);

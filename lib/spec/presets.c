@@ -725,7 +725,9 @@ static int layer_types(struct tfm_spec *s, const json_t *c)
 		const char *t = json_string_value(json_array_get(lt, i));
 		if (!t)
 			return tfm_seterr(TFM_E_FORMAT, "layer_types[%lld]: not a string", (long long)i);
-		if (!strcmp(t, "sliding_attention"))
+		if (!strcmp(t, "sliding_attention") && s->chunk <= 0)
+			s->layer_window[i] = 1;
+		else if (!strcmp(t, "chunked_attention") && s->chunk > 0)
 			s->layer_window[i] = 1;
 		else if (!strcmp(t, "full_attention"))
 			s->layer_window[i] = 0;
@@ -758,6 +760,7 @@ static const struct preset {
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 	{ "starcoder2", tfm_preset_starcoder2 }, { "phi", tfm_preset_phi }, { "gptj", tfm_preset_gptj },
 	{ "granite", tfm_preset_granite }, { "olmoe", tfm_preset_olmoe }, { "olmo", tfm_preset_olmo },
+	{ "llama4_text", tfm_preset_llama4 },
 };
 
 static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *t);
@@ -775,6 +778,11 @@ int tfm_spec_from_config(struct tfm_spec *s, const json_t *config)
 	if (!strcmp(t, "gemma3") && json_is_object(tc)) {
 		config = tc;
 		t = "gemma3_text";
+	}
+	/* and Llama 4's (Llama4ForConditionalGeneration): its text model */
+	if (!strcmp(t, "llama4") && json_is_object(tc)) {
+		config = tc;
+		t = "llama4_text";
 	}
 	json_t *norm = NULL;
 	int st = tfm_config_normalize(config, &t, &norm);

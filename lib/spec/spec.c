@@ -18,7 +18,7 @@ static const char *const n_pos_attn[] = { "none", "rope", "alibi", "t5", NULL };
 static const char *const n_scaling[] = { "none", "linear", "ntk", "dynamic", "yarn",
 					 "llama3", "longrope", NULL };
 static const char *const n_mask[] = { "causal", "bidir", "window", "chunked", NULL };
-static const char *const n_qk_norm[] = { "none", "head", "full", NULL };
+static const char *const n_qk_norm[] = { "none", "head", "full", "rope_rms", NULL };
 static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
 static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
 static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
@@ -72,6 +72,8 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	E("attn.mask", mask, n_mask),
 	I("attn.window", window, 0, BIG),
 	I("attn.chunk", chunk, 0, BIG),
+	F("attn.temp_scale", attn_temp_scale, 0, 1e6),
+	I("attn.temp_floor", attn_temp_floor, 0, BIG),
 	B("attn.diff", diff_attn),
 	B("attn.linear", linear_attn),
 	B("attn.cross", cross_attn),
@@ -130,6 +132,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("moe.every", moe_every, 0, TFM_MAX_LAYERS),
 	B("moe.shared_gate", moe_shared_gate),
 	B("moe.gate_bias", moe_gate_bias),
+	B("moe.weight_in", moe_weight_in),
 
 	I("ssm.d_state", ssm_d_state, 0, 1e6),
 	I("ssm.d_conv", ssm_d_conv, 0, 1e3),
@@ -301,6 +304,12 @@ int tfm_spec_validate(const struct tfm_spec *s)
 			return tfm_seterr(TFM_E_FORMAT, "%s: window mask without a window size", a);
 		if (s->mask == TFM_MASK_CHUNKED && s->chunk <= 0)
 			return tfm_seterr(TFM_E_FORMAT, "%s: chunked mask without a chunk size", a);
+		if (s->window > 0 && s->chunk > 0)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a sliding window and chunked "
+					  "attention in one model not supported", a);
+		if (s->attn_temp_scale > 0 && s->attn_temp_floor <= 0)
+			return tfm_seterr(TFM_E_FORMAT, "%s: attention temperature tuning needs "
+					  "attn.temp_floor > 0", a);
 		if (s->rope_scaling == TFM_ROPE_SCALE_LONGROPE &&
 		    s->n_rope_factors * 2 != s->rope_dims)
 			return tfm_seterr(TFM_E_FORMAT, "%s: LongRoPE needs rope_dims/2 = %lld factors, "

@@ -34,7 +34,10 @@ enum tfm_rope_scaling { TFM_ROPE_SCALE_NONE = 0, TFM_ROPE_SCALE_LINEAR, TFM_ROPE
 			TFM_ROPE_SCALE_DYNAMIC, TFM_ROPE_SCALE_YARN, TFM_ROPE_SCALE_LLAMA3,
 			TFM_ROPE_SCALE_LONGROPE };
 enum tfm_mask { TFM_MASK_CAUSAL = 0, TFM_MASK_BIDIR, TFM_MASK_WINDOW, TFM_MASK_CHUNKED };
-enum tfm_qk_norm { TFM_QK_NORM_NONE = 0, TFM_QK_NORM_HEAD, TFM_QK_NORM_FULL };
+/* HEAD: per-head norm with a weight; FULL: over all heads; ROPE_RMS: each
+ * head divided by its RMS (eps norm.eps), no weight, on RoPE layers only
+ * (llama4's L2Norm, applied after the rotation, which keeps the RMS) */
+enum tfm_qk_norm { TFM_QK_NORM_NONE = 0, TFM_QK_NORM_HEAD, TFM_QK_NORM_FULL, TFM_QK_NORM_ROPE_RMS };
 enum tfm_moe_gate { TFM_MOE_GATE_SOFTMAX = 0, TFM_MOE_GATE_SIGMOID };
 /* classifier: one label set per sequence; token: per token (NER) */
 enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_TOKEN };
@@ -80,8 +83,13 @@ struct tfm_spec {
 	int qk_norm;              /* enum tfm_qk_norm */
 	int mask;                 /* enum tfm_mask (the default for all layers) */
 	int64_t window;           /* sliding window size (tokens), 0 = none */
-	int64_t chunk;            /* chunked attention size, 0 = none */
-	/* A layer uses the sliding window when window > 0 and layer_window[i];
+	int64_t chunk;            /* chunked attention size, 0 = none: query p sees keys
+	                             j <= p of its own chunk, j >= floor(p / chunk) chunk */
+	float attn_temp_scale;    /* llama4 temperature tuning of NoPE layers: 0 off, else q is
+	                             scaled by 1 + attn_temp_scale log1p(floor((p+1) / attn_temp_floor)) */
+	int64_t attn_temp_floor;
+	/* A layer is local when layer_window[i]: it uses the sliding window
+	 * when window > 0, the chunk when chunk > 0 (never both);
 	 * mask is the base mask (CAUSAL or BIDIR); WINDOW means every layer is
 	 * windowed (mistral), and then layer_window[] is all 1 as well.
 	 * Encoder-decoder: encoder layers are always bidirectional and mask
@@ -142,6 +150,8 @@ struct tfm_spec {
 	int64_t moe_every;        /* every k-th layer is MoE (1 = all) */
 	int moe_shared_gate;      /* sigmoid(x . w) gate on the shared experts (qwen2_moe) */
 	int moe_gate_bias;        /* routing bias added for selection only (deepseek v3) */
+	int moe_weight_in;        /* the routing weight scales the expert's input, not its
+	                             output (llama4) */
 	/* n_ff_shared is the total width of the shared experts
 	 * (deepseek: n_expert_shared * n_ff_expert). */
 
@@ -175,7 +185,8 @@ struct tfm_spec {
 	 * decoder layers [n_layer, n_layer + n_layer_dec). */
 	uint8_t layer_kind[TFM_MAX_LAYERS];   /* enum tfm_layer_kind */
 	uint8_t layer_moe[TFM_MAX_LAYERS];    /* 1: MoE FFN */
-	uint8_t layer_window[TFM_MAX_LAYERS]; /* 1: sliding window in this layer */
+	uint8_t layer_window[TFM_MAX_LAYERS]; /* 1: local attention in this layer (the sliding
+	                                         window, or the chunk when attn.chunk is set) */
 	uint8_t layer_rope[TFM_MAX_LAYERS];   /* 1: RoPE applies; 0: NoPE layer */
 
 	/* special tokens (when known) */

@@ -253,3 +253,16 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	run tfm-inspect -k q8_0,q4_0,f16 "$CFG/llama-2-7b.json"
 	assert_failure 64
 }
+
+@test "inspect: a Llama 4 checkpoint's config (text_config) is its text model's spec" {
+	jq '{model_type: "llama4", text_config: ., vision_config: {hidden_size: 8},
+	     image_token_index: 200092}' "$ROOT/tests/fixtures/llama4/config.json" > "$BATS_TEST_TMPDIR/config.json"
+	run tfm-inspect -F json "$BATS_TEST_TMPDIR/config.json"
+	assert_success
+	nested=$(echo "$output" | jq -S '.spec, .params')
+	text=$(tfm-inspect -F json "$ROOT/tests/fixtures/llama4/config.json" | jq -S '.spec, .params')
+	[ "$nested" = "$text" ]
+	# chunked layers cap their cache at the chunk (8 tokens), the NoPE layer does not
+	run tfm-inspect -F json --ctx 64 "$ROOT/tests/fixtures/llama4/config.json"
+	[ "$(echo "$output" | jq .kv_bytes)" = $(( (3 * 8 + 64) * 4 * 2 * 2 * 24 )) ]
+}

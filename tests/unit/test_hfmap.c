@@ -108,6 +108,28 @@ static void t_names_moe(void)
 		 "blk.1.ffn_gate_shexp.weight", 0);
 	want_map("deepseek_v2", "model.layers.0.mlp.gate_proj.weight", "blk.0.ffn_gate.weight", 0);
 	CHECK(TFM_HFMAP_EXPERT_ID(TFM_HFMAP_EXPERT | (63u << 16)) == 63);
+	/* Llama 4: Llama4ForCausalLM's names and Llama4ForConditionalGeneration's
+	 * (language_model.*; the vision tower is skipped) */
+	static const char *const l4pre[] = {"model.", "language_model.model."};
+	for (int i = 0; i < 2; i++) {
+		char hf[160];
+		snprintf(hf, sizeof hf, "%slayers.1.feed_forward.experts.gate_up_proj", l4pre[i]);
+		want_map("llama4", hf, "blk.1.ffn_gate_exps.weight",
+			 TFM_HFMAP_EXPERTS_T | TFM_HFMAP_SPLIT_GATE_UP);
+		snprintf(hf, sizeof hf, "%slayers.1.feed_forward.experts.down_proj", l4pre[i]);
+		want_map("llama4", hf, "blk.1.ffn_down_exps.weight", TFM_HFMAP_EXPERTS_T);
+		snprintf(hf, sizeof hf, "%slayers.1.feed_forward.router.weight", l4pre[i]);
+		want_map("llama4", hf, "blk.1.ffn_gate_inp.weight", 0);
+		snprintf(hf, sizeof hf, "%slayers.1.feed_forward.shared_expert.down_proj.weight", l4pre[i]);
+		want_map("llama4", hf, "blk.1.ffn_down_shexp.weight", 0);
+		snprintf(hf, sizeof hf, "%slayers.0.feed_forward.up_proj.weight", l4pre[i]);
+		want_map("llama4", hf, "blk.0.ffn_up.weight", 0);
+		snprintf(hf, sizeof hf, "%slayers.0.self_attn.q_proj.weight", l4pre[i]);
+		want_map("llama4", hf, "blk.0.attn_q.weight", 0); /* already pairwise: no permutation */
+	}
+	want_map("llama4", "language_model.lm_head.weight", "output.weight", 0);
+	want_map("llama4", "vision_model.model.layers.0.mlp.fc1.weight", "", TFM_HFMAP_SKIP);
+	want_map("llama4", "multi_modal_projector.linear_1.weight", "", TFM_HFMAP_SKIP);
 }
 
 static void t_names_other(void)
@@ -257,7 +279,9 @@ static void t_fixture_names(void)
 		CHECK_MSG(json_object_get(seen, "blk.1.attn_output.weight#0"), "%s: no attn_output", fname);
 		CHECK_MSG(json_object_get(seen, "blk.1.ffn_down.weight#0") ||
 			  (json_object_get(seen, "blk.1.ffn_down_exps.weight#0") &&
-			   json_object_get(seen, "blk.1.ffn_down_exps.weight#3")), "%s: no ffn_down", fname);
+			   /* llama4 stores its experts stacked already */
+			   (json_object_get(seen, "blk.1.ffn_down_exps.weight#3") ||
+			    !strcmp(arch, "llama4_text"))), "%s: no ffn_down", fname);
 		json_decref(seen);
 	}
 	CHECK_MSG(n_fixtures >= 15, "%d fixtures", n_fixtures);

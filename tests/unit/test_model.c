@@ -194,7 +194,7 @@ static void build(struct tm *m)
 				add(m, N("attn_v.bias"), kvd, 1, 0, 0.3f);
 			}
 		}
-		if (s->qk_norm != TFM_QK_NORM_NONE) {
+		if (s->qk_norm == TFM_QK_NORM_HEAD || s->qk_norm == TFM_QK_NORM_FULL) {
 			int full = s->qk_norm == TFM_QK_NORM_FULL;
 			add(m, N("attn_q_norm.weight"), full ? qd : hd, 1, c1, 0.2f);
 			add(m, N("attn_k_norm.weight"), full ? kvd : hd, 1, c1, 0.2f);
@@ -212,7 +212,8 @@ static void build(struct tm *m)
 				add(m, N("ffn_gate_shexp.weight"), d, s->n_ff_shared, 0, ws * 4);
 				add(m, N("ffn_up_shexp.weight"), d, s->n_ff_shared, 0, ws * 4);
 				add(m, N("ffn_down_shexp.weight"), s->n_ff_shared, d, 0, ws * 2);
-				add(m, N("ffn_gate_inp_shexp.weight"), d, 1, 0, 0.5f);
+				if (!s->moe_weight_in) /* llama4's shared expert has no gate */
+					add(m, N("ffn_gate_inp_shexp.weight"), d, 1, 0, 0.5f);
 			}
 		} else if (s->gated && !strcmp(s->arch, "phi3")) {
 			add(m, N("ffn_up.weight"), d, 2 * ff, 0, ws * 4); /* gate rows, then up */
@@ -273,7 +274,8 @@ static void nlin(float *y, const float *W, const float *b, const float *x, int64
 }
 
 /* naive mixture of experts for one token: y = sum over the top-k experts of
- * weight * down(silu(gate x) * up x), + sigmoid(g . x) * shared(x) */
+ * weight * down(silu(gate x) * up x) (moe.weight_in: down(silu(gate wx) *
+ * up wx)), + sigmoid(g . x) * shared(x) (no gate without its tensor) */
 static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
 {
 	const struct tfm_spec *s = &m->s;
@@ -286,10 +288,15 @@ static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
 			p[e] += (double)R[e * d + i] * x[i];
 		mx = fmax(mx, p[e]);
 	}
-	for (int64_t e = 0; e < E; e++)
-		sum += (p[e] = exp(p[e] - mx));
-	for (int64_t e = 0; e < E; e++)
-		p[e] /= sum;
+	if (s->moe_gate == TFM_MOE_GATE_SIGMOID) {
+		for (int64_t e = 0; e < E; e++)
+			p[e] = 1 / (1 + exp(-p[e]));
+	} else {
+		for (int64_t e = 0; e < E; e++)
+			sum += (p[e] = exp(p[e] - mx));
+		for (int64_t e = 0; e < E; e++)
+			p[e] /= sum;
+	}
 	int used[64] = {0};
 	int64_t pick[8];
 	double wsum = 0;
@@ -304,12 +311,18 @@ static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
 	}
 	for (int64_t i = 0; i < d; i++)
 		y[i] = 0;
-	float g[256], u[256], o[256];
+	float g[256], u[256], o[256], xw[256];
 	for (int64_t k = 0; k < K; k++) {
 		int64_t e = pick[k];
 		double w = s->moe_norm_topk ? p[e] / wsum : p[e];
-		nlin(g, get(m, "blk.%lld.ffn_gate_exps.weight", l) + e * fe * d, NULL, x, d, fe);
-		nlin(u, get(m, "blk.%lld.ffn_up_exps.weight", l) + e * fe * d, NULL, x, d, fe);
+		const float *xe = x;
+		if (s->moe_weight_in) {
+			for (int64_t i = 0; i < d; i++)
+				xw[i] = (float)(w * x[i]);
+			xe = xw, w = 1;
+		}
+		nlin(g, get(m, "blk.%lld.ffn_gate_exps.weight", l) + e * fe * d, NULL, xe, d, fe);
+		nlin(u, get(m, "blk.%lld.ffn_up_exps.weight", l) + e * fe * d, NULL, xe, d, fe);
 		for (int64_t i = 0; i < fe; i++)
 			g[i] = nact(s, g[i]) * u[i];
 		nlin(o, get(m, "blk.%lld.ffn_down_exps.weight", l) + e * fe * d, NULL, g, fe, d);
@@ -325,11 +338,22 @@ static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
 		nlin(o, get(m, "blk.%lld.ffn_down_shexp.weight", l), NULL, g, fs, d);
 		const float *gi = get(m, "blk.%lld.ffn_gate_inp_shexp.weight", l);
 		double a = 0;
-		for (int64_t i = 0; i < d; i++)
+		for (int64_t i = 0; gi && i < d; i++)
 			a += (double)gi[i] * x[i];
 		for (int64_t i = 0; i < d; i++)
-			y[i] += (float)(o[i] / (1 + exp(-a)));
+			y[i] += (float)(gi ? o[i] / (1 + exp(-a)) : o[i]);
 	}
+}
+
+/* x / rms(x), no weight */
+static void nrms_noweight(float *x, int64_t n, double eps)
+{
+	double ss = 0;
+	for (int64_t i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	double r = 1 / sqrt(ss / n + eps);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(x[i] * r);
 }
 
 static int64_t naive_T; /* the length of the naive pass (LongRoPE picks factors by it) */
@@ -443,8 +467,22 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 				if (s->pos_attn == TFM_POS_ROPE && s->layer_rope[l])
 					nrope(s, K + t * kvd + h * hd, t);
 			}
+			/* llama4: after the rotation, the RMS of each head (no weight)
+			 * on RoPE layers; the temperature of NoPE layers' queries */
+			if (s->qk_norm == TFM_QK_NORM_ROPE_RMS && s->layer_rope[l]) {
+				for (int64_t h = 0; h < H; h++)
+					nrms_noweight(Q + t * qd + h * hd, hd, s->norm_eps);
+				for (int64_t h = 0; h < KV; h++)
+					nrms_noweight(K + t * kvd + h * hd, hd, s->norm_eps);
+			}
+			if (s->attn_temp_scale > 0 && !s->layer_rope[l]) {
+				double ts = 1 + s->attn_temp_scale * log1p(floor((t + 1.0) / s->attn_temp_floor));
+				for (int64_t i = 0; i < qd; i++)
+					Q[t * qd + i] = (float)(Q[t * qd + i] * ts);
+			}
 		}
 		int64_t win = s->layer_window[l] ? s->window : 0;
+		int64_t chk = s->layer_window[l] || s->mask == TFM_MASK_CHUNKED ? s->chunk : 0;
 		naive_local = 0;
 		for (int64_t t = 0; t < T; t++) {
 			for (int64_t h = 0; h < H; h++) {
@@ -453,6 +491,8 @@ static void naive(const struct tm *m, const int32_t *tok, int64_t T, float *logi
 				for (int64_t j = 0; j <= t; j++) {
 					sc[j] = -INFINITY;
 					if (win && t - j >= win)
+						continue;
+					if (chk && j < t - t % chk) /* chunked: only t's own chunk */
 						continue;
 					double a = 0;
 					for (int64_t e = 0; e < hd; e++)
@@ -872,6 +912,49 @@ static void t_moe(void)
 	tm_free(&m);
 }
 
+/* Llama 4's pieces on the naive reference: chunks of 5 on RoPE layers with
+ * the weightless QK RMS norm, a NoPE layer with temperature tuning (floor
+ * 4, so that it bites in 23 tokens), MoE top-1 by sigmoid scaling the
+ * expert input, an ungated shared expert, a dense layer; every layer
+ * chunked, in a ring of 8 slots (generation past n_ctx); then the chunk alone:
+ * with every layer chunked and relative positions only, a token's logits
+ * are those of its chunk evaluated from the start. */
+static void t_llama4(void)
+{
+	struct tm m = {0};
+	t_base_spec(&m.s);
+	m.s.n_layer = 3;
+	m.s.rope_interleaved = 1;
+	m.s.chunk = 5;
+	m.s.layer_window[0] = m.s.layer_window[1] = 1, m.s.layer_rope[2] = 0;
+	m.s.qk_norm = TFM_QK_NORM_ROPE_RMS;
+	m.s.attn_temp_scale = 0.3f, m.s.attn_temp_floor = 4;
+	m.s.n_expert = 4, m.s.n_expert_used = 1, m.s.n_ff_expert = 16, m.s.n_ff_shared = 16;
+	m.s.n_expert_shared = 1, m.s.moe_gate = TFM_MOE_GATE_SIGMOID, m.s.moe_weight_in = 1;
+	m.s.layer_moe[1] = m.s.layer_moe[2] = 1;
+	build(&m);
+	check_model("llama4: chunks, rms qk, temperature, moe weight-in", &m, 23, 64);
+	tm_free(&m);
+	t_base_spec(&m.s);
+	m.s.mask = TFM_MASK_CHUNKED, m.s.chunk = 6;
+	build(&m);
+	check_model("every layer chunked (6), ring of 8 slots", &m, 23, 8);
+	int32_t tok[17];
+	for (int i = 0; i < 17; i++)
+		tok[i] = (int32_t)((i * 7 + 3) % m.s.n_vocab);
+	int64_t V = m.s.n_vocab, kvb;
+	float *all = malloc(17 * V * sizeof(float)), *part = malloc(6 * V * sizeof(float));
+	CHECK_OK(run_chunks(&m, 32, tok, 17, 0, 1, all, &kvb));
+	for (int c0 = 0; c0 < 17; c0 += 6) {
+		int n = 17 - c0 < 6 ? 17 - c0 : 6;
+		CHECK_OK(run_chunks(&m, 32, tok + c0, n, 0, 1, part, &kvb));
+		double e = t_maxdiff(all + c0 * V, part, n * V);
+		CHECK_MSG(e < 2e-5, "chunk at %d: %g", c0, e);
+	}
+	free(all), free(part);
+	tm_free(&m);
+}
+
 static void t_olmo2_falcon(void)
 {
 	struct tm m = {0};
@@ -1277,9 +1360,9 @@ static void t_errors(void)
 	/* refused knobs name the architecture and the knob */
 	struct tfm_spec s = m.s;
 	strcpy(s.arch, "gemma3");
-	s.mask = TFM_MASK_CHUNKED, s.chunk = 8;
+	s.linear_attn = 1;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
-	CHECK_MSG(!strcmp(tfm_errmsg(), "gemma3: chunked attention not supported yet"), "%s",
+	CHECK_MSG(!strcmp(tfm_errmsg(), "gemma3: linear attention not supported yet"), "%s",
 		  tfm_errmsg());
 	s = m.s;
 	s.layer_kind[1] = TFM_LAYER_MAMBA;
@@ -1324,6 +1407,7 @@ static const struct t_case t_cases[] = {
 	{"neox", t_neox},
 	{"gpt2", t_gpt2},
 	{"window", t_window},
+	{"llama4", t_llama4},
 	{"window_ring", t_window_ring},
 	{"alibi", t_alibi},
 	{"gemma3", t_gemma3},

@@ -177,8 +177,8 @@ static int fixture_model(const char *dir, const char *cfg, struct tfm_spec *s,
 		tfm_ckpt_close(c);
 		return st;
 	}
-	struct tfm_model_tensor *t = calloc((size_t)c->n_tensors, sizeof *t);
-	float **b = calloc((size_t)c->n_tensors * 2, sizeof *b);
+	struct tfm_model_tensor *t = calloc((size_t)c->n_tensors * 2, sizeof *t);
+	float **b = calloc((size_t)c->n_tensors * 3, sizeof *b);
 	int64_t nt = 0, nb = 0;
 	for (int64_t i = 0; i < c->n_tensors && !st; i++) {
 		const struct tfm_ckpt_tensor *ct = &c->tensors[i];
@@ -193,6 +193,35 @@ static int fixture_model(const char *dir, const char *cfg, struct tfm_spec *s,
 			ne1 *= ct->ne[d];
 		float *f = malloc((size_t)(ne0 * ne1) * sizeof *f), *scr = malloc((size_t)(ne0 * ne1) * sizeof *f);
 		b[nb++] = f;
+		if (fl & TFM_HFMAP_EXPERTS_T) {
+			/* llama4: [E][a][b] (x @ W) -> per expert [b][a], gate_up split
+			 * into its halves: written here independently of convert.c */
+			int64_t E = ct->ne[2], a = ct->ne[1], bb = ct->ne[0];
+			int split = (fl & TFM_HFMAP_SPLIT_GATE_UP) != 0, nh = split ? 2 : 1;
+			st = tfm_type_to_f32(ct->type, ct->data, scr, ne0 * ne1);
+			for (int h = 0; h < nh && !st; h++) {
+				int64_t w = bb / nh;
+				float *o = h ? malloc((size_t)(E * w * a) * sizeof *o) : f;
+				if (h)
+					b[nb++] = o;
+				for (int64_t e = 0; e < E; e++)
+					for (int64_t j = 0; j < w; j++)
+						for (int64_t i = 0; i < a; i++)
+							o[(e * w + j) * a + i] = scr[(e * a + i) * bb + h * w + j];
+				char nm[128];
+				snprintf(nm, sizeof nm, "%s", name);
+				if (h) { /* blk.N.ffn_gate_exps.weight -> ffn_up_exps */
+					char *g = strstr(nm, "ffn_gate_exps");
+					snprintf(nm, sizeof nm, "%.*sffn_up_exps.weight", (int)(g - nm), name);
+				}
+				t[nt].name = strdup(nm);
+				t[nt].n_dims = 3;
+				t[nt].ne[0] = a, t[nt].ne[1] = w, t[nt].ne[2] = E, t[nt].ne[3] = 1;
+				t[nt++].data = o;
+			}
+			free(scr);
+			continue;
+		}
 		if (!(st = tfm_type_to_f32(ct->type, ct->data, f, ne0 * ne1)))
 			st = tfm_hfmap_transform(fl, s, f, ne0, ne1, scr);
 		free(scr);
@@ -627,7 +656,7 @@ static const char *const llamacpp_exact[] = {
 	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
 	"llama-rope-linear", "llama-rope-yarn", "qwen2_moe", "qwen3_moe", "starcoder2", "olmo2",
 	"stablelm", "stablelm-parallel", "olmoe", "olmo", "granite", "cohere", "phi", "gptj",
-	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b",
+	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b", "llama4-c",
 };
 
 static void t_llamacpp_only(void)

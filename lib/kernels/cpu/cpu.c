@@ -535,8 +535,11 @@ static void gather_t(float *dst, float *tmp, const uint8_t *base, size_t rowb, i
 	}
 }
 
+/* The first key query position p sees; it never decreases with p. */
 static inline int64_t first_key(const struct tfm_attn_args *a, int64_t p)
 {
+	if (a->chunk > 0)
+		return p - p % a->chunk;
 	return a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
 }
 
@@ -647,6 +650,8 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void
 	int64_t keys = a->pos0 + a->n_tok;
 	if (a->window > 0 && keys > a->window)
 		keys = a->window;
+	if (a->chunk > 0 && keys > a->chunk)
+		keys = a->chunk;
 	double work = 2.0 * (double)a->n_tok * a->n_head * keys * hd;
 	if (k->n_tasks <= 1 || work < k->par_min || j.n_items == 1)
 		attn_task(&j, 0, 1);

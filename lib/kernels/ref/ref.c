@@ -140,6 +140,8 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 	for (int64_t t = 0; t < a->n_tok; t++) {
 		int64_t p = a->bidir ? a->pos0 + a->n_tok - 1 : a->pos0 + t; /* last key seen */
 		int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+		if (a->chunk > 0)
+			lo = p - p % a->chunk;
 		for (int64_t h = 0; h < a->n_head; h++) {
 			const float *qv = q + t * qd + h * hd;
 			int64_t kh = h / grp;
