@@ -320,11 +320,10 @@ static void mla_attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	for (int64_t t = 0; t < n; t++)
 		be->kv_store(kc, NULL, c->mkey + t * w, NULL, (pos0 + t) % a.n_slots, &a);
 	be->attn(&c->kx, c->mout, c->mq, kc, NULL, &a);
-	/* out_h = W_UV[h] o_lat: the v_dim rows of kv_b after head h's nope rows */
+	/* out_h = W_UV[h] o_lat */
 	for (int64_t h = 0; h < nh; h++) {
-		struct tfm_mat uv = L->kv_b;
-		uv.data = (const uint8_t *)L->kv_b.data + (size_t)(h * (nope + vd) + nope) * uv.row_bytes;
-		uv.out = vd;
+		struct tfm_mat uv = L->mla_uv;
+		uv.data = (const uint8_t *)L->mla_uv.data + (size_t)h * L->mla_uv_stride;
 		for (int64_t t = 0; t < n; t++)
 			memcpy(c->mt1 + t * kl, c->mout + (t * nh + h) * kl, (size_t)kl * sizeof(float));
 		be->matmul(&c->kx, c->mt2, c->mt1, &uv, n);

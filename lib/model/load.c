@@ -342,14 +342,48 @@ static int bind_mla(struct binder *b, int64_t l)
 	TRY(bind_mat(b, &L->kv_a, NM("attn_kv_a_mqa.weight"), d, kl + s->qk_rope_dim, 1));
 	TRY(bind_norm(b, &L->kv_a_norm, NM("attn_kv_a_norm"), kl, 1));
 	L->kv_a_norm.eps = (float)s->mla_norm_eps;
-	TRY(bind_mat(b, &L->kv_b, NM("attn_kv_b.weight"), kl, nh * (s->qk_nope_dim + m->v_dim), 1));
-	/* W_UK^T [nh][kl][nope] in f32 for the absorbed queries (as many
-	 * floats as kv_b's nope rows); W_UV is read from kv_b in place */
 	int64_t nope = s->qk_nope_dim, vd = m->v_dim;
+	/* W_UK^T [nh][kl][nope] in f32 for the absorbed queries (as many
+	 * floats as kv_b's nope rows); W_UV is read in place */
 	float *ukt = tfm_amalloc((size_t)(nh * kl * nope + kl) * sizeof *ukt), *row = NULL;
 	if (!ukt)
 		return TFM_E_NOMEM;
 	TRY(own(m, ukt));
+	const struct tfm_model_tensor *kb = find(b, NM("attn_k_b.weight"));
+	if (kb && !find(b, NM("attn_kv_b.weight"))) {
+		/* llama.cpp's split form: attn_k_b {nope, kl, nh} is W_UK^T row
+		 * for row, attn_v_b {kl, vd, nh} W_UV */
+		const struct tfm_model_tensor *vb = find(b, NM("attn_v_b.weight"));
+		if (kb->n_dims != 3 || kb->ne[0] != nope || kb->ne[1] != kl || kb->ne[2] != nh)
+			return tfm_seterr(TFM_E_FORMAT, "%s: shape {%lld, %lld, %lld}, want {%lld, "
+					  "%lld, %lld}", kb->name, (long long)kb->ne[0],
+					  (long long)kb->ne[1], (long long)kb->ne[2], (long long)nope,
+					  (long long)kl, (long long)nh);
+		if (!vb || vb->n_dims != 3 || vb->ne[0] != kl || vb->ne[1] != vd || vb->ne[2] != nh)
+			return tfm_seterr(TFM_E_FORMAT, "%s: attn_v_b missing or not {%lld, %lld, "
+					  "%lld}", NM("attn_v_b.weight"), (long long)kl, (long long)vd,
+					  (long long)nh);
+		if (!tfm_k_type_ok(kb->type) || !tfm_k_type_ok(vb->type) ||
+		    nope % tfm_type_info(kb->type)->blck || kl % tfm_type_info(vb->type)->blck)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: MLA weights of types %s / %s with "
+					  "rows of %lld / %lld", NM("attn_k_b.weight"),
+					  tfm_type_name(kb->type), tfm_type_name(vb->type),
+					  (long long)nope, (long long)kl);
+		size_t rb = tfm_type_nbytes(kb->type, nope);
+		for (int64_t r = 0; r < nh * kl; r++)
+			TRY(tfm_k_row_to_f32(kb->type, (const uint8_t *)kb->data + (size_t)r * rb,
+					     ukt + r * nope, nope));
+		L->mla_uv = (struct tfm_mat){.data = vb->data, .type = vb->type, .in = kl, .out = vd,
+					     .row_bytes = tfm_type_nbytes(vb->type, kl)};
+		L->mla_uv_stride = (size_t)vd * L->mla_uv.row_bytes;
+		L->mla_ukt = ukt;
+		return TFM_OK;
+	}
+	TRY(bind_mat(b, &L->kv_b, NM("attn_kv_b.weight"), kl, nh * (s->qk_nope_dim + m->v_dim), 1));
+	L->mla_uv = L->kv_b;
+	L->mla_uv.data = (const uint8_t *)L->kv_b.data + (size_t)nope * L->kv_b.row_bytes;
+	L->mla_uv.out = vd;
+	L->mla_uv_stride = (size_t)(nope + vd) * L->kv_b.row_bytes;
 	row = ukt + nh * kl * nope; /* one kv_b row */
 	for (int64_t h = 0; h < nh; h++)
 		for (int64_t i = 0; i < nope; i++) {

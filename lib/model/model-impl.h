@@ -39,8 +39,12 @@ struct tfm_layer {
 	 * shared rope key; attn_kv_b {kv_lora, n_head*(nope + v_dim)}, whose
 	 * nope rows of each head are W_UK and v_dim rows W_UV (read in place);
 	 * mla_ukt: W_UK transposed, f32 [n_head][kv_lora][nope], for the
-	 * absorbed queries */
-	struct tfm_mat q_a, q_b, kv_a, kv_b;
+	 * absorbed queries.  llama.cpp's files split kv_b: attn_k_b {nope,
+	 * kv_lora, n_head} is W_UK^T as mla_ukt holds it, attn_v_b {kv_lora,
+	 * v_dim, n_head} W_UV (kv_b's data is then NULL).  mla_uv: W_UV of head
+	 * 0 {kv_lora, v_dim}, head h's at data + h * mla_uv_stride */
+	struct tfm_mat q_a, q_b, kv_a, kv_b, mla_uv;
+	size_t mla_uv_stride;
 	float *mla_ukt;
 	struct tfm_norm_w q_a_norm, kv_a_norm;
 	float diff_lambda, diff_scale; /* differential attention: lambda, 1 - lambda_init */

@@ -365,7 +365,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     "mamba", "llama4", NULL };
+					     "mamba", "llama4", "deepseek2", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -374,7 +374,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt, mamba, llama4)", a);
+				  "falcon, bloom, mpt, mamba, llama4, deepseek2)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -449,7 +449,9 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		s->moe_norm_topk = (int)lget_i(g, a, "expert_weights_norm", 1);
 		/* 1 softmax, 2 sigmoid (llama.cpp's llama4 graph: always sigmoid) */
 		int64_t gf = lget_i(g, a, "expert_gating_func", !strcmp(a, "llama4") ? 2 : 1);
-		if (gf != 1 && strcmp(a, "llama4"))
+		if (!strcmp(a, "deepseek2") && (gf == 1 || gf == 2))
+			s->moe_gate = gf == 2 ? TFM_MOE_GATE_SIGMOID : TFM_MOE_GATE_SOFTMAX;
+		else if (gf != 1 && strcmp(a, "llama4"))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.expert_gating_func %lld without tfm.* "
 					  "keys is not supported", a, (long long)gf);
 		s->n_expert_shared = lget_i(g, a, "expert_shared_count", 0);
@@ -506,6 +508,48 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
 				s->layer_window[i] = 1;
 		}
+	} else if (!strcmp(a, "deepseek2")) {
+		/* multi-head latent attention as llama.cpp's deepseek2 runs it:
+		 * key_length_mla / value_length_mla are the head sizes (files
+		 * without them: key_length / value_length), head_count_kv 1 is the
+		 * latent's single head; the latent norms at the model's rms eps;
+		 * pairwise rope; softmax routing unless expert_gating_func says
+		 * sigmoid, exp_probs_b a selection bias, group scores the sum of
+		 * a group's best two (no V2 group_limited_greedy: refused) */
+		s->kv_lora_rank = lget_i(g, a, "attention.kv_lora_rank", 0);
+		s->q_lora_rank = lget_i(g, a, "attention.q_lora_rank", 0);
+		s->qk_rope_dim = s->rope_dims;
+		s->head_dim = lget_i(g, a, "attention.key_length_mla",
+				     lget_i(g, a, "attention.key_length", 0));
+		s->v_head_dim = lget_i(g, a, "attention.value_length_mla",
+				       lget_i(g, a, "attention.value_length", 0));
+		s->qk_nope_dim = s->head_dim - s->qk_rope_dim;
+		s->n_head_kv = s->n_head;
+		s->mla_norm_eps = s->norm_eps;
+		s->rope_interleaved = 1;
+		if (s->kv_lora_rank <= 0 || s->qk_nope_dim <= 0 || s->v_head_dim <= 0)
+			return tfm_seterr(TFM_E_FORMAT, "deepseek2: kv_lora_rank %lld, head sizes "
+					  "%lld / %lld", (long long)s->kv_lora_rank,
+					  (long long)s->head_dim, (long long)s->v_head_dim);
+		if (s->rope_scaling != TFM_ROPE_SCALE_NONE)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "deepseek2 with rope scaling without "
+					  "tfm.* keys is not supported");
+		if (tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.temperature_scale")) >= 0)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "deepseek2.attention.temperature_scale "
+					  "without tfm.* keys is not supported");
+		s->moe_norm_topk = (int)lget_i(g, a, "expert_weights_norm", 0);
+		s->moe_routed_scale = lget_f(g, a, "expert_weights_scale", 1.0);
+		s->n_ff_shared = s->n_expert_shared * s->n_ff_expert;
+		s->moe_first_dense = lget_i(g, a, "leading_dense_block_count", 0);
+		for (int64_t i = 0; i < s->n_layer && !s->moe_gate_bias; i++)
+			s->moe_gate_bias = has_t(g, i, "exp_probs_b.bias");
+		s->moe_n_group = lget_i(g, a, "expert_group_count", 0);
+		s->moe_topk_group = lget_i(g, a, "expert_group_used_count", 0);
+		if (s->moe_n_group > 1 && s->moe_topk_group < s->moe_n_group && !s->moe_gate_bias)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "deepseek2: expert groups without "
+					  "exp_probs_b (llama.cpp scores a group by its best two, "
+					  "DeepSeek-V2 by its best one) without tfm.* keys is not "
+					  "supported");
 	} else if (!strcmp(a, "llama4")) {
 		/* as llama.cpp's llama4 runs it: pairwise rope on the weights as
 		 * Meta stores them; the router's sigmoid scales the expert's input

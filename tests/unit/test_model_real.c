@@ -656,7 +656,7 @@ static const char *const llamacpp_exact[] = {
 	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
 	"llama-rope-linear", "llama-rope-yarn", "qwen2_moe", "qwen3_moe", "starcoder2", "olmo2",
 	"stablelm", "stablelm-parallel", "olmoe", "olmo", "granite", "cohere", "phi", "gptj",
-	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b", "llama4-c",
+	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b", "llama4-c", "deepseek_v2-lite",
 };
 
 static void t_llamacpp_only(void)
@@ -797,9 +797,77 @@ out:
 	}
 }
 
+/* Fixtures converted by llama.cpp's own converter
+ * (scripts/make-llamacpp-ggufs, tests/data/llamacpp): no tfm.* keys, its
+ * names and layouts (deepseek2's attn_k_b / attn_v_b, llama4's split and
+ * transposed experts).  Run as llama.cpp runs them, and with the --set
+ * overrides that undo where llama.cpp's reading differs from transformers'
+ * (its latent norms at the model's rms eps where transformers fixes 1e-6;
+ * its converter writes expert_weights_norm from norm_topk_prob, which
+ * transformers' V2 ignores, and writes no sigmoid gating for a config
+ * without scoring_func), the transformers logits of the fixture. */
+static void t_llamacpp_files(void)
+{
+	static const struct {
+		const char *name, *set[2];
+		double plain; /* llama.cpp's reading vs transformers: at most, and more than 1e-4 */
+	} f[] = {
+		{"llama4-c", {NULL}, 0},
+		{"deepseek_v2", {"attn.mla_norm_eps=1e-6"}, 1e-3},
+		{"deepseek_v2-lite", {"moe.norm_topk=0"}, 10},
+		{"deepseek_v3", {"moe.gate=sigmoid", "attn.mla_norm_eps=1e-6"}, 10},
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		char *gp = t_path("tests/data/llamacpp/%s.gguf", f[i].name);
+		char *ip = t_path("tests/fixtures/%s/input_ids.json", f[i].name);
+		char *pp = t_path("tests/fixtures/%s/prefill.f32", f[i].name);
+		int n_set = f[i].set[1] ? 2 : f[i].set[0] ? 1 : 0;
+		json_error_t je;
+		json_t *ids = json_load_file(ip, 0, &je), *pa = json_object_get(ids, "prefill");
+		int64_t np = (int64_t)json_array_size(pa);
+		int32_t tok[64];
+		for (int64_t t = 0; t < np && t < 64; t++)
+			tok[t] = (int32_t)json_integer_value(json_array_get(pa, (size_t)t));
+		size_t nw = 0;
+		float *want = read_f32(pp, &nw);
+		CHECK(want != NULL && np > 0);
+		for (int fix = 0; fix < 2 && want; fix++) {
+			struct tfm_model_opts o = {.set = fix ? f[i].set : NULL, .n_set = fix ? n_set : 0};
+			struct tfm_model *m = NULL;
+			struct tfm_ctx *c = NULL;
+			CHECK_OK(tfm_model_open(&m, gp, &o));
+			if (!m)
+				break;
+			CHECK(!strcmp(tfm_model_spec(m)->arch, !strncmp(f[i].name, "llama4", 6) ? "llama4"
+												: "deepseek2"));
+			int64_t V = tfm_model_spec(m)->n_vocab;
+			float *lg = malloc((size_t)(np * V) * sizeof *lg);
+			CHECK_OK(tfm_ctx_new(&c, m, 64));
+			CHECK(nw == (size_t)(np * V));
+			if (c && nw == (size_t)(np * V) && !tfm_eval(c, tok, np, lg, 1)) {
+				double e = t_maxdiff(lg, want, np * V);
+				fprintf(stderr, "  llama.cpp's %-17s %s vs transformers %.2g\n", f[i].name,
+					fix ? "with the overrides" : "as llama.cpp reads it", e);
+				if (fix || !f[i].plain)
+					CHECK_MSG(e < 1e-4, "%s (%d): %g", f[i].name, fix, e);
+				else /* the difference is real, and bounded where it is small */
+					CHECK_MSG(e > 1e-5 && e < f[i].plain, "%s: %g", f[i].name, e);
+			}
+			free(lg);
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+			if (!n_set)
+				break;
+		}
+		json_decref(ids);
+		free(want), free(gp), free(ip), free(pp);
+	}
+}
+
 static const struct t_case t_cases[] = {
 	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
+	{"llamacpp_files", t_llamacpp_files},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},
