@@ -5,6 +5,7 @@
  * Options and glue only: the measurements are in lib/bench. */
 #include "format/config-json.h"
 #include "common.h"
+#include "bench/attn-family.h"
 #include "bench/bench.h"
 #include "kernels/backend.h"
 #include "model/bench.h"
@@ -498,6 +499,72 @@ struct attn_point {
 	double kv_alloc, ctx_heap, ctx_rss;  /* of a real context; <0: not measured */
 };
 
+/* The attention family beside the executor's kernels (attn-family.h):
+ * the fast kernel and its reference, one decode step; a point is skipped
+ * when its predicted time passes FAM_MAX_S or its cache FAM_MAX_BYTES. */
+#define FAM_MAX_S 2.0
+#define FAM_MAX_BYTES (1024.0 * 1024 * 1024)
+struct fam_point {
+	double dec, dec_ref;  /* seconds per step; <0: not measured */
+	double bytes;         /* cache or state at ctx */
+};
+
+static struct tfm_fam_shape fam_shape(const struct opts *o, int64_t ctx)
+{
+	/* simplicial-window: the paper's proportions, w1 = --window, w2 = 32 */
+	return (struct tfm_fam_shape){.n_head = o->heads, .head_dim = o->head_dim, .ctx = ctx,
+				      .win1 = o->window, .win2 = o->window < 32 ? o->window : 32};
+}
+
+/* Multiply-adds of the reference's step (it runs only where this is small). */
+static double fam_ref_work(int v, const struct tfm_fam_shape *s)
+{
+	double n = (double)s->ctx, d = (double)s->head_dim, H = (double)s->n_head;
+	double w1 = (double)(s->ctx < s->win1 ? s->ctx : s->win1);
+	double w2 = (double)(s->ctx < s->win2 ? s->ctx : s->win2);
+	switch (v) {
+	case TFM_FAM_PERFORMER: return n * H * 2 * d * d;
+	case TFM_FAM_SIMPLICIAL: return n * n * H * 2 * d;
+	case TFM_FAM_SIMPLICIAL_WIN: return w1 * w2 * H * 2 * d;
+	case TFM_FAM_GAU: return n * 3 * H * d;
+	}
+	return n * H * 4 * d;
+}
+
+static int bench_family(const struct opts *o, struct fam_point (*fp)[32])
+{
+	int skipped = 0;
+	for (int v = 0; v < TFM_FAM_N; v++) {
+		double prev_t = -1, prev_n = 0;
+		for (int i = 0; i < o->n_ctx; i++) {
+			struct fam_point *p = &fp[v][i];
+			struct tfm_fam_shape s = fam_shape(o, o->ctx[i]);
+			double grow = tfm_fam_theory(v) > 1 ? tfm_fam_theory(v) : 1;
+			p->dec = p->dec_ref = -1;
+			p->bytes = tfm_fam_state_bytes(v, &s);
+			if ((prev_t > 0 && prev_t * pow((double)o->ctx[i] / prev_n, grow) > FAM_MAX_S) ||
+			    p->bytes > FAM_MAX_BYTES || prev_t == -2) {
+				skipped++;
+				prev_t = -2;
+				continue;
+			}
+			if (o->verbose)
+				note(o, "%s attention, ctx %lld", tfm_fam_name(v), (long long)o->ctx[i]);
+			int st = tfm_fam_time(v, &s, 1, 0.05, (int)o->reps * 20, &p->dec);
+			if (!st && fam_ref_work(v, &s) <= 3e8)
+				st = tfm_fam_time(v, &s, 0, 0.05, (int)o->reps * 20, &p->dec_ref);
+			if (st)
+				return tfm_adderr(st, "%s attention at %lld tokens", tfm_fam_name(v),
+						  (long long)o->ctx[i]);
+			prev_t = p->dec, prev_n = (double)o->ctx[i];
+		}
+	}
+	if (skipped)
+		note(o, "%d points of the attention family not measured: over %.0f s a step or "
+		     "%.0f GiB of cache", skipped, FAM_MAX_S, FAM_MAX_BYTES / 1073741824.0);
+	return TFM_OK;
+}
+
 /* The spec of variant v: one layer of the given attention shape. */
 static void variant_spec(const struct opts *o, int v, struct tfm_spec *s)
 {
@@ -555,32 +622,54 @@ static void jnum(json_t *j, const char *k, double v)
 	json_object_set_new(j, k, v >= 0 ? json_real(v) : json_null());
 }
 
+/* Decode exponents of context length: fitted over ctx >= 1024 (all points
+ * when fewer than three are there), and the theory. */
+static const double var_theory[N_VAR] = {1, 1, 1, 1, 0};
+
+static double fitted(const struct opts *o, const double *t)
+{
+	double x[32];
+	for (int i = 0; i < o->n_ctx; i++)
+		x[i] = (double)o->ctx[i];
+	return tfm_fam_fit_exponent(x, t, o->n_ctx, 1024);
+}
+
 static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const struct tfm_spec *sp,
-		      const char *device)
+		      struct fam_point (*fp)[32], const char *device)
 {
 	double ek = cmd_kv_elem_bytes(o->k_type, o->v_type);
 	char b1[32], kvn[48];
 	int st = TFM_OK;
+	enum { NS = N_VAR + TFM_FAM_N };
+	double tdec[NS][32], expo[NS], theo[NS];
+	for (int v = 0; v < NS; v++) {
+		for (int i = 0; i < o->n_ctx; i++)
+			tdec[v][i] = v < N_VAR ? pt[v][i].dec : fp[v - N_VAR][i].dec;
+		expo[v] = fitted(o, tdec[v]);
+		theo[v] = v < N_VAR ? var_theory[v] : tfm_fam_theory(v - N_VAR);
+	}
+#define VNAME(v) ((v) < N_VAR ? var_names[v] : tfm_fam_name((v) - N_VAR))
 	if (o->fmt == FMT_SVG) {
-		double x[N_VAR][32], yt[N_VAR][32], yk[N_VAR][32], ya[N_VAR][32];
-		struct tfm_bench_series st_[N_VAR], sk[N_VAR], sa[N_VAR];
-		for (int v = 0; v < N_VAR; v++) {
+		double x[NS][32], yt[NS][32], yk[NS][32], ya[N_VAR][32];
+		struct tfm_bench_series st_[NS], sk[NS], sa[N_VAR];
+		for (int v = 0; v < NS; v++) {
 			for (int i = 0; i < o->n_ctx; i++) {
 				x[v][i] = (double)o->ctx[i];
-				yt[v][i] = pt[v][i].dec * 1e6;
-				yk[v][i] = pt[v][i].kv_pred;
-				ya[v][i] = pt[v][i].kv_alloc; /* < 0: not measured, not drawn */
+				yt[v][i] = tdec[v][i] * 1e6; /* < 0: not measured, not drawn */
+				yk[v][i] = v < N_VAR ? pt[v][i].kv_pred : fp[v - N_VAR][i].bytes;
+				if (v < N_VAR)
+					ya[v][i] = pt[v][i].kv_alloc;
 			}
-			sa[v] = (struct tfm_bench_series){var_names[v], x[v], ya[v], o->n_ctx};
-			st_[v] = (struct tfm_bench_series){var_names[v], x[v], yt[v], o->n_ctx};
-			sk[v] = (struct tfm_bench_series){var_names[v], x[v], yk[v], o->n_ctx};
+			if (v < N_VAR)
+				sa[v] = (struct tfm_bench_series){var_names[v], x[v], ya[v], o->n_ctx};
+			st_[v] = (struct tfm_bench_series){VNAME(v), x[v], yt[v], o->n_ctx};
+			sk[v] = (struct tfm_bench_series){VNAME(v), x[v], yk[v], o->n_ctx};
 		}
 		char t1[96];
 		snprintf(t1, sizeof t1, "decode attention, %s", device);
 		struct tfm_bench_panel p[3] = {
-			{t1, "context (tokens)", "microseconds per token (one layer)", st_, N_VAR},
-			{"KV cache needed (tfm_spec_kv_bytes)", "context (tokens)", "bytes (one layer)", sk,
-			 N_VAR},
+			{t1, "context (tokens)", "microseconds per token (one layer)", st_, NS},
+			{"KV cache or state needed", "context (tokens)", "bytes (one layer)", sk, NS},
 			{"KV cache allocated (tfm_ctx_new)", "context (tokens)", "bytes (one layer)", sa,
 			 N_VAR},
 		};
@@ -588,10 +677,12 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 		if ((st = tfm_out_open(&out, "-", 0)))
 			return st;
 		char title[256];
+		struct tfm_fam_shape fs = fam_shape(o, 1);
 		snprintf(title, sizeof title, "tfm-bench --attn: %lld query heads of %lld dimensions, "
-			 "%lld KV heads (GQA, window), window %lld, KV cache %s, %lld threads",
-			 (long long)o->heads, (long long)o->head_dim, (long long)o->kv_heads,
-			 (long long)o->window, cmd_kv_name(kvn, sizeof kvn, o->k_type, o->v_type),
+			 "%lld KV heads (GQA, window), window %lld (simplicial %lld x %lld), KV cache %s, "
+			 "%lld threads", (long long)o->heads, (long long)o->head_dim,
+			 (long long)o->kv_heads, (long long)o->window, (long long)fs.win1,
+			 (long long)fs.win2, cmd_kv_name(kvn, sizeof kvn, o->k_type, o->v_type),
 			 (long long)o->threads);
 		tfm_bench_svg(out, title, p, pt[0][0].kv_alloc >= 0 ? 3 : 2);
 		return tfm_out_commit(out);
@@ -671,8 +762,84 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 			}
 		}
 	}
+	/* the family: one decode step of each variant's own attention */
+	for (int v = 0; v < TFM_FAM_N; v++)
+		for (int i = 0; i < o->n_ctx; i++) {
+			const struct fam_point *p = &fp[v][i];
+			struct tfm_fam_shape s0 = fam_shape(o, 0), s1 = fam_shape(o, 1);
+			double per_tok = tfm_fam_state_bytes(v, &s1) - tfm_fam_state_bytes(v, &s0);
+			int64_t win = v == TFM_FAM_SIMPLICIAL_WIN ? s1.win1 : 0;
+			if (o->fmt == FMT_MD) {
+				char d1[32] = "-", d2[32] = "-", sp_[32] = "-", kp[32];
+				if (p->dec >= 0)
+					snprintf(d1, sizeof d1, "%.1f", p->dec * 1e6);
+				if (p->dec_ref >= 0)
+					snprintf(d2, sizeof d2, "%.1f", p->dec_ref * 1e6);
+				if (p->dec > 0 && p->dec_ref >= 0)
+					snprintf(sp_, sizeof sp_, "%.1fx", p->dec_ref / p->dec);
+				snprintf(kp, sizeof kp, "%.0f B", per_tok);
+				printf("| %s | %lld | %lld | %s | %s | %s | - | - | %s | %s | - | - |\n",
+				       tfm_fam_name(v), (long long)o->heads, (long long)o->ctx[i], d1, d2, sp_,
+				       kp, human_bytes(b1, sizeof b1, p->bytes));
+			} else if (o->fmt == FMT_CSV) {
+				printf("%s,%lld,%lld,%lld,%lld,%lld,0,%lld,%.6g,%.6g,0,-1,-1,%.6g,%.6g,-1,-1,-1\n",
+				       tfm_fam_name(v), (long long)o->heads, (long long)o->heads,
+				       (long long)o->head_dim, (long long)(tfm_fam_out_n(v, &s1) / o->heads),
+				       (long long)win, (long long)o->ctx[i], p->dec, p->dec_ref, per_tok,
+				       p->bytes);
+			} else {
+				json_t *j = json_object();
+				json_object_set_new(j, "variant", json_string(tfm_fam_name(v)));
+				json_object_set_new(j, "family", json_true());
+				json_object_set_new(j, "n_head", json_integer(o->heads));
+				json_object_set_new(j, "head_dim", json_integer(o->head_dim));
+				json_object_set_new(j, "window", json_integer(win));
+				json_object_set_new(j, "ctx", json_integer(o->ctx[i]));
+				json_object_set_new(j, "device", json_string("cpu (OpenBLAS)"));
+				jnum(j, "decode_s", p->dec);
+				jnum(j, "decode_ref_s", p->dec_ref);
+				jnum(j, "kv_bytes_per_token", per_tok);
+				jnum(j, "kv_bytes", p->bytes);
+				if (all)
+					json_array_append_new(all, j);
+				else {
+					st = print_json(j, 1);
+					json_decref(j);
+				}
+			}
+		}
+	json_t *ex = json_array();
+	for (int v = 0; v < NS; v++) {
+		json_t *j = json_object();
+		json_object_set_new(j, "variant", json_string(VNAME(v)));
+		json_object_set_new(j, "decode_exponent", isnan(expo[v]) ? json_null() : json_real(expo[v]));
+		json_object_set_new(j, "decode_exponent_theory", json_real(theo[v]));
+		json_object_set_new(j, "context_exponent", isnan(expo[v]) ? json_null()
+									 : json_real(expo[v] + 1));
+		json_object_set_new(j, "context_exponent_theory", json_real(theo[v] + 1));
+		json_array_append_new(ex, j);
+	}
+	if (o->fmt == FMT_MD) {
+		printf("\nexponents of context length: one decode step ~ ctx^k, a whole context ~ "
+		       "ctx^(k+1); fitted over ctx >= 1024 (all points when fewer than three)\n\n"
+		       "| variant | decode k fitted | theory | whole context fitted | theory |\n"
+		       "| --- | ---: | ---: | ---: | ---: |\n");
+		for (int v = 0; v < NS; v++) {
+			char f1[16] = "-", f2[16] = "-";
+			if (!isnan(expo[v]))
+				snprintf(f1, sizeof f1, "%.2f", expo[v]), snprintf(f2, sizeof f2, "%.2f", expo[v] + 1);
+			printf("| %s | %s | %.0f | %s | %.0f |\n", VNAME(v), f1, theo[v], f2, theo[v] + 1);
+		}
+	} else if (o->fmt == FMT_JSONL) {
+		size_t i;
+		json_t *j;
+		json_array_foreach(ex, i, j)
+			if (!st)
+				st = print_json(j, 1);
+	}
 	if (all) {
 		json_t *root = json_object();
+		json_object_set_new(root, "exponents", json_incref(ex));
 		json_object_set_new(root, "device", json_string(device));
 		json_object_set_new(root, "threads", json_integer(o->threads));
 		json_object_set_new(root, "memory_measure", json_string(
@@ -682,9 +849,13 @@ static int print_attn(const struct opts *o, struct attn_point (*pt)[32], const s
 		st = print_json(root, 0);
 		json_decref(root);
 	}
+	json_decref(ex);
 	if (o->fmt == FMT_MD)
 		printf("\nctx KV alloc: the K and V arrays of a real context (tfm_ctx_new, the -k cache types);"
-		       " ctx heap: malloc growth over tfm_ctx_new (mallinfo2).\n");
+		       " ctx heap: malloc growth over tfm_ctx_new (mallinfo2).  diff ... simplicial-window:"
+		       " the attention family (f32 cache or state, fast kernel vs its scalar reference,"
+		       " which runs only where it is quick; -: not measured).\n");
+#undef VNAME
 	return st;
 }
 
@@ -761,7 +932,10 @@ fail:
 	}
 	if (progress)
 		fputs("\r\033[K", stderr); /* the progress line goes away */
-	return print_attn(o, pt, sp, device);
+	static struct fam_point fp[TFM_FAM_N][32];
+	if ((st = bench_family(o, fp)))
+		return st;
+	return print_attn(o, pt, sp, fp, device);
 }
 
 /* ---- options ---- */

@@ -207,11 +207,20 @@ setup() {
 @test "bench: --attn tiny sweep, -F json keys and KV bytes per variant" {
 	run tfm-bench $ATTN -F json
 	assert_success
-	echo "$output" | jq -e '(.results | length) == 10'
-	echo "$output" | jq -e '[.results[].variant] | unique == ["GQA", "MHA", "MLA", "MQA", "window"]'
-	echo "$output" | jq -e '.results[] | .decode_s > 0 and .decode_ref_s > 0 and .prefill_s > 0'
+	echo "$output" | jq -e '(.results | length) == 22'
+	echo "$output" | jq -e '[.results[] | select(.family | not) | .variant] | unique == ["GQA", "MHA", "MLA", "MQA", "window"]'
+	echo "$output" | jq -e '[.results[] | select(.family) | .variant] | unique == ["diff", "gau", "linear", "performer", "simplicial", "simplicial-window"]'
+	echo "$output" | jq -e '.results[] | select(.family | not) | .decode_s > 0 and .decode_ref_s > 0 and .prefill_s > 0'
+	echo "$output" | jq -e '.results[] | select(.family) | .decode_s > 0 and .decode_ref_s > 0'
+	# the family's state by hand: linear 4 heads x (16 x 16 + 16) floats, constant;
+	# 2-simplicial K, K', V, V' of 4 x 16 per position, 64 positions
+	echo "$output" | jq -e '[.results[] | select(.variant == "linear") | .kv_bytes] == [4352, 4352]'
+	echo "$output" | jq -e '.results[] | select(.variant == "simplicial" and .ctx == 64) | .kv_bytes == 65536'
+	# an exponent of context length beside the theory for every variant
+	echo "$output" | jq -e '(.exponents | length) == 11 and ([.exponents[] | select(.variant == "simplicial")][0] | .decode_exponent_theory == 2 and .context_exponent_theory == 3)'
+	echo "$output" | jq -e '[.exponents[] | select(.variant == "linear")][0].decode_exponent_theory == 0'
 	# f32 K and V per token of one layer: heads x head dim x 2 x 4 bytes
-	echo "$output" | jq -e '[.results[] | select(.ctx == 64) | {(.variant): .kv_bytes_per_token}] | add == {"MHA": 512, "GQA": 256, "MQA": 128, "MLA": 288, "window": 256}'
+	echo "$output" | jq -e '[.results[] | select(.ctx == 64 and (.family | not)) | {(.variant): .kv_bytes_per_token}] | add == {"MHA": 512, "GQA": 256, "MQA": 128, "MLA": 288, "window": 256}'
 	# the window caps the cache at 16 positions
 	echo "$output" | jq -e '.results[] | select(.variant == "window" and .ctx == 64) | .kv_bytes == 4096'
 	echo "$output" | jq -e '.results[] | select(.variant == "MHA" and .ctx == 64) | .kv_bytes == 32768 and .ctx_kv_alloc_bytes == 32768 and .ctx_heap_bytes >= 32768'
@@ -222,18 +231,20 @@ setup() {
 	assert_success
 	assert_line --partial "| variant | kv heads | ctx | decode us | ref us |"
 	assert_line --regexp '^\| MLA \| 4 \| 64 \| '
+	assert_line --regexp '^\| simplicial \| 4 \| 64 \| '
+	assert_line --regexp '^\| simplicial \| [0-9.-]+ \| 2 \| [0-9.-]+ \| 3 \|$'
 	run tfm-bench $ATTN -F csv
 	assert_success
-	[ "${#lines[@]}" -eq 11 ]
+	[ "${#lines[@]}" -eq 23 ]
 	assert_line --index 0 --partial "variant,n_head,n_head_kv,head_dim,v_dim,window,kv_lora_rank,ctx,decode_s"
 	run tfm-bench $ATTN -F jsonl
 	assert_success
-	[ "${#lines[@]}" -eq 10 ]
-	echo "$output" | jq -e -s 'length == 10'
+	[ "${#lines[@]}" -eq 33 ]
+	echo "$output" | jq -e -s 'length == 33 and ([.[] | select(has("decode_exponent_theory"))] | length) == 11'
 	tfm-bench $ATTN -F svg > "$BATS_TEST_TMPDIR/a.svg"
 	head -2 "$BATS_TEST_TMPDIR/a.svg" | grep -q '^<svg xmlns="http://www.w3.org/2000/svg"'
 	tail -1 "$BATS_TEST_TMPDIR/a.svg" | grep -qx '</svg>'
-	grep -c '<polyline' "$BATS_TEST_TMPDIR/a.svg" | grep -qx 15
+	grep -c '<polyline' "$BATS_TEST_TMPDIR/a.svg" | grep -qx 27
 	grep -q '>window</text>' "$BATS_TEST_TMPDIR/a.svg"
 }
 
@@ -276,7 +287,7 @@ setup() {
 	# under a pseudo-terminal: one progress line per measurement, cleared at the end
 	script -qec "tfm-bench --attn -c 64,128 --heads 4 --kv-heads 2 --head-dim 16 -r 1 -F json > $BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/tty" > /dev/null
 	grep -q 'tfm-bench: 10/10: window attention at 128 tokens' "$BATS_TEST_TMPDIR/tty"
-	jq -e '.results | length == 10' "$BATS_TEST_TMPDIR/a.json"
+	jq -e '.results | length == 22' "$BATS_TEST_TMPDIR/a.json"
 }
 
 @test "bench and run: TFM_ISA forces the kernels' instruction set; the paths agree" {

@@ -5,6 +5,7 @@
  * shapes (in the comments), never taken from the code under test. */
 #include "t.h"
 #include "tfm.h"
+#include "bench/attn-family.h"
 #include "bench/bench.h"
 #include "kernels/backend.h"
 #include "model/bench.h"
@@ -129,8 +130,70 @@ static void t_attn(void)
 	CHECK_ST(tfm_bench_attn_time(tfm_backend_ref(), &a, &s), TFM_E_INVAL);
 }
 
+/* The attention family of --attn: every fast kernel against its reference
+ * (the definition in double) over heads, head sizes, contexts across the
+ * 64-row blocks and windows; windows at least the context give the full
+ * 2-simplicial attention; the fitted exponent of exact powers. */
+static void t_family(void)
+{
+	static const int64_t heads[] = {1, 3, 4}, dims[] = {1, 5, 16}, ctxs[] = {1, 2, 7, 70, 130};
+	float *a = malloc(4096 * sizeof *a), *b = malloc(4096 * sizeof *b);
+	for (int v = 0; v < TFM_FAM_N; v++) {
+		double worst = 0;
+		for (int hi = 0; hi < 3; hi++)
+			for (int di = 0; di < 3; di++)
+				for (int ci = 0; ci < 5; ci++) {
+					struct tfm_fam_shape s = {.n_head = heads[hi], .head_dim = dims[di],
+								  .ctx = ctxs[ci], .features = 7 + di,
+								  .win1 = 9, .win2 = 3};
+					struct tfm_fam_case *c;
+					CHECK_OK(tfm_fam_new(&c, v, &s, 5 + (uint64_t)ci));
+					if (!c)
+						continue;
+					int64_t no = tfm_fam_out_n(v, &s);
+					tfm_fam_ref(c, a);
+					tfm_fam_fast(c, b);
+					tfm_fam_fast(c, b); /* a step leaves the state as it was */
+					for (int64_t i = 0; i < no; i++) {
+						double e = fabs((double)a[i] - b[i]) / (1e-3 + fabs(a[i]));
+						worst = e > worst ? e : worst;
+						CHECK_MSG(e < 2e-4, "%s H%lld d%lld ctx%lld [%lld]: %g vs %g",
+							  tfm_fam_name(v), (long long)s.n_head,
+							  (long long)s.head_dim, (long long)s.ctx, (long long)i,
+							  a[i], b[i]);
+					}
+					tfm_fam_free(c);
+				}
+		fprintf(stderr, "  %-18s fast vs reference: worst relative %.2g\n", tfm_fam_name(v), worst);
+	}
+	/* windows covering the context: the full 2-simplicial attention */
+	struct tfm_fam_shape s = {.n_head = 2, .head_dim = 8, .ctx = 20, .win1 = 20, .win2 = 25};
+	struct tfm_fam_case *c1, *c2;
+	CHECK_OK(tfm_fam_new(&c1, TFM_FAM_SIMPLICIAL, &s, 3));
+	CHECK_OK(tfm_fam_new(&c2, TFM_FAM_SIMPLICIAL_WIN, &s, 3));
+	tfm_fam_ref(c1, a);
+	tfm_fam_ref(c2, b);
+	CHECK(!memcmp(a, b, 16 * sizeof *a));
+	s.win1 = 19; /* one key fewer: another output */
+	tfm_fam_free(c2);
+	CHECK_OK(tfm_fam_new(&c2, TFM_FAM_SIMPLICIAL_WIN, &s, 3));
+	tfm_fam_ref(c2, b);
+	CHECK(memcmp(a, b, 16 * sizeof *a) != 0);
+	tfm_fam_free(c1), tfm_fam_free(c2);
+	/* state bytes by hand: linear 4 heads of 16: 4 (256 + 16) floats */
+	struct tfm_fam_shape l = {.n_head = 4, .head_dim = 16, .ctx = 1000};
+	CHECK(tfm_fam_state_bytes(TFM_FAM_LINEAR, &l) == 4 * 272 * 4);
+	CHECK(tfm_fam_state_bytes(TFM_FAM_SIMPLICIAL, &l) == 1000.0 * 4 * 64 * 4);
+	CHECK_ST(tfm_fam_new(&c1, TFM_FAM_GAU, &(struct tfm_fam_shape){.n_head = 0}, 1), TFM_E_INVAL);
+	double x[] = {512, 1024, 2048, 4096}, y2[] = {1, 4, 16, 64}, y1[] = {3, 6, 12, 24};
+	CHECK_CLOSE(tfm_fam_fit_exponent(x, y2, 4, 0), 2.0, 1e-12, 0);
+	CHECK_CLOSE(tfm_fam_fit_exponent(x, y1, 4, 1000), 1.0, 1e-12, 0);
+	CHECK(isnan(tfm_fam_fit_exponent(x, y1, 1, 0)));
+	free(a), free(b);
+}
+
 static const struct t_case t_cases[] = {
 	{ "stats", t_stats }, { "dense", t_dense }, { "moe", t_moe }, { "limits", t_limits },
-	{ "attn", t_attn },
+	{ "attn", t_attn }, { "family", t_family },
 };
 T_MAIN(t_cases)
