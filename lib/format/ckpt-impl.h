@@ -56,6 +56,8 @@ int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,
 int tfm_hf_load_beside(struct tfm_ckpt *c, const char *path);
 int tfm_llama2c_bid(const uint8_t *data, size_t size);
 int tfm_llama2c_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size);
+int tfm_rwkvcpp_bid(const uint8_t *data, size_t size);   /* the 'ggmf' magic */
+int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size);
 
 /* The restricted unpickler's result: the tensors of a state dict. */
 enum { TFM_PK_MAXDIMS = 8 };

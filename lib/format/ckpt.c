@@ -449,6 +449,9 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 		c->format = "safetensors";
 		if (!(st = tfm_safetensors_parse(c, d, n, c->source)))
 			st = tfm_hf_load_beside(c, path);
+	} else if (tfm_rwkvcpp_bid(d, n)) {
+		c->format = "rwkv.cpp";
+		st = tfm_rwkvcpp_parse(c, d, n);
 	} else if (tfm_llama2c_bid(d, n)) {
 		c->format = "llama2c";
 		st = tfm_llama2c_parse(c, d, n);
@@ -460,7 +463,8 @@ static int open_file(struct tfm_ckpt **out, const char *path, const struct tfm_c
 				"file, not a checkpoint)", c->source);
 	} else {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: unrecognised format (not a GGUF file, Hugging "
-				"Face directory or archive, safetensors, PyTorch zip or llama2.c file)",
+				"Face directory or archive, safetensors, PyTorch zip, llama2.c or "
+				"rwkv.cpp file)",
 				c->source);
 	}
 out:

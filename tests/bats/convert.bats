@@ -360,3 +360,24 @@ setup() {
 	assert_output --partial 'do not pool'
 	[ ! -e "$T/c.gguf" ]
 }
+
+@test "convert: rwkv.cpp's files: RWKV v4 converts, v5 and v7 refused by name (65), a truncated file leaves nothing" {
+	need_shared
+	R=$SHARED/models/rwkv-tiny T=$BATS_TEST_TMPDIR
+	run tfm-convert -o "$T/r.gguf" "$R/tiny-rwkv-4v0-660K-FP16.bin"
+	assert_success
+	run tfm-inspect -F json "$T/r.gguf"
+	assert_success
+	echo "$output" | jq -e '.arch == "rwkv" and .params.total == 661504 and .file_type == "F16"'
+	for v in 5v1-730K 5v2-730K 7v0-834K; do
+		run tfm-convert -o "$T/v.gguf" "$R/tiny-rwkv-$v-FP32.bin"
+		assert_failure 65
+		assert_output --partial "RWKV v5 and later not supported yet"
+	done
+	head -c 100000 "$R/tiny-rwkv-4v0-660K-FP32.bin" > "$T/cut.bin"
+	run tfm-convert -o "$T/cut.gguf" "$T/cut.bin"
+	assert_failure 65
+	assert_output --partial "rwkv.cpp: "
+	[ ! -e "$T/cut.gguf" ]
+	[ -z "$(ls "$T" | grep -F 'cut.gguf.')" ]
+}

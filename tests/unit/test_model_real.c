@@ -864,10 +864,60 @@ static void t_llamacpp_files(void)
 	}
 }
 
+/* rwkv.cpp's own files (../shared/models/rwkv-tiny): the RWKV v4 model's
+ * logits after the bytes '"in' from the initial state against the expected
+ * logits of its reference implementation (rwkv.cpp accepts a sum of
+ * differences within about 1e-3 for FP32); fed one token at a time and in
+ * one call; the v5 and v7 files refused by name (65). */
+static void t_rwkvcpp(void)
+{
+	static const struct { const char *type; double max; } f[] = {{"FP32", 1e-5}, {"FP16", 5e-3}};
+	char *ep = t_path("%s/models/rwkv-tiny/expected-logits-4v0-660K.bin", t_shared());
+	size_t nw = 0;
+	float *want = read_f32(ep, &nw), lg[3 * 256];
+	CHECK(want && nw == 256);
+	for (int i = 0; i < 2 && want; i++) {
+		char *mp = t_path("%s/models/rwkv-tiny/tiny-rwkv-4v0-660K-%s.bin", t_shared(), f[i].type);
+		struct tfm_model *m = NULL;
+		struct tfm_ctx *c = NULL;
+		const int32_t tok[3] = {0x22, 0x69, 0x6e};
+		CHECK_OK(tfm_model_open(&m, mp, NULL));
+		CHECK_OK(tfm_ctx_new(&c, m, 16));
+		if (c) {
+			for (int t = 0; t < 3; t++)
+				CHECK_OK(tfm_eval(c, tok + t, 1, lg + t * 256, 0));
+			double e = t_maxdiff(lg + 2 * 256, want, 256), sum = 0;
+			for (int v = 0; v < 256; v++)
+				sum += lg[2 * 256 + v] - want[v];
+			fprintf(stderr, "  rwkv.cpp 4v0-660K %s vs its expected logits: max %.2g, sum %.2g\n",
+				f[i].type, e, sum);
+			CHECK_MSG(e < f[i].max && fabs(sum) < 10 * f[i].max, "%s: %g, sum %g", f[i].type, e,
+				  sum);
+			tfm_ctx_reset(c);
+			CHECK_OK(tfm_eval(c, tok, 3, lg, 0));
+			CHECK_MSG(t_maxdiff(lg, want, 256) < f[i].max, "%s in one call", f[i].type);
+		}
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+		free(mp);
+	}
+	static const char *const later[] = {"5v1-730K-FP32", "5v2-730K-FP16", "7v0-834K-FP32"};
+	for (int i = 0; i < 3; i++) {
+		char *mp = t_path("%s/models/rwkv-tiny/tiny-rwkv-%s.bin", t_shared(), later[i]);
+		struct tfm_model *m = NULL;
+		CHECK_ST(tfm_model_open(&m, mp, NULL), TFM_E_UNSUPPORTED);
+		CHECK_MSG(strstr(tfm_errmsg(), "RWKV v5 and later not supported yet") != NULL, "%s",
+			  tfm_errmsg());
+		free(mp);
+	}
+	free(want), free(ep);
+}
+
 static const struct t_case t_cases[] = {
 	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
 	{"llamacpp_files", t_llamacpp_files},
+	{"rwkvcpp", t_rwkvcpp},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},

@@ -1,0 +1,153 @@
+/* rwkvcpp.c: rwkv.cpp's model files (its legacy ggml format): the header
+ * int32 magic 'ggmf' (0x67676d66), version (100 or 101), n_vocab, n_embed,
+ * n_layer, data type; then tensors, each int32 n_dims (1 to 3), key length,
+ * data type, the dims (ggml order, fastest first), the key (the RWKV-LM
+ * checkpoint's name) and the data.  FP32 and FP16 tensors are read in
+ * place; rwkv.cpp's quantized types are refused.  RWKV v4 (no att.ln_x) is
+ * mapped to tfm's rwkv names (time_decay as rwkv.cpp stores it, already
+ * -exp(w)) with a synthesized transformers RWKV config; v5 and later are
+ * refused by name. */
+#include "format/ckpt-impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define RWKVCPP_MAGIC 0x67676d66u
+
+int tfm_rwkvcpp_bid(const uint8_t *d, size_t n)
+{
+	uint32_t magic;
+	if (n < 4)
+		return 0;
+	memcpy(&magic, d, 4);
+	return magic == RWKVCPP_MAGIC;
+}
+
+/* The GGUF name of an RWKV-LM v4 key into out; 0 when unknown. */
+static int map_name(const char *k, char *out, size_t cap)
+{
+	static const struct { const char *from, *to; } glob[] = {
+		{"emb.weight", "token_embd.weight"}, {"ln_out.weight", "output_norm.weight"},
+		{"ln_out.bias", "output_norm.bias"}, {"head.weight", "output.weight"},
+		{"blocks.0.ln0.weight", "token_embd_norm.weight"},
+		{"blocks.0.ln0.bias", "token_embd_norm.bias"},
+	};
+	static const struct { const char *from, *to; } blk[] = {
+		{"ln1.weight", "attn_norm.weight"}, {"ln1.bias", "attn_norm.bias"},
+		{"ln2.weight", "ffn_norm.weight"}, {"ln2.bias", "ffn_norm.bias"},
+		{"att.time_decay", "time_mix_decay"}, {"att.time_first", "time_mix_first"},
+		{"att.time_mix_k", "time_mix_lerp_k"}, {"att.time_mix_v", "time_mix_lerp_v"},
+		{"att.time_mix_r", "time_mix_lerp_r"}, {"att.key.weight", "time_mix_key.weight"},
+		{"att.value.weight", "time_mix_value.weight"},
+		{"att.receptance.weight", "time_mix_receptance.weight"},
+		{"att.output.weight", "time_mix_output.weight"},
+		{"ffn.time_mix_k", "channel_mix_lerp_k"}, {"ffn.time_mix_r", "channel_mix_lerp_r"},
+		{"ffn.key.weight", "channel_mix_key.weight"},
+		{"ffn.value.weight", "channel_mix_value.weight"},
+		{"ffn.receptance.weight", "channel_mix_receptance.weight"},
+	};
+	for (size_t i = 0; i < sizeof glob / sizeof glob[0]; i++)
+		if (!strcmp(k, glob[i].from))
+			return snprintf(out, cap, "%s", glob[i].to) < (int)cap;
+	unsigned l;
+	int pos = 0;
+	if (sscanf(k, "blocks.%u.%n", &l, &pos) != 1 || !pos || l > 100000)
+		return 0;
+	for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++)
+		if (!strcmp(k + pos, blk[i].from))
+			return snprintf(out, cap, "blk.%u.%s", l, blk[i].to) < (int)cap;
+	return 0;
+}
+
+static const char *type_name(int32_t t)
+{
+	static const char *const n[] = {"FP32", "FP16", "Q4_0", "Q4_1", "Q4_1_O", "Q4_2", "Q4_3",
+					"Q5_0", "Q5_1", "Q8_0"};
+	return t >= 0 && t < 10 ? n[t] : "unknown";
+}
+
+int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
+{
+	int32_t h[6];
+	if (n < sizeof h)
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: truncated header", c->source);
+	memcpy(h, d, sizeof h);
+	if ((uint32_t)h[0] != RWKVCPP_MAGIC)
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: bad magic", c->source);
+	if (h[1] != 100 && h[1] != 101)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp file version %d (tfm reads 100 "
+				  "and 101)", c->source, h[1]);
+	int32_t nv = h[2], ne = h[3], nl = h[4];
+	if (nv < 1 || nv > (1 << 24) || ne < 1 || ne > (1 << 16) || nl < 1 || nl > 4096)
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: implausible header (vocab %d, embed "
+				  "%d, layers %d)", c->source, nv, ne, nl);
+	size_t o = sizeof h;
+	int64_t n_ff = 0;
+	int st;
+	while (o < n) {
+		int32_t th[3], dims[3];
+		if (n - o < sizeof th)
+			return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: truncated tensor header at "
+					  "byte %zu", c->source, o);
+		memcpy(th, d + o, sizeof th);
+		o += sizeof th;
+		if (th[0] < 1 || th[0] > 3 || th[1] < 1 || th[1] > 1024)
+			return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: bad tensor header at byte %zu "
+					  "(%d dims, key of %d bytes)", c->source, o - sizeof th,
+					  th[0], th[1]);
+		if (n - o < (size_t)th[0] * 4 + (size_t)th[1])
+			return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: truncated tensor header",
+					  c->source);
+		memcpy(dims, d + o, (size_t)th[0] * 4);
+		o += (size_t)th[0] * 4;
+		char key[1025];
+		memcpy(key, d + o, (size_t)th[1]);
+		key[th[1]] = '\0';
+		o += (size_t)th[1];
+		if (th[2] != 0 && th[2] != 1)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp %s tensors (%s) not supported: "
+					  "use its FP32 or FP16 file", c->source, type_name(th[2]), key);
+		int64_t cnt = 1, shape[3];
+		for (int i = 0; i < th[0]; i++) {
+			if (dims[i] < 1 || dims[i] > (1 << 24))
+				return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: %s: bad dimension %d",
+						  c->source, key, dims[i]);
+			cnt *= dims[i];
+			shape[th[0] - 1 - i] = dims[i]; /* torch order: outermost first */
+		}
+		size_t nb = (size_t)cnt * (th[2] ? 2 : 4);
+		if (n - o < nb)
+			return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: %s: %zu bytes of data, %zu left "
+					  "(truncated?)", c->source, key, nb, n - o);
+		if (strstr(key, "att.ln_x") || strstr(key, "time_maa") || strstr(key, "att.w0") ||
+		    strstr(key, "time_faaaa") || strstr(key, "x_rwkvag"))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: %s: RWKV v5 and later not "
+					  "supported yet (v4 is)", c->source, key);
+		char name[128];
+		if (!map_name(key, name, sizeof name))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: tensor %s not known (tfm "
+					  "reads RWKV v4)", c->source, key);
+		if (strstr(name, ".channel_mix_key.weight") && th[0] == 2)
+			n_ff = dims[1];
+		if ((st = tfm_ckpt_add_tensor(c, name, th[2] ? TFM_TYPE_F16 : TFM_TYPE_F32, th[0],
+					      shape, d + o, nb)))
+			return st;
+		o += nb;
+	}
+	if (!n_ff)
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: no ffn.key.weight", c->source);
+	c->naming = TFM_NAMES_GGUF;
+	/* transformers' RwkvConfig; rwkv.cpp's weights are as trained (no
+	 * rescaling at inference) and time_decay is stored as -exp(w) */
+	c->config = json_pack("{s:s, s:[s], s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:i, s:b}",
+			      "model_type", "rwkv", "architectures", "RwkvForCausalLM",
+			      "vocab_size", (json_int_t)nv, "hidden_size", (json_int_t)ne,
+			      "attention_hidden_size", (json_int_t)ne,
+			      "intermediate_size", (json_int_t)n_ff,
+			      "num_hidden_layers", (json_int_t)nl, "context_length", (json_int_t)1048576,
+			      "layer_norm_epsilon", 1e-5, "rescale_every", 0,
+			      "tie_word_embeddings", 0);
+	if (!c->config)
+		return tfm_seterr(TFM_E_NOMEM, "%s: cannot build the config", c->source);
+	return TFM_OK;
+}
