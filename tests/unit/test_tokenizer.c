@@ -341,6 +341,69 @@ static void t_import_hf(void)
 	tfm_gguf_free(g);
 }
 
+/* A SentencePiece-style BPE tokenizer.json (Llama 2's layout: Prepend and
+ * Replace normalizers, byte fallback, BOS from a TemplateProcessing),
+ * written by hand.  Ids from the tokenizers library 0.22.2
+ * (Tokenizer.from_str(...).encode(text).ids).  "ab" shows that only listed
+ * merges join: "a b" (rank 0) comes first, then "\u2581" + "ab" is the
+ * token "\u2581ab" but no merge lists that pair, so it stays apart. */
+static void t_import_spm_json(void)
+{
+	static const char head[] =
+		"{\"added_tokens\":[{\"id\":1,\"content\":\"<s>\",\"special\":true}],"
+		"\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[%s"
+		"{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\\u2581\"}]},"
+		"\"pre_tokenizer\":null,"
+		"\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":"
+		"{\"id\":\"<s>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],"
+		"\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1],\"tokens\":[\"<s>\"]}}},"
+		"\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":true,"
+		"\"byte_fallback\":true,\"vocab\":{\"<unk>\":0,\"<s>\":1,\"<0xC3>\":2,\"<0xA9>\":3,"
+		"\"\\u2581\":4,\"a\":5,\"b\":6,\"ab\":7,\"\\u2581a\":8,\"\\u2581ab\":9,\"ba\":10},"
+		"\"merges\":[\"a b\",\"\\u2581 a\",\"\\u2581a b\",\"b a\"]}}";
+	static const char prepend[] = "{\"type\":\"Prepend\",\"prepend\":\"\\u2581\"},";
+	static const struct { int prefix; const char *text; int32_t want[6]; size_t n; } cs[] = {
+		{ 1, "ab", { 1, 4, 7 }, 3 },
+		{ 1, "ab ba", { 1, 4, 7, 4, 10 }, 5 },
+		{ 1, "\xc3\xa9", { 1, 4, 2, 3 }, 4 },
+		{ 1, "bab", { 1, 4, 6, 7 }, 4 },
+		{ 0, "ab", { 1, 7 }, 2 },
+		{ 0, "ab ba", { 1, 7, 4, 10 }, 4 },
+		{ 0, "\xc3\xa9", { 1, 2, 3 }, 3 },
+	};
+	const char *names[] = { "tokenizer.json" };
+	char buf[2048];
+	for (int prefix = 1; prefix >= 0; prefix--) {
+		snprintf(buf, sizeof buf, head, prefix ? prepend : "");
+		const void *data[] = { buf };
+		size_t sizes[] = { strlen(buf) };
+		struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+		if (!t)
+			continue;
+		CHECK(tfm_tokenizer_add_bos(t) == 1 && tfm_tokenizer_bos(t) == 1);
+		for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+			if (cs[i].prefix != prefix)
+				continue;
+			int32_t *ids;
+			size_t n;
+			CHECK_OK(tfm_tokenize(t, cs[i].text, strlen(cs[i].text), 1, &ids, &n));
+			CHECK_MSG(same(ids, n, cs[i].want, cs[i].n), "prefix %d '%s': %zu ids", prefix,
+				  cs[i].text, n);
+			free(ids);
+		}
+		char out[64];
+		int k = tfm_token_decode(t, -1, 2, out, sizeof out);
+		CHECK(k == 1 && (unsigned char)out[0] == 0xc3); /* <0xC3> is a byte token */
+		tfm_tokenizer_free(t);
+	}
+	/* a normalizer tfm does not apply is refused, naming it */
+	snprintf(buf, sizeof buf, head, "{\"type\":\"NFKC\"},");
+	const void *data[] = { buf };
+	size_t sizes[] = { strlen(buf) };
+	via_gguf(names, data, sizes, 1, TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "NFKC") != NULL);
+}
+
 /* tests/data/tok-llama3 (scripts/make-tok-fixtures): a directory as Llama 3
  * ships its tokenizer.  BOS comes from tokenizer.json's post_processor
  * (TemplateProcessing inside a Sequence), tokenizer_config.json carries
@@ -670,6 +733,7 @@ static const struct t_case t_cases[] = {
 	{ "import_llama2c", t_import_llama2c },
 	{ "import_hf", t_import_hf },
 	{ "import_spm_model", t_import_spm_model },
+	{ "import_spm_json", t_import_spm_json },
 	{ "vectors_spm", t_vectors_spm },
 	{ "vectors_gpt2", t_vectors_gpt2 },
 	{ "vectors_bert", t_vectors_bert },
