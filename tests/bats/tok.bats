@@ -92,7 +92,10 @@ setup() {
 	assert_failure 65
 	assert_output --partial "unrecognised format (not a GGUF file"
 	# a checkpoint without tokenizer files says so
-	run sh -c "echo hi | tfm-tok -m '$ROOT/tests/fixtures/llama'"
+	mkdir "$BATS_TEST_TMPDIR/m"
+	cp "$ROOT/tests/fixtures/llama/config.json" "$ROOT/tests/fixtures/llama/model.safetensors" \
+		"$BATS_TEST_TMPDIR/m/"
+	run sh -c "echo hi | tfm-tok -m '$BATS_TEST_TMPDIR/m'"
 	assert_failure 65
 	assert_output --partial "no tokenizer"
 	run sh -c "echo hi | tfm-tok -m /nonexistent/model.gguf"
