@@ -34,7 +34,7 @@ int tfm_bpe_cp_to_byte(uint32_t cp)
 	return -1;
 }
 
-int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n, const char *const *m, const size_t *lens)
+int tfm_merges_init(struct tfm_tokenizer *t, int64_t n, const char *const *m, const size_t *lens)
 {
 	size_t total = 0;
 	int st;
@@ -56,6 +56,14 @@ int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n, const char *const *m, const
 		tfm_strmap_put(&t->merges, p, lens[i], (int32_t)i);
 		p += lens[i] + 1;
 	}
+	return TFM_OK;
+}
+
+int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n, const char *const *m, const size_t *lens)
+{
+	int st = tfm_merges_init(t, n, m, lens);
+	if (st)
+		return st;
 	for (int b = 0; b < 256; b++) {
 		char u[4];
 		size_t k = tfm_utf8_encode(tfm_bpe_byte_to_cp((uint8_t)b), u);

@@ -3,14 +3,16 @@
  * text gets a leading space, spaces become U+2581 (GGUF vocabularies), the
  * text splits into UTF-8 characters, and adjacent pairs that form a token
  * merge best score first (ties: leftmost); what is left and is not a token
- * falls back to byte tokens <0xNN>. */
+ * falls back to byte tokens <0xNN>.  With merges (a tokenizer.json BPE
+ * with byte fallback), only the listed pairs merge, lowest rank first, as
+ * in tokenizers' BPE. */
 #include "tokenizer-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct tfm_sym *sy,
-		      struct tfm_bigram_heap *h, int left, int right)
+		      struct tfm_bigram_heap *h, char *key, int left, int right)
 {
 	if (left < 0 || right < 0)
 		return TFM_OK;
@@ -20,6 +22,15 @@ static int try_bigram(const struct tfm_tokenizer *t, const char *s, struct tfm_s
 		return TFM_OK;
 	/* higher score first: the queue takes the smallest key */
 	struct tfm_bigram b = { left, right, -(double)(t->score ? t->score[id] : 0.0f), n };
+	if (t->merge_arena) { /* with merges: only listed pairs, lowest rank first */
+		memcpy(key, s + sy[left].off, sy[left].n);
+		key[sy[left].n] = ' ';
+		memcpy(key + sy[left].n + 1, s + sy[right].off, sy[right].n);
+		int32_t rank = tfm_strmap_get(&t->merges, key, n + 1);
+		if (rank < 0)
+			return TFM_OK;
+		b.key = rank;
+	}
 	return tfm_bigram_push(h, b);
 }
 
@@ -31,6 +42,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	char *s = tfm_malloc(cap);
 	struct tfm_sym *sy = NULL;
 	struct tfm_bigram_heap h = { 0 };
+	char *key = NULL;           /* "left right" of a pair (merges) */
 	int st = TFM_E_NOMEM;
 	if (!s)
 		return st;
@@ -50,7 +62,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 		}
 	}
 	/* Symbols: UTF-8 characters. */
-	if (!(sy = tfm_malloc(k * sizeof *sy)))
+	if (!(sy = tfm_malloc(k * sizeof *sy)) || !(key = tfm_malloc(k + 2)))
 		goto done;
 	int ns = 0;
 	for (size_t off = 0; off < k;) {
@@ -65,15 +77,15 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 		ns++;
 	}
 	for (int i = 1; i < ns; i++)
-		if ((st = try_bigram(t, s, sy, &h, i - 1, i)))
+		if ((st = try_bigram(t, s, sy, &h, key, i - 1, i)))
 			goto done;
 	while (h.n) {
 		struct tfm_bigram b = tfm_bigram_pop(&h);
 		if (!tfm_bigram_apply(sy, &b))
 			continue;
 		int next = sy[b.left].next, prev = sy[b.left].prev;
-		if ((st = try_bigram(t, s, sy, &h, prev, b.left)) ||
-		    (st = try_bigram(t, s, sy, &h, b.left, next)))
+		if ((st = try_bigram(t, s, sy, &h, key, prev, b.left)) ||
+		    (st = try_bigram(t, s, sy, &h, key, b.left, next)))
 			goto done;
 	}
 	st = TFM_OK;
@@ -96,6 +108,7 @@ int tfm_spm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 done:
 	free(s);
 	free(sy);
+	free(key);
 	free(h.v);
 	return st;
 }

@@ -110,6 +110,10 @@ int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 int tfm_wpm_encode_spans(const struct tfm_tokenizer *t, const char *text, size_t len,
 			 struct tfm_ids *out, struct tfm_ids *spans);
 int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m, const size_t *lens);
+/* The merge table alone ("left right" -> rank in t->merges), for
+ * SentencePiece vocabularies that come with merges. */
+int tfm_merges_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m,
+		    const size_t *lens);
 
 /* Pre-tokenizer (pretok.c): split text into words by the regex list that
  * llama.cpp uses for the named pre-tokenizer.  Unknown name:

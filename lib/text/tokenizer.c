@@ -428,6 +428,35 @@ int tfm_tokenizer_is_eos(const struct tfm_tokenizer *t, int32_t id)
 	return 0;
 }
 
+/* tokenizer.ggml.merges into t->merges ("left right" -> rank); byte_level:
+ * the gpt2 model, which needs them (with its byte map and pre-tokenizer).
+ * A SentencePiece vocabulary imported from tokenizer.json has them too:
+ * then pairs merge as tokenizers' BPE merges them (by rank, only the pairs
+ * listed), not by score. */
+static int gguf_merges(struct tfm_tokenizer *t, const struct tfm_gguf *g, int byte_level)
+{
+	const char *key = "tokenizer.ggml.merges";
+	int64_t i = tfm_gguf_find(g, key), n = 0;
+	int st;
+	if (i < 0 && !byte_level)
+		return TFM_OK;
+	if (i < 0 || tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY ||
+	    tfm_gguf_arr_type(g, i) != TFM_GGUF_STRING)
+		return tfm_seterr(TFM_E_FORMAT, "%s tokenizer: %s must be a string array",
+				  byte_level ? "gpt2" : "llama", key);
+	n = tfm_gguf_arr_n(g, i);
+	const char **m = tfm_calloc((size_t)n + 1, sizeof *m);
+	size_t *ml = tfm_calloc((size_t)n + 1, sizeof *ml);
+	st = (m && ml) ? TFM_OK : TFM_E_NOMEM;
+	for (int64_t k = 0; !st && k < n; k++)
+		st = tfm_gguf_get_arr_str(g, key, k, &m[k], &ml[k]);
+	if (!st)
+		st = byte_level ? tfm_bpe_init(t, n, m, ml) : tfm_merges_init(t, n, m, ml);
+	free(m);
+	free(ml);
+	return st;
+}
+
 int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g)
 {
 	const char *model = tfm_gguf_get_str_or(g, "tokenizer.ggml.model", NULL);
@@ -459,6 +488,8 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		t->add_space_prefix = 1;
 		t->escape_ws = 1;
 		spm_find_bytes(t);
+		if ((st = gguf_merges(t, g, 0)))
+			goto fail;
 		break;
 	case TFM_TOK_BPE: {
 		/* no default: a byte-level BPE vocabulary without the keys has
@@ -468,24 +499,7 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		t->cls = gguf_id(g, t, "tokenizer.ggml.cls_token_id", -1); /* RoBERTa's <s>, </s> */
 		t->sep = gguf_id(g, t, "tokenizer.ggml.seperator_token_id", -1);
 		t->add_bos = 0;
-		const char *key = "tokenizer.ggml.merges";
-		int64_t i = tfm_gguf_find(g, key), n = 0;
-		if (i < 0 || tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY ||
-		    tfm_gguf_arr_type(g, i) != TFM_GGUF_STRING) {
-			st = tfm_seterr(TFM_E_FORMAT, "gpt2 tokenizer needs %s (a string array)", key);
-			goto fail;
-		}
-		n = tfm_gguf_arr_n(g, i);
-		const char **m = tfm_calloc((size_t)n + 1, sizeof *m);
-		size_t *ml = tfm_calloc((size_t)n + 1, sizeof *ml);
-		st = (m && ml) ? TFM_OK : TFM_E_NOMEM;
-		for (int64_t k = 0; !st && k < n; k++)
-			st = tfm_gguf_get_arr_str(g, key, k, &m[k], &ml[k]);
-		if (!st)
-			st = tfm_bpe_init(t, n, m, ml);
-		free(m);
-		free(ml);
-		if (st)
+		if ((st = gguf_merges(t, g, 1)))
 			goto fail;
 		break;
 	}

@@ -1,8 +1,8 @@
 /* vocab-import.c: tfm_tokenizer_to_gguf: the tokenizer.ggml.* keys, as
  * llama.cpp's converters write them, from a checkpoint's tokenizer files:
  * a llama2.c tokenizer.bin, a SentencePiece tokenizer.model (a small
- * protobuf reader), a Hugging Face tokenizer.json (byte-level BPE or
- * WordPiece), vocab.json + merges.txt, or a BERT vocab.txt.  Special token
+ * protobuf reader), a Hugging Face tokenizer.json (byte-level BPE,
+ * SentencePiece-style BPE with byte fallback, or WordPiece), vocab.json + merges.txt, or a BERT vocab.txt.  Special token
  * ids and add_bos/add_eos come from tokenizer_config.json when present. */
 #include "tokenizer-impl.h"
 
@@ -602,6 +602,166 @@ static void wpm_specials(struct vb *v)
 	v->add_eos = 1;
 }
 
+/* ---- SentencePiece-style BPE in tokenizer.json (Llama 2, Mistral, Gemma
+ * as transformers converts them, or as the tokenizers library trains them):
+ * spaces are U+2581 in the vocabulary, no byte-level mapping, characters
+ * without a token fall back to <0xNN> byte tokens. ---- */
+
+#define SPM_SPACE "\xe2\x96\x81"
+
+/* o's string k is s (false when absent) */
+static int jeq(json_t *o, const char *k, const char *s)
+{
+	const char *x = jstr(o, k);
+	return x && !strcmp(x, s);
+}
+
+/* A BPE tokenizer.json is SentencePiece-style when it falls back to bytes
+ * or writes spaces as U+2581 (a Replace normalizer or a Metaspace
+ * pre-tokenizer). */
+static int replaces_space(json_t *n)
+{
+	const char *type = jstr(n, "type");
+	size_t i;
+	json_t *e;
+	if (type && !strcmp(type, "Sequence")) {
+		json_array_foreach(json_object_get(n, "normalizers"), i, e)
+			if (replaces_space(e))
+				return 1;
+		return 0;
+	}
+	return type && !strcmp(type, "Replace") && jeq(json_object_get(n, "pattern"), "String", " ") &&
+	       jeq(n, "content", SPM_SPACE);
+}
+
+static int is_spm_bpe(json_t *root, json_t *model)
+{
+	return json_is_true(json_object_get(model, "byte_fallback")) ||
+	       replaces_space(json_object_get(root, "normalizer")) ||
+	       jeq(json_object_get(root, "pre_tokenizer"), "type", "Metaspace");
+}
+
+/* The normalizers tfm's SentencePiece encoder does: Prepend("\u2581")
+ * (the space prefix) and Replace(" ", "\u2581"); anything else (NFKC, a
+ * Strip, ...) would change the text and is refused. */
+static int spm_normalizer(struct vb *v, json_t *n)
+{
+	const char *type = jstr(n, "type");
+	size_t i;
+	json_t *e;
+	int st;
+	if (!n || json_is_null(n))
+		return TFM_OK;
+	if (type && !strcmp(type, "Sequence")) {
+		json_array_foreach(json_object_get(n, "normalizers"), i, e)
+			if ((st = spm_normalizer(v, e)))
+				return st;
+		return TFM_OK;
+	}
+	if (type && !strcmp(type, "Prepend") && jeq(n, "prepend", SPM_SPACE)) {
+		v->add_space_prefix = 1;
+		return TFM_OK;
+	}
+	if (replaces_space(n))
+		return TFM_OK;
+	char *dump = json_dumps(n, JSON_COMPACT);
+	st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: SentencePiece-style BPE normalizer not "
+			"supported: %.300s", dump ? dump : "?");
+	free(dump);
+	return st;
+}
+
+/* No pre-tokenizer, or Metaspace ("\u2581" for spaces; prepend_scheme, or
+ * add_prefix_space before tokenizers 0.14, gives the space prefix). */
+static int spm_pre_tokenizer(struct vb *v, json_t *pt)
+{
+	const char *type = jstr(pt, "type");
+	if (!pt || json_is_null(pt))
+		return TFM_OK;
+	if (type && !strcmp(type, "Metaspace") &&
+	    (!json_object_get(pt, "replacement") || jeq(pt, "replacement", SPM_SPACE))) {
+		const char *scheme = jstr(pt, "prepend_scheme");
+		json_t *aps = json_object_get(pt, "add_prefix_space");
+		v->add_space_prefix = scheme ? strcmp(scheme, "never") != 0 : !json_is_false(aps);
+		return TFM_OK;
+	}
+	char *dump = json_dumps(pt, JSON_COMPACT);
+	int st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: SentencePiece-style BPE "
+			    "pre_tokenizer not supported: %.300s", dump ? dump : "?");
+	free(dump);
+	return st;
+}
+
+/* The vocabulary as llama.cpp's "llama" model: <0xNN> tokens are bytes,
+ * the model's unk_token unknown.  llama.cpp merges the pair whose joined
+ * token has the best score; tokenizers merges the listed pair of lowest
+ * rank.  A token's score is minus the rank of the first merge that makes
+ * it, so that llama.cpp merges in about the same order (tokens no merge
+ * makes: 0); the merges are written too, and tfm merges by them, exactly
+ * as tokenizers does (a pair whose joined string is a token but that no
+ * merge lists stays apart). */
+static int from_spm_bpe(struct vb *v, json_t *root, json_t *model)
+{
+	int st;
+	v->add_space_prefix = 0;
+	if ((st = spm_normalizer(v, json_object_get(root, "normalizer"))) ||
+	    (st = spm_pre_tokenizer(v, json_object_get(root, "pre_tokenizer"))) ||
+	    (st = bpe_vocab(v, json_object_get(model, "vocab"))) ||
+	    (st = bpe_merges(v, json_object_get(model, "merges"))))
+		return st;
+	for (int64_t i = 0; i < v->n; i++) {
+		unsigned x;
+		char close;
+		if (v->tok[i] && v->len[i] == 6 && sscanf(v->tok[i], "<0x%2X%c", &x, &close) == 2 &&
+		    close == '>')
+			v->type[i] = TFM_TOKT_BYTE;
+	}
+	struct tfm_strmap m;
+	if (tfm_strmap_init(&m, (size_t)v->n))
+		return TFM_E_NOMEM;
+	for (int64_t i = 0; i < v->n; i++)
+		if (v->tok[i])
+			tfm_strmap_put(&m, v->tok[i], v->len[i], (int32_t)i);
+	char *made = tfm_calloc((size_t)v->n + 1, 1);
+	if (!made) {
+		tfm_strmap_free(&m);
+		return TFM_E_NOMEM;
+	}
+	for (int64_t r = 0; r < v->n_merges; r++) {
+		/* "a b" -> the token "ab" (the space is the separator vb_merge wrote) */
+		const char *s = v->merges[r], *sp = strchr(s, ' ');
+		size_t an = (size_t)(sp - s), bn = strlen(sp + 1);
+		char *j = tfm_malloc(an + bn + 1);
+		if (!j) {
+			st = TFM_E_NOMEM;
+			break;
+		}
+		memcpy(j, s, an);
+		memcpy(j + an, sp + 1, bn + 1);
+		int32_t id = tfm_strmap_get(&m, j, an + bn);
+		free(j);
+		if (id >= 0 && !made[id]) {
+			made[id] = 1;
+			v->score[id] = -(float)r;
+		}
+	}
+	free(made);
+	tfm_strmap_free(&m);
+	if (st)
+		return st;
+	const char *unk = jstr(model, "unk_token");
+	if (unk && (v->unk = vb_find(v, unk)) >= 0)
+		v->type[v->unk] = TFM_TOKT_UNKNOWN;
+	if ((st = added_tokens(v, root)))
+		return st;
+	v->model = "llama";
+	v->pre = "default";
+	v->has_scores = 1;
+	/* tokenizers adds what the post_processor says, nothing by default */
+	v->add_bos = v->add_eos = 0;
+	return TFM_OK;
+}
+
 static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 {
 	json_t *root = load_json(f);
@@ -615,7 +775,10 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 					    json_array_size(json_object_get(root, "added_tokens"))) + 1024;
 	if (!type && json_object_get(model, "merges"))
 		type = "BPE";
-	if (type && !strcmp(type, "BPE")) {
+	if (type && !strcmp(type, "BPE") && is_spm_bpe(root, model)) {
+		if ((st = from_spm_bpe(v, root, model)))
+			goto done;
+	} else if (type && !strcmp(type, "BPE")) {
 		json_t *pt = json_object_get(root, "pre_tokenizer");
 		const char *pre = pre_name(pt);
 		if (!pre) {
@@ -647,7 +810,7 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 		wpm_specials(v);
 	} else {
 		st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: model type '%s' is not supported "
-				"(byte-level BPE and WordPiece are)", type ? type : "?");
+				"(BPE and WordPiece are)", type ? type : "?");
 		goto done;
 	}
 	post_processor(v, json_object_get(root, "post_processor"));

@@ -92,7 +92,10 @@ setup() {
 	assert_failure 65
 	assert_output --partial "unrecognised format (not a GGUF file"
 	# a checkpoint without tokenizer files says so
-	run sh -c "echo hi | tfm-tok -m '$ROOT/tests/fixtures/llama'"
+	mkdir "$BATS_TEST_TMPDIR/m"
+	cp "$ROOT/tests/fixtures/llama/config.json" "$ROOT/tests/fixtures/llama/model.safetensors" \
+		"$BATS_TEST_TMPDIR/m/"
+	run sh -c "echo hi | tfm-tok -m '$BATS_TEST_TMPDIR/m'"
 	assert_failure 65
 	assert_output --partial "no tokenizer"
 	run sh -c "echo hi | tfm-tok -m /nonexistent/model.gguf"
@@ -107,6 +110,44 @@ setup() {
 	[ -n "$a" ] && [ "$a" = "$b" ]
 	c=$(echo "Once upon a time" | tfm-tok -m <(tfm-convert --vocab "$TOK512" "$STORIES"))
 	[ "$a" = "$c" ]
+}
+
+# Every decoder fixture has a tokenizer trained with the tokenizers library
+# (scripts/make-fixture-tokenizers) and tok-expected.json: the ids that
+# transformers' AutoTokenizer gives for a few texts, with and without
+# special tokens.  tfm-convert carries the tokenizer into the GGUF; tfm-tok
+# must give the same ids (--bos where transformers adds BOS).
+@test "fixtures: tfm-tok gives transformers' ids with each fixture's trained tokenizer" {
+	T=$BATS_TEST_TMPDIR
+	F=$ROOT/tests/fixtures
+	# every fixture MANIFEST.json gives a tokenizer has its expected ids
+	want=$(jq -r '.tokenizers.kinds | keys[]' "$F/MANIFEST.json")
+	have=$(cd "$F" && ls -d */tok-expected.json | sed 's,/.*,,' | sort)
+	[ "$(echo $want)" = "$(echo $have)" ] || fail "MANIFEST: $(echo $want) / dirs: $(echo $have)"
+	bad= n=0
+	for name in $have; do
+		e=$F/$name/tok-expected.json
+		tfm-convert -o "$T/$name.gguf" "$F/$name" || fail "$name: tfm-convert failed"
+		bos=$(jq -r 'if .add_bos then "--bos" else "" end' "$e")
+		k=0
+		# text (base64: it has tabs and newlines) | ids | ids without special tokens
+		while IFS='|' read -r b64 ids plain; do
+			got=$(printf '%s' "$b64" | base64 -d | tfm-tok $bos -m "$T/$name.gguf") ||
+				fail "$name text $k: tfm-tok failed"
+			[ "$got" = "$ids" ] || bad="$bad$name text $k: got [$got], want [$ids]
+"
+			got=$(printf '%s' "$b64" | base64 -d | tfm-tok -m "$T/$name.gguf") ||
+				fail "$name text $k: tfm-tok failed"
+			[ "$got" = "$plain" ] || bad="$bad$name text $k, no special tokens: got [$got], want [$plain]
+"
+			k=$((k + 1)) n=$((n + 1))
+		done < <(jq -r '.texts[] | [(.text | @base64), (.ids | join(" ")),
+			(.ids_plain | join(" "))] | join("|")' "$e")
+		[ "$k" -ge 6 ] || fail "$name: $k texts"
+	done
+	[ -z "$bad" ] || fail "ids differ from transformers':
+$bad"
+	[ "$n" -ge 300 ]
 }
 
 @test "a closed pipe ends quietly" {

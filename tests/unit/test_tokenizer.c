@@ -341,6 +341,98 @@ static void t_import_hf(void)
 	tfm_gguf_free(g);
 }
 
+/* A SentencePiece-style BPE tokenizer.json (Llama 2's layout: Prepend and
+ * Replace normalizers, byte fallback, BOS from a TemplateProcessing),
+ * written by hand.  Ids from the tokenizers library 0.22.2
+ * (Tokenizer.from_str(...).encode(text).ids).  "ab" shows that only listed
+ * merges join: "a b" (rank 0) comes first, then "\u2581" + "ab" is the
+ * token "\u2581ab" but no merge lists that pair, so it stays apart. */
+static void t_import_spm_json(void)
+{
+	static const char head[] =
+		"{\"added_tokens\":[{\"id\":1,\"content\":\"<s>\",\"special\":true}],"
+		"\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[%s"
+		"{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\\u2581\"}]},"
+		"\"pre_tokenizer\":null,"
+		"\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":"
+		"{\"id\":\"<s>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],"
+		"\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1],\"tokens\":[\"<s>\"]}}},"
+		"\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":true,"
+		"\"byte_fallback\":true,\"vocab\":{\"<unk>\":0,\"<s>\":1,\"<0xC3>\":2,\"<0xA9>\":3,"
+		"\"\\u2581\":4,\"a\":5,\"b\":6,\"ab\":7,\"\\u2581a\":8,\"\\u2581ab\":9,\"ba\":10},"
+		"\"merges\":[\"a b\",\"\\u2581 a\",\"\\u2581a b\",\"b a\"]}}";
+	static const char prepend[] = "{\"type\":\"Prepend\",\"prepend\":\"\\u2581\"},";
+	static const struct { int prefix; const char *text; int32_t want[6]; size_t n; } cs[] = {
+		{ 1, "ab", { 1, 4, 7 }, 3 },
+		{ 1, "ab ba", { 1, 4, 7, 4, 10 }, 5 },
+		{ 1, "\xc3\xa9", { 1, 4, 2, 3 }, 4 },
+		{ 1, "bab", { 1, 4, 6, 7 }, 4 },
+		{ 0, "ab", { 1, 7 }, 2 },
+		{ 0, "ab ba", { 1, 7, 4, 10 }, 4 },
+		{ 0, "\xc3\xa9", { 1, 2, 3 }, 3 },
+	};
+	const char *names[] = { "tokenizer.json" };
+	char buf[2048];
+	for (int prefix = 1; prefix >= 0; prefix--) {
+		snprintf(buf, sizeof buf, head, prefix ? prepend : "");
+		const void *data[] = { buf };
+		size_t sizes[] = { strlen(buf) };
+		struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+		if (!t)
+			continue;
+		CHECK(tfm_tokenizer_add_bos(t) == 1 && tfm_tokenizer_bos(t) == 1);
+		for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+			if (cs[i].prefix != prefix)
+				continue;
+			int32_t *ids;
+			size_t n;
+			CHECK_OK(tfm_tokenize(t, cs[i].text, strlen(cs[i].text), 1, &ids, &n));
+			CHECK_MSG(same(ids, n, cs[i].want, cs[i].n), "prefix %d '%s': %zu ids", prefix,
+				  cs[i].text, n);
+			free(ids);
+		}
+		char out[64];
+		int k = tfm_token_decode(t, -1, 2, out, sizeof out);
+		CHECK(k == 1 && (unsigned char)out[0] == 0xc3); /* <0xC3> is a byte token */
+		tfm_tokenizer_free(t);
+	}
+	/* a normalizer tfm does not apply is refused, naming it */
+	snprintf(buf, sizeof buf, head, "{\"type\":\"NFKC\"},");
+	const void *data[] = { buf };
+	size_t sizes[] = { strlen(buf) };
+	via_gguf(names, data, sizes, 1, TFM_E_UNSUPPORTED);
+	CHECK(strstr(tfm_errmsg(), "NFKC") != NULL);
+}
+
+/* The ids of exp's texts ({"texts": [{"text", "ids", "ids_plain"}]}, as
+ * transformers gives them) against t's, with the special tokens t adds
+ * (tfm_tokenizer_add_bos) and without.  Returns the number of texts. */
+static int check_texts(const struct tfm_tokenizer *t, json_t *exp, const char *what)
+{
+	size_t i;
+	json_t *e;
+	int n_text = 0;
+	json_array_foreach(json_object_get(exp, "texts"), i, e) {
+		const char *s = json_string_value(json_object_get(e, "text"));
+		CHECK_MSG(s != NULL, "%s: text %zu", what, i);
+		for (int plain = 0; s && plain < 2; plain++) {
+			json_t *w = json_object_get(e, plain ? "ids_plain" : "ids");
+			int32_t *ids = NULL;
+			size_t n = 0;
+			CHECK_OK(tfm_tokenize(t, s, strlen(s), plain ? 0 : tfm_tokenizer_add_bos(t), &ids,
+					      &n));
+			int ok = n == json_array_size(w);
+			for (size_t k = 0; ok && k < n; k++)
+				ok = ids[k] == json_integer_value(json_array_get(w, k));
+			CHECK_MSG(ok, "%s: '%s' (%s): %zu ids, want %zu", what, s,
+				  plain ? "plain" : "with special tokens", n, json_array_size(w));
+			free(ids);
+		}
+		n_text++;
+	}
+	return n_text;
+}
+
 /* tests/data/tok-llama3 (scripts/make-tok-fixtures): a directory as Llama 3
  * ships its tokenizer.  BOS comes from tokenizer.json's post_processor
  * (TemplateProcessing inside a Sequence), tokenizer_config.json carries
@@ -366,33 +458,63 @@ static void t_import_llama3(void)
 	CHECK(tfm_tokenizer_bos(t) == bos);
 	CHECK(!tfm_tokenizer_is_eos(t, bos));
 	size_t i;
-	json_t *e, *x;
+	json_t *x;
 	json_array_foreach(json_object_get(exp, "eos_ids"), i, x)
 		CHECK_MSG(tfm_tokenizer_is_eos(t, (int32_t)json_integer_value(x)), "eos %zu", i);
-	int n_text = 0;
-	json_array_foreach(json_object_get(exp, "texts"), i, e) {
-		const char *s = json_string_value(json_object_get(e, "text"));
-		for (int plain = 0; plain < 2; plain++) {
-			json_t *w = json_object_get(e, plain ? "ids_plain" : "ids");
-			int32_t *ids = NULL;
-			size_t n = 0;
-			CHECK_OK(tfm_tokenize(t, s, strlen(s), plain ? 0 : tfm_tokenizer_add_bos(t), &ids,
-					      &n));
-			int ok = n == json_array_size(w);
-			for (size_t k = 0; ok && k < n; k++)
-				ok = ids[k] == json_integer_value(json_array_get(w, k));
-			CHECK_MSG(ok, "'%s' (%s): %zu ids, want %zu", s, plain ? "plain" : "with BOS", n,
-				  json_array_size(w));
-			free(ids);
-		}
-		n_text++;
-	}
-	CHECK(n_text >= 5);
+	CHECK(check_texts(t, exp, dir) >= 5);
 done:
 	tfm_tokenizer_free(t);
 	tfm_convert_close(cv);
 	json_decref(exp);
 	free(dir), free(ep);
+}
+
+/* Every decoder fixture's tokenizer (scripts/make-fixture-tokenizers:
+ * byte-level BPE or SentencePiece-style BPE trained with the tokenizers
+ * library, the kind of each in MANIFEST.json "tokenizers") through
+ * tfm_convert: whether BOS is added, which ids BOS and EOS are, and the ids
+ * of tok-expected.json's texts, which transformers gave. */
+static void t_fixture_tokenizers(void)
+{
+	json_error_t je;
+	char *mp = t_path("tests/fixtures/MANIFEST.json");
+	json_t *man = json_load_file(mp, 0, &je), *kind;
+	CHECK_MSG(man != NULL, "%s: %s", mp, je.text);
+	const char *name;
+	int n_fix = 0;
+	json_object_foreach(json_object_get(json_object_get(man, "tokenizers"), "kinds"), name, kind) {
+		struct tfm_convert *cv = NULL;
+		struct tfm_convert_opts co = { .dtype = -1 };
+		struct tfm_tokenizer *t = NULL;
+		char *dir = t_path("tests/fixtures/%s", name);
+		char *ep = t_path("%s/tok-expected.json", dir);
+		json_t *exp = json_load_file(ep, 0, &je);
+		CHECK_MSG(exp != NULL, "%s: %s", ep, je.text);
+		CHECK_OK(tfm_convert_open(&cv, dir, &co));
+		if (cv)
+			CHECK_OK(tfm_tokenizer_from_gguf(&t, tfm_convert_gguf(cv)));
+		if (t && exp) {
+			int add_bos = json_is_true(json_object_get(exp, "add_bos"));
+			json_t *bos = json_object_get(exp, "bos"), *eos = json_object_get(exp, "eos");
+			CHECK_MSG(tfm_tokenizer_add_bos(t) == add_bos, "%s: add_bos %d", name,
+				  tfm_tokenizer_add_bos(t));
+			if (json_is_integer(bos))
+				CHECK_MSG(tfm_tokenizer_bos(t) == json_integer_value(bos), "%s: bos %d", name,
+					  tfm_tokenizer_bos(t));
+			if (json_is_integer(eos))
+				CHECK_MSG(tfm_tokenizer_eos(t) == json_integer_value(eos), "%s: eos %d", name,
+					  tfm_tokenizer_eos(t));
+			CHECK_MSG(check_texts(t, exp, name) >= 6, "%s: too few texts", name);
+			n_fix++;
+		}
+		tfm_tokenizer_free(t);
+		tfm_convert_close(cv);
+		json_decref(exp);
+		free(dir), free(ep);
+	}
+	CHECK(n_fix >= 50);
+	json_decref(man);
+	free(mp);
 }
 
 /* A SentencePiece ModelProto written by hand (protobuf wire format):
@@ -665,11 +787,13 @@ static void t_pretok(void)
 
 static const struct t_case t_cases[] = {
 	{"import_llama3", t_import_llama3},
+	{ "fixture_tokenizers", t_fixture_tokenizers },
 	{ "pretok", t_pretok },
 	{ "special", t_special },
 	{ "import_llama2c", t_import_llama2c },
 	{ "import_hf", t_import_hf },
 	{ "import_spm_model", t_import_spm_model },
+	{ "import_spm_json", t_import_spm_json },
 	{ "vectors_spm", t_vectors_spm },
 	{ "vectors_gpt2", t_vectors_gpt2 },
 	{ "vectors_bert", t_vectors_bert },
