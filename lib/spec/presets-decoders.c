@@ -220,7 +220,24 @@ int tfm_preset_llama4(struct tfm_spec *s, const json_t *c)
 	if (json_is_array(nr) && (int64_t)json_array_size(nr) != s->n_layer)
 		return tfm_seterr(TFM_E_FORMAT, "llama4: no_rope_layers has %zu entries for %lld "
 				  "layers", json_array_size(nr), (long long)s->n_layer);
-	s->chunk = gi(c, "attention_chunk_size", 8192);
+	/* transformers raises for chunked layers without a chunk size */
+	if (gnull(c, "attention_chunk_size")) {
+		int any = 0;
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+			any |= s->layer_window[i];
+		json_t *lt = gj(c, "layer_types");
+		if (json_is_array(lt)) { /* then layer_types decides */
+			size_t j;
+			json_t *v;
+			any = 0;
+			json_array_foreach(lt, j, v)
+				any |= json_is_string(v) && !strcmp(json_string_value(v), "chunked_attention");
+		}
+		if (any)
+			return tfm_seterr(TFM_E_FORMAT, "llama4: chunked attention layers with "
+					  "attention_chunk_size=null");
+	}
+	s->chunk = gnull(c, "attention_chunk_size") ? 0 : gi(c, "attention_chunk_size", 8192);
 	s->qk_norm = gb(c, "use_qk_norm", 1) ? TFM_QK_NORM_ROPE_RMS : TFM_QK_NORM_NONE;
 	if (gb(c, "attn_temperature_tuning", 1)) {
 		s->attn_temp_scale = (float)gf(c, "attn_scale", 0.1);

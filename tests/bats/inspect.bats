@@ -265,4 +265,9 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	# chunked layers cap their cache at the chunk (8 tokens), the NoPE layer does not
 	run tfm-inspect -F json --ctx 64 "$ROOT/tests/fixtures/llama4/config.json"
 	[ "$(echo "$output" | jq .kv_bytes)" = $(( (3 * 8 + 64) * 4 * 2 * 2 * 24 )) ]
+	# chunked layers without a chunk size: transformers raises, tfm refuses
+	jq '.attention_chunk_size = null' "$ROOT/tests/fixtures/llama4/config.json" > "$BATS_TEST_TMPDIR/n.json"
+	run tfm-inspect "$BATS_TEST_TMPDIR/n.json"
+	assert_failure 65
+	assert_output --partial 'chunked attention layers with attention_chunk_size=null'
 }
