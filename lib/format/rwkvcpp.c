@@ -3,13 +3,15 @@
  * n_layer, data type; then tensors, each int32 n_dims (1 to 3), key length,
  * data type, the dims (ggml order, fastest first), the key (the RWKV-LM
  * checkpoint's name) and the data.  FP32 and FP16 tensors are read in
- * place; rwkv.cpp's quantized types are refused.  RWKV v4 (no att.ln_x) is
+ * place where aligned, else copied; rwkv.cpp's quantized types are refused.  RWKV v4 (no att.ln_x) is
  * mapped to tfm's rwkv names (time_decay as rwkv.cpp stores it, already
  * -exp(w)) with a synthesized transformers RWKV config; v5 and later are
  * refused by name. */
 #include "format/ckpt-impl.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RWKVCPP_MAGIC 0x67676d66u
@@ -129,8 +131,21 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 					  "reads RWKV v4)", c->source, key);
 		if (strstr(name, ".channel_mix_key.weight") && th[0] == 2)
 			n_ff = dims[1];
+		/* the keys' lengths leave data at any offset: a tensor that is
+		 * not aligned for its elements is copied (read in place it would
+		 * be misaligned loads, undefined behaviour; found by fuzzing) */
+		const void *src = d + o;
+		if ((uintptr_t)src % (th[2] ? 2 : 4)) {
+			void *cp = malloc(nb);
+			if (!cp)
+				return tfm_seterr(TFM_E_NOMEM, "%s: rwkv.cpp: %s", c->source, key);
+			memcpy(cp, src, nb);
+			if ((st = tfm_ckpt_keep_buf(c, cp, nb)))
+				return st;
+			src = cp;
+		}
 		if ((st = tfm_ckpt_add_tensor(c, name, th[2] ? TFM_TYPE_F16 : TFM_TYPE_F32, th[0],
-					      shape, d + o, nb)))
+					      shape, src, nb)))
 			return st;
 		o += nb;
 	}

@@ -47,8 +47,10 @@ static inline int64_t gi(const json_t *c, const char *k, int64_t d)
 		return isnan(x) || x > 0 ? INT64_MAX : INT64_MIN;
 	if (json_is_integer(v))
 		return json_integer_value(v);
-	if (json_is_real(v))
-		return (int64_t)json_real_value(v);
+	if (json_is_real(v)) { /* out of int64's range: no integer (the cast would be UB) */
+		double r = json_real_value(v);
+		return r >= 9.2e18 ? INT64_MAX : r <= -9.2e18 ? INT64_MIN : (int64_t)r;
+	}
 	if (json_is_boolean(v))
 		return json_is_true(v);
 	return d;
