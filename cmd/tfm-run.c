@@ -488,6 +488,19 @@ static void on_chat_sigint(int sig)
 	chat_interrupted = 1;
 }
 
+/* Ctrl-C's handler. At the prompt it interrupts the read (readline then
+ * returns with chat_interrupted set); while an answer is printed it must
+ * restart the write it lands in, or a Ctrl-C that arrives while stdout is
+ * blocked on a slow terminal fails the write with EINTR (exit 74). */
+static void chat_sigint(int restart, struct sigaction *old)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_chat_sigint;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, old);
+}
+
 static int chat_out(void *ctx, const char *p, size_t n)
 {
 	return out(ctx, p, n);
@@ -623,11 +636,9 @@ static int run_chat(struct run *r, const char *tpl_path, const char *system, con
 		goto done;
 	}
 	int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	struct sigaction sa = { 0 }, old;
+	struct sigaction old;
 	if (tty) { /* Ctrl-C ends the answer, not the program */
-		sa.sa_handler = on_chat_sigint;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, &old);
+		chat_sigint(0, &old);
 		using_history();
 		fprintf(stderr, "tfm-run: chat; /exit or Ctrl-D ends it, Ctrl-C stops an answer\n");
 	}
@@ -635,7 +646,9 @@ static int run_chat(struct run *r, const char *tpl_path, const char *system, con
 		char *line = NULL;
 		if (tty) {
 			chat_interrupted = 0;
+			chat_sigint(0, NULL);
 			line = readline("> ");
+			chat_sigint(1, NULL);
 			if (!line && chat_interrupted) { /* Ctrl-C at the prompt: a new line */
 				fputc('\n', stdout);
 				continue;

@@ -290,7 +290,8 @@ wait_for() {
 		wait_for "$T/tty.txt" '^> ' 2 && printf '/exit\n') |
 		timeout 60 script -qfec "exec tfm-run -m '$STORIES' --vocab '$TOK512' --chat \
 		--chat-template '$T/story.jinja' --temp 0 -n 40000 -c 41000 --ignore-eos" /dev/null \
-		>> "$T/tty.txt"
+		>> "$T/tty.txt" ||
+		{ echo "exit $?; the terminal's end:" >&2; tail -c 1500 "$T/tty.txt" | cat -v >&2; false; }
 	grep -q 'Ctrl-C stops an answer' "$T/tty.txt"
 	grep -q '^> Once upon a time' "$T/tty.txt"
 	grep -q 'there was a little girl named Lily' "$T/tty.txt"
