@@ -199,44 +199,22 @@ int tfm_preset_llama4(struct tfm_spec *s, const json_t *c)
 	if (json_is_array(nr) && json_array_size(nr) == 0)
 		nr = NULL; /* transformers: [] means the default */
 	int64_t every = gi(c, "no_rope_layer_interval", 4);
-	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-		if (json_is_array(ml)) {
-			size_t j;
-			json_t *v;
-			s->layer_moe[i] = 0;
-			json_array_foreach(ml, j, v)
-				s->layer_moe[i] |= json_integer_value(v) == i;
-		} else {
-			s->layer_moe[i] = step > 0 && (i + 1) % step == 0;
-		}
-		if (json_is_array(nr)) { /* 1 (or true): this layer uses RoPE */
-			json_t *v = json_array_get(nr, (size_t)i);
-			s->layer_rope[i] = json_is_true(v) || json_integer_value(v) != 0;
-		} else
-			s->layer_rope[i] = every > 0 && (i + 1) % every != 0;
-		/* layer_types, when given, overrides this (presets.c) */
-		s->layer_window[i] = s->layer_rope[i];
-	}
 	if (json_is_array(nr) && (int64_t)json_array_size(nr) != s->n_layer)
 		return tfm_seterr(TFM_E_FORMAT, "llama4: no_rope_layers has %zu entries for %lld "
 				  "layers", json_array_size(nr), (long long)s->n_layer);
-	/* transformers raises for chunked layers without a chunk size */
-	if (gnull(c, "attention_chunk_size")) {
-		int any = 0;
-		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
-			any |= s->layer_window[i];
-		json_t *lt = gj(c, "layer_types");
-		if (json_is_array(lt)) { /* then layer_types decides */
-			size_t j;
-			json_t *v;
-			any = 0;
-			json_array_foreach(lt, j, v)
-				any |= json_is_string(v) && !strcmp(json_string_value(v), "chunked_attention");
-		}
-		if (any)
-			return tfm_seterr(TFM_E_FORMAT, "llama4: chunked attention layers with "
-					  "attention_chunk_size=null");
+	int chunked = 0;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		s->layer_moe[i] = json_is_array(ml) ? layer_listed(ml, i) : every_kth(i, step);
+		s->layer_rope[i] = every > 0 || json_is_array(nr) ? rope_layer(nr, i, every) : 0;
+		/* layer_types, when given, overrides this (presets.c, which also
+		 * refuses its chunked layers without a chunk size) */
+		s->layer_window[i] = s->layer_rope[i];
+		chunked |= s->layer_window[i];
 	}
+	/* transformers raises for chunked layers without a chunk size */
+	if (gnull(c, "attention_chunk_size") && chunked && !json_is_array(gj(c, "layer_types")))
+		return tfm_seterr(TFM_E_FORMAT, "llama4: chunked attention layers with "
+				  "attention_chunk_size=null");
 	s->chunk = gnull(c, "attention_chunk_size") ? 0 : gi(c, "attention_chunk_size", 8192);
 	s->qk_norm = gb(c, "use_qk_norm", 1) ? TFM_QK_NORM_ROPE_RMS : TFM_QK_NORM_NONE;
 	if (gb(c, "attn_temperature_tuning", 1)) {

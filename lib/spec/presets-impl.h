@@ -102,6 +102,35 @@ static inline void all_layers(uint8_t *a, int64_t n, int v)
 		a[i] = (uint8_t)v;
 }
 
+/* Per-layer patterns as configs give them.  layer_listed: layer i is in an
+ * index list (moe_layers, mlp_only_layers); every_kth: i is the k-th, 2k-th,
+ * ... layer (decoder_sparse_step, interleave_moe_layer_step; k <= 0: none). */
+static inline int layer_listed(const json_t *list, int64_t i)
+{
+	size_t j;
+	json_t *v;
+	json_array_foreach(list, j, v)
+		if (json_integer_value(v) == i)
+			return 1;
+	return 0;
+}
+
+static inline int every_kth(int64_t i, int64_t k)
+{
+	return k > 0 && (i + 1) % k == 0;
+}
+
+/* RoPE on layer i: entry i of a no_rope_layers flag list (1 or true: RoPE)
+ * where it has one, else all but every k-th layer (k <= 0: all). */
+static inline int rope_layer(const json_t *flags, int64_t i, int64_t k)
+{
+	if (json_is_array(flags) && (size_t)i < json_array_size(flags)) {
+		json_t *v = json_array_get(flags, (size_t)i);
+		return json_is_true(v) || json_integer_value(v) != 0;
+	}
+	return !every_kth(i, k);
+}
+
 /* Activation names of transformers' ACT2FN. */
 int tfm_preset_act(const char *name, int *act);
 /* config-norm.c: a copy of config.json in the 4.x layout (*type may change:

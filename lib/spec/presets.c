@@ -142,14 +142,9 @@ static void qwen_moe(struct tfm_spec *s, const json_t *c, int64_t n_exp, int64_t
 	int64_t step = gi(c, "decoder_sparse_step", 1);
 	s->moe_every = step;
 	json_t *mlp_only = gj(c, "mlp_only_layers");
-	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-		int dense = 0;
-		size_t j;
-		json_t *v;
-		json_array_foreach(mlp_only, j, v)
-			dense |= json_integer_value(v) == i;
-		s->layer_moe[i] = !dense && s->n_expert > 0 && step > 0 && (i + 1) % step == 0;
-	}
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_moe[i] = !layer_listed(mlp_only, i) && s->n_expert > 0 &&
+				  every_kth(i, step);
 }
 
 static int p_llama(struct tfm_spec *s, const json_t *c)
@@ -644,12 +639,8 @@ static int p_smollm3(struct tfm_spec *s, const json_t *c)
 	s->tied_output = gb(c, "tie_word_embeddings", 1);
 	json_t *nr = gj(c, "no_rope_layers");
 	int64_t every = gi(c, "no_rope_layer_interval", 4);
-	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-		if (json_is_array(nr) && (size_t)i < json_array_size(nr))
-			s->layer_rope[i] = json_integer_value(json_array_get(nr, i)) != 0;
-		else
-			s->layer_rope[i] = every <= 0 || (i + 1) % every != 0;
-	}
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_rope[i] = rope_layer(nr, i, every);
 	/* SmolLM3Config: with use_sliding_window and a sliding_window, the NoPE
 	 * layers slide (layer_types, when given, overrides this later) */
 	int64_t w = gi(c, "sliding_window", 0);
@@ -729,6 +720,10 @@ static int layer_types(struct tfm_spec *s, const json_t *c)
 			s->layer_window[i] = 1;
 		else if (!strcmp(t, "chunked_attention") && s->chunk > 0)
 			s->layer_window[i] = 1;
+		else if (!strcmp(t, "chunked_attention") && !strcmp(s->arch, "llama4"))
+			/* transformers raises for chunked layers without a chunk size */
+			return tfm_seterr(TFM_E_FORMAT, "layer_types[%lld]: chunked_attention "
+					  "with attention_chunk_size=null", (long long)i);
 		else if (!strcmp(t, "full_attention"))
 			s->layer_window[i] = 0;
 		else

@@ -266,8 +266,20 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	run tfm-inspect -F json --ctx 64 "$ROOT/tests/fixtures/llama4/config.json"
 	[ "$(echo "$output" | jq .kv_bytes)" = $(( (3 * 8 + 64) * 4 * 2 * 2 * 24 )) ]
 	# chunked layers without a chunk size: transformers raises, tfm refuses
-	jq '.attention_chunk_size = null' "$ROOT/tests/fixtures/llama4/config.json" > "$BATS_TEST_TMPDIR/n.json"
+	jq '.attention_chunk_size = null | del(.layer_types)' "$ROOT/tests/fixtures/llama4/config.json" \
+		> "$BATS_TEST_TMPDIR/n.json"
 	run tfm-inspect "$BATS_TEST_TMPDIR/n.json"
 	assert_failure 65
 	assert_output --partial 'chunked attention layers with attention_chunk_size=null'
+	# the same when layer_types names the chunked layers; none chunked is fine
+	jq '.attention_chunk_size = null | .layer_types = ["full_attention", "chunked_attention",
+		"full_attention", "full_attention"][:.num_hidden_layers]' \
+		"$ROOT/tests/fixtures/llama4/config.json" > "$BATS_TEST_TMPDIR/t.json"
+	run tfm-inspect "$BATS_TEST_TMPDIR/t.json"
+	assert_failure 65
+	assert_output --partial 'layer_types[1]: chunked_attention with attention_chunk_size=null'
+	jq '.attention_chunk_size = null | .layer_types = [range(.num_hidden_layers) | "full_attention"]' \
+		"$ROOT/tests/fixtures/llama4/config.json" > "$BATS_TEST_TMPDIR/f.json"
+	run tfm-inspect "$BATS_TEST_TMPDIR/f.json"
+	assert_success
 }

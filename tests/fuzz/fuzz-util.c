@@ -6,6 +6,7 @@
 #include "fuzz.h"
 
 #include "model/model-impl.h"
+#include "format/ckpt-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -289,4 +290,35 @@ void fuzz_spec(const struct tfm_spec *s)
 		FUZZ_ASSERT(st == TFM_OK);
 	}
 	tfm_gguf_free(g);
+}
+
+void fuzz_ckpt_bytes(const uint8_t *data, size_t size, const char *fmt,
+		     int (*bid)(const uint8_t *, size_t),
+		     int (*parse)(struct tfm_ckpt *, const uint8_t *, size_t))
+{
+	struct tfm_ckpt *c = NULL;
+	struct tfm_spec s;
+	bid(data, size);
+	if (tfm_ckpt_new(&c, "fuzz.bin", fmt))
+		return;
+	int st = parse(c, data, size);
+	fuzz_check_status(st);
+	if (!st) {
+		FUZZ_ASSERT(c->config);
+		struct tfm_model_tensor *t = calloc((size_t)c->n_tensors + 1, sizeof *t);
+		for (int64_t i = 0; t && i < c->n_tensors; i++) {
+			const struct tfm_ckpt_tensor *ct = &c->tensors[i];
+			fuzz_touch(ct->data, ct->nbytes);
+			t[i] = (struct tfm_model_tensor){ ct->name, ct->type, ct->n_dims,
+				{ ct->ne[0], ct->ne[1], ct->ne[2], ct->ne[3] }, ct->data };
+		}
+		st = tfm_spec_from_config(&s, c->config);
+		fuzz_check_status(st);
+		if (!st && t) {
+			fuzz_spec(&s);
+			fuzz_model(&s, t, c->n_tensors);
+		}
+		free(t);
+	}
+	tfm_ckpt_close(c);
 }

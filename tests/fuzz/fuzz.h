@@ -14,6 +14,8 @@
 #include "tfm.h"
 #include "model/model-impl.h"
 
+struct tfm_ckpt;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -37,6 +39,13 @@ void fuzz_gguf_tokenizer(const struct tfm_gguf *g, const uint8_t *text, size_t l
 /* A model of spec s from named tensors: bind, make a context of 4
  * positions and evaluate one token (the executor on tiny shapes). */
 void fuzz_model(const struct tfm_spec *s, const struct tfm_model_tensor *t, int64_t n);
+/* A single-file checkpoint format from untrusted bytes: bid, parse with
+ * a checkpoint named fuzz.bin of format fmt, the synthesized config through
+ * tfm_spec_from_config, and when it all holds, fuzz_spec and fuzz_model on
+ * the checkpoint's own tensors (the llama2.c and rwkv.cpp harnesses). */
+void fuzz_ckpt_bytes(const uint8_t *data, size_t size, const char *fmt,
+		     int (*bid)(const uint8_t *, size_t),
+		     int (*parse)(struct tfm_ckpt *, const uint8_t *, size_t));
 /* The spec's derived numbers: counts, KV bytes, JSON, a GGUF round trip. */
 void fuzz_spec(const struct tfm_spec *s);
 /* ../shared (or $TFM_SHARED); exits with a message when it is missing. */
