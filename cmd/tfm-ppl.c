@@ -221,7 +221,7 @@ struct opts {
 	const char *model, *vocab, *file, *baseline, *kl_base, *save_logits;
 	int64_t ctx, batch, threads, stride, chunks, shard_i, shard_n;
 	double tolerance, max_ppl;
-	int fmt, strided, verbose, k_type, v_type;
+	int fmt, strided, verbose, k_type, v_type, ctx_given;
 	const char **set;
 	int n_set;
 };
@@ -465,6 +465,80 @@ static void window(int strided, int64_t w, int64_t ctx, int64_t stride, int64_t 
 	*hi = *len - 1;
 }
 
+/* A masked LM (an encoder with its masked-LM head): pseudo-perplexity
+ * (lib/eval/pppl.c), windows of -c tokens (the tokenizer's frame included)
+ * side by side, every token of the text scored once with the rest of its
+ * window around it. */
+static int measure_pseudo(const struct opts *o, struct meta *m, struct tfm_ppl_acc *total,
+			  struct tfm_model *model, const struct tfm_tokenizer *tok,
+			  const struct tfm_blob *text, size_t len)
+{
+	const struct tfm_spec *s = tfm_model_spec(model);
+	const char *opt = o->strided ? "--mode strided" : o->kl_base ? "--kl-base" :
+			  o->save_logits ? "--save-logits" : o->batch ? "-b" : NULL;
+	if (opt)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pseudo-perplexity (a masked LM) does not "
+				  "support %s", s->arch, opt);
+	int64_t ctx = o->ctx;
+	if (s->n_ctx_train > 0 && ctx > s->n_ctx_train) {
+		if (o->ctx_given)
+			return tfm_seterr(TFM_E_FORMAT, "-c %lld: the model has %lld positions",
+					  (long long)ctx, (long long)s->n_ctx_train);
+		ctx = s->n_ctx_train; /* the default window is the model's */
+	}
+	struct tfm_pppl p;
+	struct tfm_ctx *c = NULL;
+	float *logits = NULL;
+	int st = tfm_pppl_prepare(&p, tok, (const char *)text->data, len, ctx);
+	if (st)
+		return st;
+	int64_t n_win = p.n_win;
+	if (o->chunks > 0 && o->chunks < n_win)
+		n_win = o->chunks;
+	snprintf(m->mode, sizeof(m->mode), "pseudo");
+	snprintf(m->tokens_hash, sizeof(m->tokens_hash), "%016llx",
+		 (unsigned long long)fnv1a((const uint8_t *)p.ids, (size_t)p.n * sizeof(*p.ids)));
+	m->text_tokens = p.n;
+	m->ctx = ctx;
+	m->stride = p.per_win;
+	m->windows = n_win;
+	int64_t w0 = 0, w1 = n_win;
+	if (o->shard_n) {
+		w0 = n_win * o->shard_i / o->shard_n;
+		w1 = n_win * (o->shard_i + 1) / o->shard_n;
+	}
+	logits = tfm_malloc((size_t)s->n_vocab * sizeof(float));
+	if (!logits)
+		st = TFM_E_NOMEM;
+	if (!st)
+		st = tfm_ctx_new(&c, model, ctx);
+	if (!st)
+		tfm_log(TFM_LOG_INFO, "pseudo-perplexity: %lld tokens, %lld windows of %lld (%lld "
+			"forward passes)", (long long)p.n, (long long)n_win, (long long)ctx,
+			(long long)(w1 - w0 < p.n_win ? (w1 - w0) * p.per_win : p.n));
+	double t0 = now();
+	for (int64_t w = w0; !st && w < w1; w++) {
+		struct tfm_ppl_acc acc;
+		tfm_ppl_init(&acc);
+		if ((st = tfm_pppl_window(c, tok, &p, w, logits, s->n_vocab, &acc)) ||
+		    (st = tfm_ppl_merge(total, &acc)))
+			break;
+		struct tfm_ppl_result r, so_far;
+		tfm_ppl_result(&acc, &r);
+		tfm_ppl_result(total, &so_far);
+		if (o->fmt == FMT_JSONL)
+			printf("{\"window\":%lld,\"tokens\":%lld,\"nll\":%.17g,\"ppl\":%.17g}\n",
+			       (long long)w, (long long)r.tokens, r.nll, so_far.ppl);
+		if (o->verbose > 0)
+			fprintf(stderr, "[%lld/%lld] pseudo-ppl %.4f (%.2f s/window)\n", (long long)(w + 1),
+				(long long)w1, so_far.ppl, (now() - t0) / (double)(w - w0 + 1));
+	}
+	free(logits);
+	tfm_ctx_free(c);
+	tfm_pppl_free(&p);
+	return st;
+}
+
 /* Evaluate the model over the text and accumulate. */
 static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *total)
 {
@@ -498,6 +572,17 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	if (!tok) {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: the model has no tokenizer%s", o->model,
 				o->vocab ? "" : " (llama2.c checkpoints need --vocab)");
+		goto done;
+	}
+	snprintf(m->model, sizeof(m->model), "%s",
+		 strrchr(o->model, '/') ? strrchr(o->model, '/') + 1 : o->model);
+	snprintf(m->text_hash, sizeof(m->text_hash), "%016llx",
+		 (unsigned long long)fnv1a(text.data, text.size));
+	m->text_bytes = (int64_t)text.size;
+	m->shard_i = o->shard_i;
+	m->shard_n = o->shard_n;
+	if (tfm_model_spec(model)->family == TFM_FAMILY_ENCODER) {
+		st = measure_pseudo(o, m, total, model, tok, &text, len);
 		goto done;
 	}
 	int add_bos = tfm_tokenizer_add_bos(tok);
@@ -714,7 +799,7 @@ int main(int argc, char **argv)
 		case 'F': format = optarg; break;
 		case 'V': cmd_version(); return cmd_close_stdout();
 		case 'b': if ((rc = cmd_opt_i64("-b", optarg, 1, INT32_MAX, &o.batch))) return rc; break;
-		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 2, INT32_MAX, &o.ctx))) return rc; break;
+		case 'c': if ((rc = cmd_opt_i64("-c", optarg, 2, INT32_MAX, &o.ctx))) return rc; o.ctx_given = 1; break;
 		case 'f': o.file = optarg; break;
 		case 'h': fputs(usage, stdout); fputs(options_help, stdout); return cmd_close_stdout();
 		case 'm': o.model = optarg; break;

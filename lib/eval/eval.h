@@ -99,6 +99,27 @@ size_t tfm_logprobs_record_bytes(int64_t k); /* 8 + 8k */
 int tfm_logprobs_read(const uint8_t *p, int64_t k, int64_t n_vocab, struct tfm_logprobs *r,
 		      const char *name);
 
+/* Pseudo-perplexity of a masked LM (pppl.c): the text's tokens without
+ * the tokenizer's frame, cut into windows of per_win content tokens, each
+ * scored inside the frame with every token masked in turn. */
+struct tfm_ctx;
+struct tfm_tokenizer;
+struct tfm_pppl {
+	int32_t *ids;      /* [n] content tokens */
+	int64_t n, per_win, n_win;
+	int32_t mask;      /* the mask token */
+	int32_t frame[4];  /* n_pre tokens before a window's content, n_suf after */
+	int n_pre, n_suf;
+};
+/* Tokenize text[len] for windows of at most ctx tokens, frame included.
+ * TFM_E_FORMAT: no mask token or nothing to score. */
+int tfm_pppl_prepare(struct tfm_pppl *p, const struct tfm_tokenizer *t, const char *text,
+		     size_t len, int64_t ctx);
+/* Add window w's positions to acc (logits: scratch of n_vocab floats). */
+int tfm_pppl_window(struct tfm_ctx *c, const struct tfm_tokenizer *t, const struct tfm_pppl *p,
+		    int64_t w, float *logits, int64_t n_vocab, struct tfm_ppl_acc *acc);
+void tfm_pppl_free(struct tfm_pppl *p);
+
 /* Partial sums as JSON (128-bit sums as decimal strings) and back. */
 json_t *tfm_ppl_acc_to_json(const struct tfm_ppl_acc *a);
 int tfm_ppl_acc_from_json(struct tfm_ppl_acc *a, const json_t *j);

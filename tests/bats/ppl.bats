@@ -305,3 +305,51 @@ setup() {
 	run tfm-ppl "${M[@]}" -f "$T/a.txt" --mode strided
 	refute_output --partial '1 tokens'
 }
+
+@test "ppl: a masked LM gives its pseudo-perplexity, as transformers computes it" {
+	MLM="$ROOT/tests/fixtures/encoders/bert-mlm"
+	ref="$MLM/pppl.json"
+	TXT="$ROOT/$(jq -r .text "$ref")"
+	# each window size of the reference (scripts/make-pppl-reference)
+	for c in $(jq -r '.runs[].ctx' "$ref"); do
+		run tfm-ppl -m "$MLM" -f "$TXT" -c "$c" -F json
+		assert_success
+		want=$(jq -c --argjson c "$c" '.runs[] | select(.ctx == $c)' "$ref")
+		echo "$output" | jq -e --argjson w "$want" '.mode == "pseudo" and .ctx == $w.ctx and
+			.windows == $w.windows and .tokens == $w.tokens and
+			((.nll - $w.nll) | fabs) < 1e-5 and ((.ppl / $w.ppl - 1) | fabs) < 1e-5'
+	done
+	# per window (-F jsonl), and the default window is the model's 40 positions
+	run tfm-ppl -m "$MLM" -f "$TXT" -F jsonl
+	assert_success
+	echo "$output" | head -n -1 | jq -s -e --slurpfile r "$ref" \
+		'($r[0].runs[] | select(.ctx == 40).window_nll) as $w | length == ($w | length) and
+		 ([range(length) as $i | ((.[$i].nll - $w[$i]) | fabs) < 1e-5] | all)'
+	# shards add up to the whole
+	for i in 0 1 2; do
+		tfm-ppl -m "$MLM" -f "$TXT" -c 16 --shard $i/3 -F json > "$T/s$i.json"
+	done
+	run tfm-ppl --merge -F json "$T"/s*.json
+	assert_success
+	whole=$(tfm-ppl -m "$MLM" -f "$TXT" -c 16 -F json | jq .sums)
+	[ "$(echo "$output" | jq .sums)" = "$whole" ]
+}
+
+@test "ppl: pseudo-perplexity refusals: options it has no meaning for, windows past the positions, no head" {
+	MLM="$ROOT/tests/fixtures/encoders/bert-mlm"
+	TXT="$ROOT/tests/data/pppl-text.txt"
+	for o in "--mode strided" "--save-logits $T/x.bin" "-b 4"; do
+		run tfm-ppl -m "$MLM" -f "$TXT" $o
+		assert_failure 65
+		assert_output --partial "pseudo-perplexity (a masked LM) does not support ${o%% *}"
+	done
+	[ ! -e "$T/x.bin" ]
+	run tfm-ppl -m "$MLM" -f "$TXT" -c 41
+	assert_failure 65
+	assert_output --partial '-c 41: the model has 40 positions'
+	run tfm-ppl -m "$ROOT/tests/fixtures/encoders/bert-cls3" -f "$TXT" -c 16
+	assert_failure 65
+	assert_output --partial 'no masked-LM head'
+	run tfm-ppl -m "$MLM" -f "$TXT" -c 2
+	assert_failure 64
+}
