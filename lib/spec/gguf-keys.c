@@ -114,6 +114,10 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 			 * rank (its classifier head); it has no max or mean_sqrt_len */
 			static const int lpool[] = { 0, 2, 1, 3, -1, -1 };
 			TRY(tfm_gguf_set_bool(g, ak(k, sizeof(k), a, "attention.causal"), 0));
+			/* llama.cpp's BERT loader needs it (type_vocab_size) */
+			if (s->n_token_types > 0)
+				TRY(tfm_gguf_set_u32(g, "tokenizer.ggml.token_type_count",
+						     (uint32_t)s->n_token_types));
 			if (s->head == TFM_HEAD_CLASSIFIER)
 				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "pooling_type"), 4));
 			else if (s->pooling >= 0 && s->pooling < 6 && lpool[s->pooling] >= 0)

@@ -160,6 +160,23 @@ static void t_reference(void)
 	CHECK_CLOSE(o[0], 6, 1e-6, 0);
 }
 
+/* GELU (erf) across [-12, 12] in steps of 1/1024 against erf in double:
+ * the vector paths approximate erfc, the scalar path calls erff. */
+static void gelu_sweep(const struct tfm_backend *be)
+{
+	enum { N = 24 * 1024 + 1 };
+	float *g = malloc(N * sizeof *g), *e = malloc(N * sizeof *e);
+	for (int i = 0; i < N; i++) {
+		double x = -12 + i / 1024.0;
+		g[i] = (float)x;
+		e[i] = (float)(0.5 * x * erfc(-x / sqrt(2.0)));
+	}
+	be->act(g, N, TFM_K_GELU);
+	cmp("gelu vs erf (double)", g, e, N, 1e-7, 1e-6);
+	free(g);
+	free(e);
+}
+
 static void run_backend(const struct tfm_backend *be, const char *label)
 {
 	const struct tfm_backend *r = tfm_backend_ref();
@@ -168,6 +185,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	float *w = malloc(big * 4), *b = malloc(big * 4);
 	uint8_t *wq = malloc(big * 4);
 	nW = 0;
+	gelu_sweep(be);
 	for (int si = 0; si < NS; si++) {
 		int64_t n = sizes[si];
 		fill(x, n, 3);

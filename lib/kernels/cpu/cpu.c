@@ -222,7 +222,7 @@ void tfm_cpu_softmax(float *x, int64_t n)
 void tfm_cpu_act(float *x, int64_t n, int act)
 {
 	pthread_once(&g_once, cpu_init);
-	if (g_isa.act_mul && (act == TFM_K_SILU || act == TFM_K_GELU_TANH))
+	if (g_isa.act_mul && (act == TFM_K_SILU || act == TFM_K_GELU || act == TFM_K_GELU_TANH))
 		g_isa.act_mul(x, NULL, n, act);
 	else
 		tfm_cpu_act_scalar(x, NULL, n, act);
@@ -231,7 +231,7 @@ void tfm_cpu_act(float *x, int64_t n, int act)
 void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act)
 {
 	pthread_once(&g_once, cpu_init);
-	if (g_isa.act_mul && (act == TFM_K_SILU || act == TFM_K_GELU_TANH))
+	if (g_isa.act_mul && (act == TFM_K_SILU || act == TFM_K_GELU || act == TFM_K_GELU_TANH))
 		g_isa.act_mul(g, u, n, act);
 	else
 		tfm_cpu_act_scalar(g, u, n, act);

@@ -109,8 +109,28 @@ float tfm_cpu_expsum_avx512(float *x, float mx, int64_t n)
 	return _mm512_reduce_add_ps(s);
 }
 
-/* g = act(g) * u (u NULL: g = act(g)) for SiLU and GELU-tanh, with exp512:
- * silu(x) = x / (1 + e^-x); gelu_tanh(x) = x / (1 + e^(-2y)),
+/* GELU with erf: 0.5 x (x >= 0 ? 2 - q : q), q = erfc(|x| / sqrt 2) by
+ * Numerical Recipes' erfcc (relative error below 1.2e-7), as
+ * gelu_erf256 in dot-avx2.c. */
+static inline __m512 gelu_erf512(__m512 x)
+{
+	static const float c[10] = { -1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f,
+				     -0.18628806f, 0.27886807f, -1.13520398f, 1.48851587f,
+				     -0.82215223f, 0.17087277f };
+	const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+	__m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
+	__m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(half, z, one));
+	__m512 p = _mm512_set1_ps(c[9]);
+	for (int k = 8; k >= 0; k--)
+		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[k]));
+	__m512 q = _mm512_mul_ps(t, exp512(_mm512_fnmadd_ps(z, z, p)));
+	__mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+	__m512 s = _mm512_mask_mov_ps(_mm512_sub_ps(_mm512_set1_ps(2.0f), q), neg, q);
+	return _mm512_mul_ps(_mm512_mul_ps(half, x), s);
+}
+
+/* g = act(g) * u (u NULL: g = act(g)) for SiLU, GELU (erf) and GELU-tanh,
+ * with exp512: silu(x) = x / (1 + e^-x); gelu_tanh(x) = x / (1 + e^(-2y)),
  * y = sqrt(2/pi) (x + 0.044715 x^3), since 0.5 (1 + tanh y) = 1 / (1 + e^-2y). */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act)
 {
@@ -118,13 +138,17 @@ void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act)
 	const __m512 c1 = _mm512_set1_ps(0.044715f);
 	for (int64_t i = 0; i < n; i += 16) {
 		__mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-		__m512 x = _mm512_maskz_loadu_ps(m, g + i), z;
-		if (act == 0) /* TFM_K_SILU */
-			z = _mm512_sub_ps(_mm512_setzero_ps(), x);
-		else          /* TFM_K_GELU_TANH */
-			z = _mm512_mul_ps(_mm512_mul_ps(c0, x),
-					  _mm512_fmadd_ps(_mm512_mul_ps(c1, x), x, one));
-		__m512 r = _mm512_div_ps(x, _mm512_add_ps(one, exp512(z)));
+		__m512 x = _mm512_maskz_loadu_ps(m, g + i), z, r;
+		if (act == TFM_K_GELU) {
+			r = gelu_erf512(x);
+		} else {
+			if (act == TFM_K_SILU)
+				z = _mm512_sub_ps(_mm512_setzero_ps(), x);
+			else /* TFM_K_GELU_TANH */
+				z = _mm512_mul_ps(_mm512_mul_ps(c0, x),
+						  _mm512_fmadd_ps(_mm512_mul_ps(c1, x), x, one));
+			r = _mm512_div_ps(x, _mm512_add_ps(one, exp512(z)));
+		}
 		if (u)
 			r = _mm512_mul_ps(r, _mm512_maskz_loadu_ps(m, u + i));
 		_mm512_mask_storeu_ps(g + i, m, r);
