@@ -19,6 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* --embed gathers lines into batches of at most BATCH_ROWS tokens (a
+ * longer line: alone) and BATCH_SEQS lines, one pass each */
+#define BATCH_ROWS 1024
+#define BATCH_SEQS 64
+
 struct enc {
 	struct tfm_model *m;
 	const struct tfm_spec *s;
@@ -29,6 +34,11 @@ struct enc {
 	float *vec, *prob;    /* [n_embd] or [n_labels] (--fill: [n_vocab] each) */
 	int32_t *order;       /* [n_labels] labels by score */
 	char **labels;        /* [n_labels] */
+	/* --embed's pending batch: nb lines, their tokens back to back */
+	int64_t rows, nb, ntok;
+	int32_t *bt;          /* [rows] */
+	int64_t blen[BATCH_SEQS], bline[BATCH_SEQS];
+	float *bvec;          /* [BATCH_SEQS][n_embd] */
 };
 
 static int put(const void *p, size_t n)
@@ -379,8 +389,57 @@ out:
 	return st;
 }
 
+/* --embed: the pending lines through one tfm_embed_batch, written in order */
+static int embed_flush(struct enc *e)
+{
+	int64_t d = e->s->n_embd;
+	if (!e->nb)
+		return TFM_OK;
+	int st = tfm_embed_batch(e->c, e->bt, NULL, e->blen, e->nb, e->o->pooling, e->o->normalize,
+				 e->bvec);
+	if (st)
+		tfm_adderr(st, "lines %lld-%lld", (long long)e->bline[0],
+			   (long long)e->bline[e->nb - 1]);
+	for (int64_t i = 0; !st && i < e->nb; i++) {
+		memcpy(e->vec, e->bvec + i * d, (size_t)d * sizeof *e->vec);
+		st = write_embed(e, e->bline[i]);
+	}
+	e->nb = e->ntok = 0;
+	return st;
+}
+
+/* --embed: a line joins the pending batch (which goes first when full); a
+ * line that cannot be read writes the lines before it, then fails */
+static int embed_line(struct enc *e, const char *line, size_t len, int64_t lineno)
+{
+	int32_t *ids = NULL, *types = NULL;
+	size_t n = 0;
+	int st = tokens(e, line, len, lineno, &ids, &types, &n);
+	if (st) {
+		int fst = embed_flush(e);
+		free(ids);
+		free(types);
+		if (st != TFM_E_PIPE && st != TFM_E_IO)
+			tfm_adderr(st, "line %lld", (long long)lineno);
+		return fst ? fst : st;
+	}
+	if (e->nb == BATCH_SEQS || e->ntok + (int64_t)n > e->rows)
+		st = embed_flush(e);
+	if (!st) {
+		memcpy(e->bt + e->ntok, ids, n * sizeof *ids);
+		e->ntok += (int64_t)n;
+		e->blen[e->nb] = (int64_t)n;
+		e->bline[e->nb++] = lineno;
+	}
+	free(ids);
+	free(types);
+	return st;
+}
+
 static int one_line(struct enc *e, const char *line, size_t len, int64_t lineno)
 {
+	if (e->o->mode == ENC_EMBED && e->bt)
+		return embed_line(e, line, len, lineno);
 	if (e->o->mode == ENC_TAG)
 		return tag(e, line, len, lineno);
 
@@ -441,8 +500,17 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 		st = TFM_E_NOMEM;
 		goto out;
 	}
+	e.rows = e.max > BATCH_ROWS ? e.max : BATCH_ROWS;
+	if (o->mode == ENC_EMBED && !prompt) {
+		e.bt = tfm_malloc((size_t)e.rows * sizeof *e.bt);
+		e.bvec = tfm_malloc((size_t)(BATCH_SEQS * e.s->n_embd) * sizeof *e.bvec);
+		if (!e.bt || !e.bvec) {
+			st = TFM_E_NOMEM;
+			goto out;
+		}
+	}
 	if (((o->mode == ENC_CLASSIFY || o->mode == ENC_TAG) && (st = load_labels(&e))) ||
-	    (st = tfm_ctx_new(&e.c, m, e.max)))
+	    (st = tfm_ctx_new_batch(&e.c, m, e.max, e.bt ? e.rows : 0)))
 		goto out;
 	if (prompt) {
 		st = one_line(&e, prompt, strlen(prompt), 1);
@@ -464,6 +532,8 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 	}
 	if (!st && ferror(in))
 		st = tfm_seterr(TFM_E_IO, "%s: %s", file ? file : "stdin", strerror(errno));
+	if (!st)
+		st = embed_flush(&e);
 	free(line);
 out:
 	if (in && in != stdin)
@@ -471,6 +541,8 @@ out:
 	for (int64_t i = 0; e.labels && i < e.s->n_labels; i++)
 		free(e.labels[i]);
 	free(e.labels);
+	free(e.bt);
+	free(e.bvec);
 	free(e.vec);
 	free(e.prob);
 	free(e.order);

@@ -41,8 +41,22 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 	return TFM_OK;
 }
 
-int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
-	       float *hidden)
+/* Layers a batch of several sequences runs through (exec.c splits the
+ * attention at the sequences): plain attention blocks; other mixers run
+ * each sequence alone. */
+static int can_batch(const struct tfm_model *m)
+{
+	const struct tfm_spec *s = &m->spec;
+	for (int64_t l = 0; l < s->n_layer; l++)
+		if (s->layer_kind[l] != TFM_LAYER_ATTN)
+			return 0;
+	return !m->mla && !s->diff_attn;
+}
+
+/* The hidden states of n_seg sequences of len[] tokens back to back in tok
+ * (n_seg 1: one) left in c->x [n][n_embd], n the sum. */
+static int encode_rows(struct tfm_ctx *c, const int32_t *tok, const int32_t *types,
+		       const int64_t *len, int64_t n_seg, int64_t n)
 {
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
@@ -50,8 +64,13 @@ int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int6
 	if (s->family != TFM_FAMILY_ENCODER)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not an encoder-only model", s->arch);
 	if (n < 1 || n > c->n_batch)
-		return tfm_seterr(TFM_E_INVAL, "a sequence of %lld tokens (the context holds %lld)",
-				  (long long)n, (long long)c->n_batch);
+		return tfm_seterr(TFM_E_INVAL, "%s of %lld tokens (the context holds %lld)",
+				  n_seg > 1 ? "sequences" : "a sequence", (long long)n,
+				  (long long)c->n_batch);
+	for (int64_t i = 0; i < n_seg; i++)
+		if (len[i] > c->n_ctx)
+			return tfm_seterr(TFM_E_INVAL, "a sequence of %lld tokens (the context holds "
+					  "%lld)", (long long)len[i], (long long)c->n_ctx);
 	for (int64_t i = 0; types && i < n; i++)
 		if (types[i] < 0 || types[i] >= nt)
 			return tfm_seterr(TFM_E_INVAL, "token type %d at %lld (the model has %lld)",
@@ -62,11 +81,29 @@ int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int6
 		if (tok[i] == s->pad_id)
 			return tfm_seterr(TFM_E_INVAL, "%s: the padding token %d inside the input (at "
 					  "%lld)", s->arch, (int)s->pad_id, (long long)i);
+	int32_t *tpos = NULL;
+	if (n_seg > 1) {
+		if (!(tpos = malloc((size_t)n * sizeof *tpos)))
+			return tfm_seterr(TFM_E_NOMEM, "out of memory");
+		c->seg_max = 0;
+		for (int64_t i = 0, t = 0; i < n_seg; i++) {
+			for (int64_t j = 0; j < len[i]; j++)
+				tpos[t++] = (int32_t)j;
+			c->seg_max = len[i] > c->seg_max ? len[i] : c->seg_max;
+		}
+		c->seg = len;
+		c->n_seg = n_seg;
+		c->tpos = tpos;
+	}
 	c->pos = 0;
 	c->types = types;
 	int st = tfm_eval(c, tok, n, NULL, 0);
 	c->types = NULL;
 	c->pos = 0;
+	c->seg = NULL;
+	c->n_seg = 0;
+	c->tpos = NULL;
+	free(tpos);
 	if (st)
 		return st;
 	if (s->final_norm) { /* pre-LN encoders end with a norm */
@@ -79,24 +116,21 @@ int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int6
 				m->be->layernorm(c->x + t * d, c->x + t * d, m->out_norm.w,
 						 m->out_norm.b, d, eps, s->norm_plus_one);
 	}
-	if (hidden)
-		memcpy(hidden, c->x, (size_t)(n * d) * sizeof *hidden);
 	return TFM_OK;
 }
 
-int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
-	      int pooling, int normalize, float *out)
+int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+	       float *hidden)
 {
-	const struct tfm_spec *s = &c->m->spec;
-	int64_t d = s->n_embd;
-	if (pooling == TFM_POOL_NONE)
-		pooling = s->pooling != TFM_POOL_NONE ? s->pooling : TFM_POOL_CLS;
-	if (normalize < 0)
-		normalize = s->normalize;
-	int st = tfm_encode(c, tok, types, n, NULL);
-	if (st)
-		return st;
-	const float *x = c->x; /* [n][d] */
+	int st = encode_rows(c, tok, types, &n, 1, n);
+	if (!st && hidden)
+		memcpy(hidden, c->x, (size_t)(n * c->m->spec.n_embd) * sizeof *hidden);
+	return st;
+}
+
+/* out[d]: the pooled (and maybe normalised) rows x[n][d] */
+static int pool(const float *x, int64_t n, int64_t d, int pooling, int normalize, float *out)
+{
 	for (int64_t i = 0; i < d; i++) {
 		double a = pooling == TFM_POOL_MAX ? -INFINITY : 0;
 		switch (pooling) {
@@ -130,6 +164,40 @@ int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64
 			out[i] = (float)(out[i] / nrm);
 	}
 	return TFM_OK;
+}
+
+int tfm_embed_batch(struct tfm_ctx *c, const int32_t *tok, const int32_t *types,
+		    const int64_t *len, int64_t n_seq, int pooling, int normalize, float *out)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	int64_t d = s->n_embd, n = 0;
+	if (pooling == TFM_POOL_NONE)
+		pooling = s->pooling != TFM_POOL_NONE ? s->pooling : TFM_POOL_CLS;
+	if (normalize < 0)
+		normalize = s->normalize;
+	for (int64_t i = 0; i < n_seq; i++) {
+		if (len[i] < 1)
+			return tfm_seterr(TFM_E_INVAL, "sequence %lld has no tokens", (long long)i);
+		n += len[i];
+	}
+	int st = TFM_OK;
+	if (n_seq > 1 && !can_batch(c->m)) { /* one at a time */
+		for (int64_t i = 0, t = 0; !st && i < n_seq; t += len[i++])
+			st = tfm_embed_batch(c, tok + t, types ? types + t : NULL, len + i, 1, pooling,
+					     normalize, out + i * d);
+		return st;
+	}
+	if ((st = encode_rows(c, tok, types, len, n_seq, n)))
+		return st;
+	for (int64_t i = 0, t = 0; !st && i < n_seq; t += len[i++])
+		st = pool(c->x + t * d, len[i], d, pooling, normalize, out + i * d);
+	return st;
+}
+
+int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+	      int pooling, int normalize, float *out)
+{
+	return tfm_embed_batch(c, tok, types, &n, 1, pooling, normalize, out);
 }
 
 int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,

@@ -23,6 +23,15 @@ int tfm_encode(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int6
 int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
 	      int pooling, int normalize, float *out);
 
+/* Sentence embeddings out[n_seq][n_embd] of n_seq sequences of len[i]
+ * tokens, back to back in tok (and types), in one pass of at most the
+ * context's size: each sequence attends only to itself and numbers its
+ * positions from 0, so each embedding is the one tfm_embed gives alone
+ * (within rounding: the matrix products see other rows).  Models whose
+ * layers are not plain attention run the sequences one at a time. */
+int tfm_embed_batch(struct tfm_ctx *c, const int32_t *tok, const int32_t *types,
+		    const int64_t *len, int64_t n_seq, int pooling, int normalize, float *out);
+
 /* A sequence classifier: logits[n_labels] from the first token through the
  * pooler (dense + tanh or relu) and the classifier; probs[n_labels] (may be
  * NULL) their softmax, or per-label sigmoid for a multi-label model.

@@ -19,6 +19,11 @@ static size_t al(size_t n) { return (n + 15) & ~(size_t)15; } /* floats, 64-byte
 
 int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 {
+	return tfm_ctx_new_batch(out, m, n_ctx, 0);
+}
+
+int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, int64_t rows)
+{
 	const struct tfm_spec *s = &m->spec;
 	*out = NULL;
 	if (n_ctx <= 0) /* the training context can be 128K: a KV cache of many GB */
@@ -40,7 +45,9 @@ int tfm_ctx_new(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx)
 	c->ring = m->all_window && m->max_window <= n_ctx;
 	c->n_batch = n_ctx < MAX_BATCH ? n_ctx : MAX_BATCH;
 	if (s->family == TFM_FAMILY_ENCODER)
-		c->n_batch = n_ctx; /* bidirectional: a sequence is one batch (encode.c) */
+		/* bidirectional: a sequence is one batch (encode.c), or several
+		 * side by side (tfm_embed_batch) */
+		c->n_batch = rows > n_ctx ? rows : n_ctx;
 	if (c->ring && c->n_batch > n_ctx - m->max_window + 1)
 		c->n_batch = n_ctx - m->max_window + 1; /* a batch must not overwrite keys it reads */
 	c->slots = tfm_calloc((size_t)(s->n_layer > 0 ? s->n_layer : 1), 3 * sizeof(int64_t));
@@ -452,9 +459,25 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	}
 	if (m->v_rot)
 		tfm_kvrot(c->v, n * s->n_head_kv, m->v_dim, m->v_rot);
-	for (int64_t t = 0; t < n; t++)
-		be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % a.n_slots, &a);
-	be->attn(&c->kx, c->att, c->q, kc, vc, &a);
+	if (c->n_seg > 1) {
+		/* several sequences: each in turn stored from slot 0 and attended
+		 * alone, as a call of its own from position 0 would */
+		int64_t t0 = 0, ad = s->n_head * m->v_dim;
+		for (int64_t i = 0; i < c->n_seg; t0 += c->seg[i++]) {
+			struct tfm_attn_args b = a;
+			b.n_tok = c->seg[i];
+			b.pos0 = 0;
+			for (int64_t t = 0; t < b.n_tok; t++)
+				be->kv_store(kc, vc, c->k + (t0 + t) * kvd, c->v + (t0 + t) * vvd,
+					     t % b.n_slots, &b);
+			be->attn(&c->kx, c->att + t0 * ad, c->q + t0 * qd, kc, vc, &b);
+		}
+	} else {
+		for (int64_t t = 0; t < n; t++)
+			be->kv_store(kc, vc, c->k + t * kvd, c->v + t * vvd, (pos0 + t) % a.n_slots,
+				     &a);
+		be->attn(&c->kx, c->att, c->q, kc, vc, &a);
+	}
 	if (m->v_rot) /* the output of rotated values, rotated back */
 		tfm_kvrot(c->att, n * s->n_head, m->v_dim, m->v_rot);
 	if (s->diff_attn) {
@@ -634,6 +657,10 @@ static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 	add_bias(m, out, L->down_b, n, s->n_embd);
 }
 
+/* the position of token t of this call: its own sequence's in a batch of
+ * several (tfm_embed_batch), else pos0 + t */
+#define TPOS(c, pos0, t) ((c)->tpos ? (int64_t)(c)->tpos[t] : (pos0) + (t))
+
 /* x[w] += row `row` of the table e (positions, token types); tmp: [w] */
 static void add_row(const struct tfm_model *m, float *x, const struct tfm_mat *e, int64_t row,
 		    int64_t w, float *tmp)
@@ -653,7 +680,7 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
 					 (size_t)tok[t] * m->tok_embd.row_bytes, x, io);
 			if (m->pos_embd.data)
-				add_row(m, x, &m->pos_embd, pos0 + t + s->pos_offset, io, c->h);
+				add_row(m, x, &m->pos_embd, TPOS(c, pos0, t) + s->pos_offset, io, c->h);
 			if (m->type_embd.data)
 				add_row(m, x, &m->type_embd, c->types ? c->types[t] : 0, io, c->h);
 		}
@@ -678,7 +705,7 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 			for (int64_t i = 0; i < d; i++)
 				x[i] *= s->embd_scale;
 		if (m->pos_embd.data)
-			add_row(m, x, &m->pos_embd, pos0 + t + s->pos_offset, d, c->h);
+			add_row(m, x, &m->pos_embd, TPOS(c, pos0, t) + s->pos_offset, d, c->h);
 		if (m->type_embd.data) /* encoders: token types (tfm_encode checks them) */
 			add_row(m, x, &m->type_embd, c->types ? c->types[t] : 0, d, c->h);
 	}
@@ -690,11 +717,11 @@ rope:
 			for (int64_t i = 0; i < m->n_rot / 2; i++) {
 				const float *f = c->rope_long ? m->inv_freq_long
 					: m->spec.rope_scaling == TFM_ROPE_SCALE_DYNAMIC ? c->inv_dyn : m->inv_freq;
-				double ang = (double)(pos0 + t) * m->pos_scale * f[i];
+				double ang = (double)TPOS(c, pos0, t) * m->pos_scale * f[i];
 				c->cs[t * (m->n_rot / 2) + i] = (float)(cos(ang) * m->rope_mscale);
 				c->sn[t * (m->n_rot / 2) + i] = (float)(sin(ang) * m->rope_mscale);
 				if (m->inv_freq_local) {
-					double a2 = (double)(pos0 + t) * m->inv_freq_local[i];
+					double a2 = (double)TPOS(c, pos0, t) * m->inv_freq_local[i];
 					c->cs2[t * (m->n_rot / 2) + i] = (float)cos(a2);
 					c->sn2[t * (m->n_rot / 2) + i] = (float)sin(a2);
 				}
@@ -839,14 +866,15 @@ int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits,
 		if (tokens[i] < 0 || tokens[i] >= s->n_vocab)
 			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",
 					  (int)tokens[i], (long long)s->n_vocab);
-	if (!c->ring && c->pos + n > c->n_ctx)
+	int64_t span = c->n_seg > 1 ? c->seg_max : c->pos + n; /* positions this call reaches */
+	if (!c->ring && span > c->n_ctx)
 		return tfm_seterr(TFM_E_INVAL, "context full (%lld tokens)", (long long)c->n_ctx);
-	if (m->pos_embd.data && c->pos + n + s->pos_offset > m->pos_embd.out)
+	if (m->pos_embd.data && span + s->pos_offset > m->pos_embd.out)
 		return tfm_seterr(TFM_E_INVAL, "context full (%lld learned positions)",
 				  (long long)(m->pos_embd.out - s->pos_offset));
-	c->rope_long = m->inv_freq_long && c->pos + n > m->rope_orig;
+	c->rope_long = m->inv_freq_long && span > m->rope_orig;
 	if (s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC)
-		dynamic_ntk(c, c->pos + n);
+		dynamic_ntk(c, span);
 	for (int64_t done = 0; done < n;) {
 		int64_t b = n - done < c->n_batch ? n - done : c->n_batch;
 		int last = done + b == n;

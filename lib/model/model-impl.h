@@ -136,6 +136,12 @@ struct tfm_ctx {
 	int ring;                  /* positions wrap around the slots (all layers windowed) */
 	int rope_long;             /* this call uses the long LongRoPE factors */
 	const int32_t *types;      /* [n] token types of this call (encoders), NULL: all 0 */
+	/* encoders, several sequences in one call (tfm_embed_batch): n_seg of
+	 * lengths seg[] back to back, each attending only to itself, token t
+	 * at position tpos[t] of its own (n_seg 0: one sequence from pos) */
+	const int64_t *seg;
+	int64_t n_seg, seg_max;
+	const int32_t *tpos;
 	float *inv_dyn;            /* [n_rot / 2] dynamic NTK: this context's frequencies */
 	int64_t dyn_max;           /* dynamic NTK: the length they were made for */
 	void *kc, *vc;             /* per layer tfm_k_kv_bytes(slots[l]) (64-byte aligned), the backend's layout of k_type, v_type */

@@ -51,6 +51,10 @@ const char *tfm_model_device(const struct tfm_model *m);
  * context is TFM_E_INVAL "context full (N tokens)".  One context is used by
  * one thread at a time; contexts of one model may run in parallel. */
 int tfm_ctx_new(struct tfm_ctx **c, struct tfm_model *m, int64_t n_ctx);
+/* As tfm_ctx_new; an encoder's context also takes up to rows tokens in one
+ * call (several sequences of at most n_ctx each: tfm_embed_batch); rows
+ * is ignored for other models. */
+int tfm_ctx_new_batch(struct tfm_ctx **c, struct tfm_model *m, int64_t n_ctx, int64_t rows);
 void tfm_ctx_free(struct tfm_ctx *c);
 void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
 /* Back to position pos <= tfm_ctx_pos (the tokens before it stay cached):

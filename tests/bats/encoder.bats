@@ -118,6 +118,29 @@ min_cos() {
 	assert_output --partial 'line 1'
 }
 
+@test "encoder: --embed batches lines (up to 1024 tokens a pass) with each line's own embedding, in order" {
+	tfm-convert -o "$T/m.gguf" "$M"
+	# 150 WikiText lines of 1 to ~150 tokens: several batches, some full
+	tr -d '\r' < "$SHARED/text/wikitext-2-raw-test.txt" | grep -v '^ *$' | head -150 |
+		cut -c 1-600 > "$T/lines.txt"
+	tfm-run --embed -m "$T/m.gguf" -F jsonl -f "$T/lines.txt" > "$T/all.jsonl"
+	[ "$(jq -s '[.[].line] == [range(1; 151)]' "$T/all.jsonl")" = true ]
+	# every 10th line alone (-p: no batch) gives the same embedding
+	for i in $(seq 1 10 150); do
+		tfm-run --embed -m "$T/m.gguf" -F jsonl -p "$(sed -n "${i}p" "$T/lines.txt")" |
+			jq -c --argjson i "$i" '{line: $i, embedding}'
+	done > "$T/alone.jsonl"
+	jq -n -e --slurpfile a "$T/all.jsonl" --slurpfile o "$T/alone.jsonl" '
+		[$o[] as $r | ($a[] | select(.line == $r.line).embedding) as $b |
+		 [range(0; $b | length) | ($b[.] - $r.embedding[.]) | fabs] | max] | max < 1e-5'
+	# a line it cannot take: the lines before it are written, then exit 65 naming it
+	{ head -3 "$T/lines.txt"; printf '%s\n' "$(head -c 3000 "$T/lines.txt" | tr '\n' ' ')"; } > "$T/bad.txt"
+	run tfm-run --embed -m "$T/m.gguf" -F jsonl --no-truncate -f "$T/bad.txt"
+	assert_failure 65
+	[ "$(echo "$output" | grep -c '^{"line":')" -eq 3 ]
+	assert_output --partial 'line 4'
+}
+
 @test "encoder: refusals and usage errors" {
 	run tfm-run --classify -m "$M" -p hi
 	assert_failure 65

@@ -57,6 +57,42 @@ static void pooler_out(const struct tfm_model *m, const float *h0, float *out)
 	free(w);
 }
 
+/* tfm_embed_batch of three sequences cut from ids[n] (all, the first half,
+ * the last two thirds), mean-pooled, against each alone through tfm_embed:
+ * the largest difference, -1 when a call failed. */
+static double batch_vs_alone(struct tfm_model *m, const int32_t *ids, const int32_t *types,
+			     int64_t n)
+{
+	int64_t d = tfm_model_spec(m)->n_embd, len[3] = { n, n / 2, n - n / 3 };
+	int64_t off[3] = { 0, 0, n / 3 }, tot = len[0] + len[1] + len[2];
+	int32_t *bt = malloc((size_t)tot * sizeof *bt), *by = malloc((size_t)tot * sizeof *by);
+	float *eb = malloc((size_t)(3 * d) * sizeof *eb), *ea = malloc((size_t)d * sizeof *ea);
+	struct tfm_ctx *c = NULL, *c1 = NULL;
+	double worst = -1;
+	for (int i = 0, t = 0; i < 3; i++)
+		for (int64_t j = 0; j < len[i]; j++, t++) {
+			bt[t] = ids[off[i] + j];
+			by[t] = types[off[i] + j];
+		}
+	if (tfm_ctx_new(&c, m, tot) || tfm_ctx_new(&c1, m, n) ||
+	    tfm_embed_batch(c, bt, by, len, 3, TFM_POOL_MEAN, 0, eb))
+		goto out;
+	worst = 0;
+	for (int i = 0, t = 0; i < 3; t += (int)len[i++]) {
+		if (tfm_embed(c1, bt + t, by + t, len[i], TFM_POOL_MEAN, 0, ea)) {
+			worst = -1;
+			break;
+		}
+		double e = t_maxdiff(eb + i * d, ea, d);
+		worst = e > worst ? e : worst;
+	}
+out:
+	tfm_ctx_free(c);
+	tfm_ctx_free(c1);
+	free(bt), free(by), free(eb), free(ea);
+	return worst;
+}
+
 static void one(const char *name, const char *dev, int threads, int *ran)
 {
 	char *dir = t_path("tests/fixtures/encoders/%s", name);
@@ -107,6 +143,9 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	}
 	if (ep >= 0)
 		CHECK_MSG(ep <= TOL, "%s %s/%d: pooled output differs by %g", name, dev, threads, ep);
+	double eb = batch_vs_alone(m, ids, types, n);
+	CHECK_MSG(eb >= 0 && eb <= 1e-5, "%s %s/%d: a batch's embeddings differ from each "
+		  "sequence's alone by %g", name, dev, threads, eb);
 	if (ntk > 0) { /* token classification: logits of every token */
 		int64_t L = s->n_labels;
 		float *lg = malloc((size_t)(n * (L > 0 ? L : 1)) * sizeof *lg);
@@ -151,7 +190,8 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 			  threads, em);
 		free(lg);
 	}
-	fprintf(stderr, "  %-14s %-4s %d thr vs transformers: hidden %.2g", name, dev, threads, eh);
+	fprintf(stderr, "  %-14s %-4s %d thr vs transformers: hidden %.2g (batch %.2g)", name, dev,
+		threads, eh, eb);
 	if (em >= 0)
 		fprintf(stderr, ", mlm %.2g", em);
 	if (et >= 0)

@@ -416,10 +416,13 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		 * the tiling depends on the matrix alone, not the thread count.
 		 * Each sgemm call packs all of x, so fewer, larger tiles pack it
 		 * less often. */
-		int64_t nt2 = 2 * ((w->out + 2 * GEMM_TILE - 1) / (2 * GEMM_TILE));
+		int64_t tile = GEMM_TILE;
+		if (w->type == TFM_TYPE_F32 && n >= 4 * GEMM_TILE)
+			tile = 4 * GEMM_TILE; /* long inputs: x packed less often (f32 tiles need no scratch) */
+		int64_t nt2 = 2 * ((w->out + 2 * tile - 1) / (2 * tile));
 		j.rows = (w->out / nt2 + 15) & ~(int64_t)15;
-		if (j.rows > GEMM_TILE)
-			j.rows = GEMM_TILE;
+		if (j.rows > tile)
+			j.rows = tile;
 		if (j.rows < 16)
 			j.rows = 16;
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
