@@ -163,6 +163,36 @@ min_cos() {
 	assert_output --partial 'albert'
 }
 
+@test "encoder: modernbert counts as transformers, converts to modern-bert; unimplemented keys are refused (65)" {
+	MB=$ROOT/tests/fixtures/encoders/modernbert-cls
+	# ModernBertForSequenceClassification.num_parameters() (transformers 4.57.1)
+	run tfm-inspect -F json "$MB"
+	assert_success
+	[ "$(echo "$output" | jq .params.total)" -eq 33923 ]
+	tfm-convert -o "$T/mb.gguf" "$MB"
+	run tfm-inspect -F json "$T/mb.gguf"
+	assert_success
+	[ "$(echo "$output" | jq -r .gguf_arch)" = modern-bert ]
+	[ "$(echo "$output" | jq .params.total)" -eq 33923 ]
+	[ "$(echo "$output" | jq .tensor_params)" -eq 33923 ]
+	[ "$(echo "$output" | jq -r '.spec."head.pooling"')" = mean ]
+	mkdir "$T/mb"
+	cp "$MB"/model.safetensors "$T/mb/"
+	jq '.classifier_pooling = "max"' "$MB/config.json" > "$T/mb/config.json"
+	run tfm-inspect "$T/mb"
+	assert_failure 65
+	assert_output --partial 'classifier_pooling'
+	jq '.rope_scaling = {"rope_type": "linear", "factor": 2.0}' "$MB/config.json" > "$T/mb/config.json"
+	run tfm-convert -o "$T/x.gguf" "$T/mb"
+	assert_failure 65
+	assert_output --partial 'rope_scaling'
+	[ ! -e "$T/x.gguf" ]
+	jq '.architectures = ["ModernBertForQuestionAnswering"]' "$MB/config.json" > "$T/mb/config.json"
+	run tfm-inspect "$T/mb"
+	assert_failure 65
+	assert_output --partial 'ModernBertForQuestionAnswering'
+}
+
 @test "encoder: --fill gives transformers' five best tokens and probabilities for each mask" {
 	MLM=$ROOT/tests/fixtures/encoders/bert-mlm
 	jq -r '.[].text' "$MLM/cli.json" > "$T/lines"
