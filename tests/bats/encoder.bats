@@ -109,6 +109,24 @@ min_cos() {
 	cmp "$T/got" "$T/want"
 }
 
+@test "encoder: --classify of a modernbert cross-encoder matches transformers for lines and pairs" {
+	MP=$ROOT/tests/fixtures/encoders/modernbert-pair
+	jq -r '.[].text' "$MP/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$MP" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$MP/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$MP/cli.json" '
+		{"irrelevant": 0, "relevant": 1} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	# the longest line runs past the local layers' window (2 keys either side)
+	[ "$(jq '[.[].ids | length] | max' "$MP/cli.json")" -gt 5 ]
+}
+
 @test "encoder: long lines are cut with a warning, or refused with --no-truncate" {
 	run tfm-run --embed -m "$M" -c 4 -p "$(head -1 "$M/sentences.txt")"
 	assert_success
