@@ -211,6 +211,9 @@ int tfm_preset_modernbert(struct tfm_spec *s, const json_t *c)
 		: gnull(c, "local_rope_theta") ? s->rope_theta : 10000;
 	if (has(c, "rope_scaling"))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rope_scaling is not supported", s->arch);
+	if (gf(c, "partial_rotary_factor", 1.0) != 1.0) /* from a 5.x rope_parameters */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported",
+				  s->arch, gf(c, "partial_rotary_factor", 1.0));
 	/* the window: layer_types (5.x), else every n-th layer global */
 	s->window = gi(c, "local_attention", 128);
 	int64_t every = gi(c, "global_attn_every_n_layers", 3);

@@ -553,6 +553,9 @@ static void t_modernbert(void)
 		  "sliding_attention.rope_type" },
 		{ "{\"architectures\": [\"ModernBertForQuestionAnswering\"]}",
 		  "ModernBertForQuestionAnswering" },
+		{ "{\"rope_parameters\": {\"full_attention\": {\"rope_theta\": 1e5, "
+		  "\"partial_rotary_factor\": 0.5}, \"sliding_attention\": {\"rope_theta\": 1e4, "
+		  "\"partial_rotary_factor\": 0.5}}}", "partial_rotary_factor" },
 	};
 	struct tfm_spec s;
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
