@@ -342,6 +342,28 @@ static const struct ent albert[] = {
 	END
 };
 
+/* ---- ModernBERT: llama.cpp's modern-bert names; Wqkv stays fused
+ * ([q; k; v] rows), Wi too (ffn_up {n_embd, 2 n_ff}: the activated half
+ * first, as llama.cpp's GEGLU reads it); the prediction head (dense,
+ * norm) is cls, cls.norm for every task head (llama.cpp's names), the
+ * masked-LM decoder output (tied: no weight in the checkpoint) ---- */
+static const struct ent modernbert[] = {
+	{"embeddings.tok_embeddings.$", "token_embd.$", 0},
+	{"embeddings.norm.$", "token_embd_norm.$", 0},
+	{"layers.#.attn_norm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.attn.Wqkv.$", "blk.#.attn_qkv.$", TFM_HFMAP_FUSED_QKV},
+	{"layers.#.attn.Wo.$", "blk.#.attn_output.$", 0},
+	{"layers.#.mlp_norm.$", "blk.#.ffn_norm.$", 0},
+	{"layers.#.mlp.Wi.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.mlp.Wo.$", "blk.#.ffn_down.$", 0},
+	{"final_norm.$", "output_norm.$", 0},
+	{"head.dense.$", "cls.$", 0},
+	{"head.norm.$", "cls.norm.$", 0},
+	{"decoder.$", "output.$", 0},
+	{"classifier.$", "cls.output.$", 0},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -511,6 +533,7 @@ static const struct arch archs[] = {
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
 	{"electra", {"electra.", ""}, {electra, bert}},
 	{"albert", {"albert.", ""}, {albert}},
+	{"modernbert", {"model.", ""}, {modernbert}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},

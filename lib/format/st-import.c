@@ -133,9 +133,14 @@ int tfm_st_import(const struct tfm_ckpt *ck, struct tfm_spec *s, struct tfm_gguf
 		return TFM_OK;
 	/* the heads the checkpoint holds (BertModel has a pooler, BertForMaskedLM
 	 * has none but the masked-LM head), so that the counts are the file's */
+	int cl = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
 	s->pooler = tfm_gguf_find_tensor(g, "cls.weight") != NULL;
 	s->mlm_head = tfm_gguf_find_tensor(g, "mlm.dense.weight") != NULL;
-	int cl = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
+	if (s->head_transform) { /* ModernBERT: one prediction head (cls) for every task */
+		s->mlm_head = !cl && s->pooler;
+		s->pooler = cl && s->pooler;
+		s->head_bias = s->mlm_head && tfm_gguf_find_tensor(g, "output.bias") != NULL;
+	}
 	if (cl && !tfm_gguf_find_tensor(g, "cls.output.weight"))
 		return tfm_seterr(TFM_E_FORMAT, "%s: a classifier without its weights "
 				  "(classifier)", s->arch);

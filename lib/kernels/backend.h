@@ -50,7 +50,8 @@ struct tfm_attn_args {
 	int64_t n_slots;
 	int64_t window;        /* 0: plain causal */
 	int64_t chunk;         /* 0: none; else chunked local attention (llama4) */
-	int bidir;             /* every query sees every key [0, pos0 + n_tok) (encoders) */
+	int bidir;             /* every query sees every key [0, pos0 + n_tok) (encoders); with
+	                          window > 0 only those j with |j - p| <= window / 2 */
 	float scale;           /* multiplies q.k */
 	float softcap;         /* 0: none; else cap * tanh(s / cap) */
 	const float *alibi;    /* [n_head] slopes (bias slope * (j - p)), or NULL */

@@ -15,10 +15,10 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 	const char *arch = s->arch[0] ? s->arch : "model";
 	if (s->family != TFM_FAMILY_ENCODER)
 		return TFM_OK;
-	if (s->window > 0 || s->chunk > 0 || s->mask != TFM_MASK_BIDIR)
+	/* a window is bidirectional here: window / 2 keys either side */
+	if (s->chunk > 0 || s->mask != TFM_MASK_BIDIR)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with a %s mask not supported yet",
-				  arch, s->window > 0 ? "sliding-window" : s->chunk ? "chunked"
-				  : "causal");
+				  arch, s->chunk ? "chunked" : "causal");
 	if (s->pos_attn == TFM_POS_ALIBI || s->pos_attn == TFM_POS_T5)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with %s positions not supported yet",
 				  arch, s->pos_attn == TFM_POS_ALIBI ? "ALiBi" : "T5 bucket");
@@ -30,8 +30,13 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 	if (s->pooling < TFM_POOL_NONE || s->pooling > TFM_POOL_MEAN_SQRT)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooling", arch);
 	if (s->pooler_act != TFM_POOLER_TANH && s->pooler_act != TFM_POOLER_RELU &&
-	    s->pooler_act != TFM_POOLER_GELU)
+	    s->pooler_act != TFM_POOLER_GELU && s->pooler_act != TFM_POOLER_SILU)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: this head.pooler_act", arch);
+	if (s->head == TFM_HEAD_CLASSIFIER && s->pooling != TFM_POOL_NONE &&
+	    s->pooling != TFM_POOL_CLS && s->pooling != TFM_POOL_MEAN)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a sequence classifier pools the first token "
+				  "or the mean (head.pooling %s not supported)", arch,
+				  tfm_spec_enum_name("head.pooling", s->pooling));
 	if (s->n_embd_io > 0 && !s->embd_proj)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: factorised embeddings (embd.n_io) "
 				  "without embd.proj in an encoder not supported yet", arch);
@@ -200,6 +205,42 @@ int tfm_embed(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64
 	return tfm_embed_batch(c, tok, types, &n, 1, pooling, normalize, out);
 }
 
+/* The pooler's activation, one value (gelu: the exact, erf GELU) */
+static float pooler_act(int act, float x)
+{
+	switch (act) {
+	case TFM_POOLER_RELU:
+		return x > 0 ? x : 0;
+	case TFM_POOLER_GELU:
+		return (float)(0.5 * x * (1 + erf(x / sqrt(2.0))));
+	case TFM_POOLER_SILU:
+		return x / (1.0f + expf(-x));
+	default:
+		return tanhf(x);
+	}
+}
+
+/* y[n][d] = act(x W^T + b), then with head.transform (ModernBERT's
+ * prediction head) the LayerNorm nw of each row; b may be NULL */
+static void dense_act(struct tfm_ctx *c, float *y, const float *x, int64_t n,
+		      const struct tfm_mat *w, const float *b, const struct tfm_norm_w *nw, int act)
+{
+	const struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd;
+	m->be->matmul(&c->kx, y, x, w, n);
+	for (int64_t t = 0; t < n; t++) {
+		float *r = y + t * d;
+		if (b)
+			m->be->add(r, r, b, d);
+		for (int64_t i = 0; i < d; i++)
+			r[i] = pooler_act(act, r[i]);
+		if (s->head_transform)
+			m->be->layernorm(r, r, nw->w, nw->b, d,
+					 nw->eps > 0 ? nw->eps : (float)s->norm_eps, 0);
+	}
+}
+
 int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
 		 float *logits, float *probs)
 {
@@ -213,14 +254,17 @@ int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, in
 	if (st)
 		return st;
 	const float *x = c->x; /* the first token ([CLS], <s>) */
-	if (m->pooler.data) {
-		m->be->matmul(&c->kx, c->h, c->x, &m->pooler, 1);
-		m->be->add(c->h, c->h, m->pooler_b, d);
-		for (int64_t i = 0; i < d; i++) /* gelu: ELECTRA's exact (erf) GELU */
-			c->h[i] = s->pooler_act == TFM_POOLER_RELU ? (c->h[i] > 0 ? c->h[i] : 0)
-				  : s->pooler_act == TFM_POOLER_GELU
-				  ? (float)(0.5 * c->h[i] * (1 + erf(c->h[i] / sqrt(2.0))))
-				  : tanhf(c->h[i]);
+	if (s->pooling == TFM_POOL_MEAN) { /* ModernBERT's classifier_pooling "mean" */
+		for (int64_t i = 0; i < d; i++) {
+			double a = 0;
+			for (int64_t t = 0; t < n; t++)
+				a += c->x[t * d + i];
+			c->h2[i] = (float)(a / (double)n);
+		}
+		x = c->h2;
+	}
+	if (m->pooler.data) { /* gelu: ELECTRA's and ModernBERT's exact (erf) GELU */
+		dense_act(c, c->h, x, 1, &m->pooler, m->pooler_b, &m->pooler_norm, s->pooler_act);
 		x = c->h;
 	}
 	m->be->matmul(&c->kx, logits, x, &m->cls, 1);
@@ -251,14 +295,18 @@ int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, i
 	int st = tfm_encode(c, tok, types, n, NULL);
 	if (st)
 		return st;
-	/* BERT's and DistilBERT's transform use the model's activation,
-	 * RoBERTa's lm_head gelu whatever hidden_act says */
-	int act = !strcmp(s->arch, "roberta") ? TFM_ACT_GELU : s->act;
-	float eps = m->mlm_norm.eps > 0 ? m->mlm_norm.eps : (float)s->norm_eps;
-	m->be->matmul(&c->kx, c->h, c->x + pos * d, &m->mlm, 1);
-	m->be->add(c->h, c->h, m->mlm_b, d);
-	m->be->act(c->h, d, act);
-	m->be->layernorm(c->h, c->h, m->mlm_norm.w, m->mlm_norm.b, d, eps, 0);
+	if (s->head_transform) { /* ModernBERT: the prediction head, classifier_activation */
+		dense_act(c, c->h, c->x + pos * d, 1, &m->mlm, m->mlm_b, &m->mlm_norm, s->pooler_act);
+	} else {
+		/* BERT's and DistilBERT's transform use the model's activation,
+		 * RoBERTa's lm_head gelu whatever hidden_act says */
+		int act = !strcmp(s->arch, "roberta") ? TFM_ACT_GELU : s->act;
+		float eps = m->mlm_norm.eps > 0 ? m->mlm_norm.eps : (float)s->norm_eps;
+		m->be->matmul(&c->kx, c->h, c->x + pos * d, &m->mlm, 1);
+		m->be->add(c->h, c->h, m->mlm_b, d);
+		m->be->act(c->h, d, act);
+		m->be->layernorm(c->h, c->h, m->mlm_norm.w, m->mlm_norm.b, d, eps, 0);
+	}
 	m->be->matmul(&c->kx, logits, c->h, &m->output, 1);
 	if (m->out_b)
 		m->be->add(logits, logits, m->out_b, s->n_vocab);
@@ -275,7 +323,12 @@ int tfm_tag(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t
 	int st = tfm_encode(c, tok, types, n, NULL);
 	if (st)
 		return st;
-	m->be->matmul(&c->kx, logits, c->x, &m->cls, n);
+	const float *x = c->x;
+	if (s->head_transform && m->pooler.data) { /* ModernBERT: the prediction head per token */
+		dense_act(c, c->h, c->x, n, &m->pooler, m->pooler_b, &m->pooler_norm, s->pooler_act);
+		x = c->h;
+	}
+	m->be->matmul(&c->kx, logits, x, &m->cls, n);
 	for (int64_t t = 0; t < n; t++)
 		m->be->add(logits + t * s->n_labels, logits + t * s->n_labels, m->cls_b, s->n_labels);
 	return TFM_OK;

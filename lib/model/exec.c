@@ -42,7 +42,7 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 	 * a ring and generation can run past n_ctx) at most n_ctx - window + 1,
 	 * so that ring fits in n_ctx; tfm_eval splits longer inputs into
 	 * batches, so prefill of any length works. */
-	c->ring = m->all_window && m->max_window <= n_ctx;
+	c->ring = m->all_window && m->max_window <= n_ctx && s->family != TFM_FAMILY_ENCODER;
 	c->n_batch = n_ctx < MAX_BATCH ? n_ctx : MAX_BATCH;
 	if (s->family == TFM_FAMILY_ENCODER)
 		/* bidirectional: a sequence is one batch (encode.c), or several
@@ -772,7 +772,9 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			continue;
 		}
 		int post = s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN;
-		if (s->norm_place == TFM_NORM_POST_IN)
+		/* post_in, and ModernBERT's layer 0 (its input is the normed
+		 * embeddings): no norm before attention */
+		if (s->norm_place == TFM_NORM_POST_IN || (l == 0 && s->no_first_attn_norm))
 			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
 		else
 			norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);

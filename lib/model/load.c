@@ -173,6 +173,10 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("classifier and embedding heads on a decoder");
 	if (s->n_ff < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: feed-forward size 0", arch);
+	if (s->no_first_attn_norm && (s->norm_place != TFM_NORM_PRE || s->parallel_residual))
+		return UNSUP("norm.no_first_attn outside a sequential pre-norm block");
+	if (s->head_transform && s->family != TFM_FAMILY_ENCODER)
+		return UNSUP("head.transform outside an encoder");
 	return TFM_OK;
 }
 
@@ -458,6 +462,35 @@ static int bind_moe(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
+/* ModernBERT's prediction head, by llama.cpp's names: cls (dense, its bias
+ * with head.dense_bias), cls.norm; before the classifier cls.output (cl:
+ * sequence and token heads), or the masked-LM transform before the tied
+ * (or own output.weight) decoder with output.bias when head.bias. */
+static int bind_transform(struct binder *b, int cl)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, need = (cl && s->pooler) || s->mlm_head;
+	struct tfm_mat w;
+	struct tfm_norm_w nw;
+	float *bias = NULL;
+	int st;
+	if ((st = bind_mat(b, &w, "cls.weight", d, d, need)) ||
+	    (w.data && ((st = bind_vec(b, &bias, "cls.bias", d, s->head_dense_bias)) ||
+			(st = bind_norm(b, &nw, "cls.norm", d, 1)))) ||
+	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
+	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))))
+		return st;
+	if (cl && s->pooler) {
+		m->pooler = w, m->pooler_b = bias, m->pooler_norm = nw;
+	} else if (s->mlm_head) {
+		m->mlm = w, m->mlm_b = bias, m->mlm_norm = nw;
+		if (!m->out_b && s->head_bias)
+			return tfm_seterr(TFM_E_FORMAT, "%s: missing tensor output.bias", b->arch);
+	}
+	return TFM_OK;
+}
+
 /* An encoder's token types, pooler and classifier, by llama.cpp's names
  * (token_types; its ranking head: cls, the pooler dense, and cls.output),
  * and the masked-LM transform (mlm.dense, mlm.norm: tfm's names). */
@@ -472,6 +505,8 @@ static int bind_encoder(struct binder *b)
 	if (s->n_token_types > 0 &&
 	    (st = bind_mat(b, &m->type_embd, "token_types.weight", ew, s->n_token_types, 1)))
 		return st;
+	if (s->head_transform) /* ModernBERT: one prediction head for every task */
+		return bind_transform(b, cl);
 	if ((st = bind_mat(b, &m->pooler, "cls.weight", d, d, seq && s->pooler)) ||
 	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
 	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
@@ -610,8 +645,15 @@ static int bind_layer(struct binder *b, int64_t l)
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
 	int post_in = s->norm_place == TFM_NORM_POST_IN, sandwich = s->norm_place == TFM_NORM_SANDWICH;
-	int enc = s->family == TFM_FAMILY_ENCODER; /* llama.cpp's BERT names its post norms */
-	TRY(bind_norm(b, &L->attn_norm, NM(enc ? "attn_output_norm" : "attn_norm"), d, !post_in));
+	/* llama.cpp's BERT names its post norms; ModernBERT's pre norms keep
+	 * the decoders' names, and its layer 0 has none before attention */
+	int enc = s->family == TFM_FAMILY_ENCODER && s->norm_place == TFM_NORM_POST;
+	int skip = l == 0 && s->no_first_attn_norm;
+	TRY(bind_norm(b, &L->attn_norm, NM(enc ? "attn_output_norm" : "attn_norm"), d,
+		      !post_in && !skip));
+	if (skip && L->attn_norm.w)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but the spec says layer 0 has no "
+				  "attention norm (norm.no_first_attn)", b->arch, n);
 	if (post_in && L->attn_norm.w)
 		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
 				  "(post_in)", b->arch, n);
@@ -679,11 +721,14 @@ static int bind_layer(struct binder *b, int64_t l)
 		L->gate = L->up;
 		L->gate.out = L->up.out = ff;
 		L->up.data = (const uint8_t *)L->up.data + (size_t)ff * L->up.row_bytes;
+		/* ModernBERT's Wi bias: [2 n_ff], the gate's half first */
+		TRY(bind_vec(b, &L->gate_b, NM("ffn_up.bias"), 2 * ff, s->ffn_bias));
+		L->up_b = L->gate_b ? L->gate_b + ff : NULL;
 	} else {
 		TRY(bind_mat(b, &L->up, NM("ffn_up.weight"), d, ff, 1));
+		TRY(bind_vec(b, &L->gate_b, NM("ffn_gate.bias"), ff, 0));
+		TRY(bind_vec(b, &L->up_b, NM("ffn_up.bias"), ff, s->ffn_bias));
 	}
-	TRY(bind_vec(b, &L->gate_b, NM("ffn_gate.bias"), ff, 0));
-	TRY(bind_vec(b, &L->up_b, NM("ffn_up.bias"), ff, s->ffn_bias));
 	TRY(bind_mat(b, &L->down, NM("ffn_down.weight"), ff, d, 1));
 	TRY(bind_vec(b, &L->down_b, NM("ffn_down.bias"), d, s->ffn_bias));
 	if (!s->gated && b->sorted && find(b, NM("ffn_gate.weight")))

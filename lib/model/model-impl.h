@@ -94,12 +94,13 @@ struct tfm_model {
 	/* encoders (encode.c): token types, the pooler and the classifier */
 	struct tfm_mat type_embd;  /* {n_embd, n_token_types}, data NULL if none */
 	struct tfm_mat pooler;     /* {n_embd, n_embd}, data NULL if none */
-	float *pooler_b;           /* [n_embd] */
+	float *pooler_b;           /* [n_embd], or NULL (spec.head_dense_bias 0) */
+	struct tfm_norm_w pooler_norm; /* spec.head_transform: the LayerNorm after its act */
 	struct tfm_mat cls;        /* {n_embd, n_labels}, data NULL if none */
 	float *cls_b;              /* [n_labels] */
 	struct tfm_mat mlm;        /* masked-LM transform {n_embd, n_embd}, data NULL if none;
 				      then mlm_norm and the output head (tied, out_b) */
-	float *mlm_b;              /* [n_embd] */
+	float *mlm_b;              /* [n_embd], or NULL (spec.head_dense_bias 0) */
 	struct tfm_norm_w mlm_norm;
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */

@@ -206,15 +206,25 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		int cls = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
 		if (s->n_token_types > 0)
 			add(r, "token_types.weight", ew, s->n_token_types, 0, 0.1f);
-		if (s->pooler && s->head != TFM_HEAD_TOKEN) { /* BertModel has its pooler */
+		/* BertModel has its pooler; ModernBERT's prediction head serves
+		 * every task head */
+		int tr = s->head_transform && ((cls && s->pooler) || s->mlm_head);
+		if ((s->pooler && s->head != TFM_HEAD_TOKEN) || tr) {
 			add(r, "cls.weight", d, d, 0, wd);
-			add(r, "cls.bias", d, 1, 0, 0.02f);
+			if (s->head_dense_bias)
+				add(r, "cls.bias", d, 1, 0, 0.02f);
+			if (s->head_transform)
+				norm(r, s, "cls.norm", d);
 		}
+		if (s->head_transform && s->mlm_head && s->head_bias)
+			add(r, "output.bias", s->n_vocab, 1, 0, 0.02f);
+		if (s->head_transform && s->mlm_head && !s->tied_output)
+			add(r, "output.weight", io, s->n_vocab, 0, wd);
 		if (cls && s->n_labels > 0) {
 			add(r, "cls.output.weight", d, s->n_labels, 0, wd);
 			add(r, "cls.output.bias", s->n_labels, 1, 0, 0.02f);
 		}
-		if (s->mlm_head) {
+		if (s->mlm_head && !s->head_transform) {
 			add(r, "mlm.dense.weight", d, d, 0, wd);
 			add(r, "mlm.dense.bias", d, 1, 0, 0.02f);
 			norm(r, s, "mlm.norm", d);
@@ -237,11 +247,13 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			rwkv(r, s, l);
 			continue;
 		}
-		/* llama.cpp's BERT names its post norms */
-		if (!post_in)
-			norm(r, s, enc ? N("attn_output_norm") : N("attn_norm"), d);
+		/* llama.cpp's BERT names its post norms; ModernBERT's layer 0 has
+		 * no attention norm */
+		int pn = enc && s->norm_place == TFM_NORM_POST;
+		if (!post_in && !(l == 0 && s->no_first_attn_norm))
+			norm(r, s, pn ? N("attn_output_norm") : N("attn_norm"), d);
 		if (!post_in && !(s->parallel_residual && s->shared_attn_ffn_norm))
-			norm(r, s, enc ? N("layer_output_norm") : N("ffn_norm"), d);
+			norm(r, s, pn ? N("layer_output_norm") : N("ffn_norm"), d);
 		if (post) {
 			norm(r, s, N("post_attention_norm"), d);
 			norm(r, s, N("post_ffw_norm"), d);

@@ -161,7 +161,7 @@ static int apply_flat(json_t *c, const json_t *r, const char *type, const char *
 /* The per-layer-type form: {"full_attention": {...}, "sliding_attention":
  * {...}}.  The global layers' object is the model's RoPE; a sliding layers'
  * object may differ only in rope_theta, and only for a model whose preset
- * reads a local base (gemma3: rope_local_base_freq). */
+ * reads a local base (gemma3: rope_local_base_freq; modernbert: local_rope_theta). */
 static int apply_nested(json_t *c, json_t *rp, const char *type)
 {
 	const char *k;
@@ -195,6 +195,11 @@ static int apply_nested(json_t *c, json_t *rp, const char *type)
 	double ts = gf(slide, "rope_theta", tf);
 	if (!strcmp(type, "gemma3_text")) {
 		json_object_set_new(c, "rope_local_base_freq", json_real(ts));
+		return TFM_OK;
+	}
+	if (!strcmp(type, "modernbert")) { /* 4.x: global_rope_theta, local_rope_theta */
+		json_object_set_new(c, "global_rope_theta", json_real(tf));
+		json_object_set_new(c, "local_rope_theta", json_real(ts));
 		return TFM_OK;
 	}
 	if (tf != ts)

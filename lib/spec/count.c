@@ -98,6 +98,8 @@ static int64_t expert_params(const struct tfm_spec *s)
 /* Sequence positions a layer's cache holds at context ctx. */
 static int64_t layer_span(const struct tfm_spec *s, int64_t i, int64_t ctx)
 {
+	if (s->window > 0 && s->layer_window[i] && s->mask == TFM_MASK_BIDIR) /* either side */
+		return ctx > s->window / 2 * 2 + 1 ? s->window / 2 * 2 + 1 : ctx;
 	if (s->window > 0 && s->layer_window[i] && ctx > s->window)
 		return s->window;
 	if (s->chunk > 0 && (s->layer_window[i] || s->mask == TFM_MASK_CHUNKED) && ctx > s->chunk)
@@ -234,6 +236,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 			int64_t n_norms = (s->parallel_residual && s->shared_attn_ffn_norm) ? 1 :
 					  1 + has_ffn;
 			c->norms += n_norms * sandwich * ln;
+			if (i == 0 && s->no_first_attn_norm) /* ModernBERT's layer 0 */
+				c->norms -= ln;
 			c->attn += attn_params(s);
 			if (cross) {
 				c->attn += attn_params(s);
@@ -280,9 +284,14 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && s->head_bias)
 		c->head += s->n_vocab;
+	/* the pooler (dense, its bias; ModernBERT's head.transform: and a norm) */
+	int64_t dense = e * e + (s->head_dense_bias ? e : 0);
 	if (s->pooler)
-		c->head += e * e + e;
-	if (s->mlm_head) /* transform dense, its LayerNorm, the decoder's bias (weight tied) */
+		c->head += dense + (s->head_transform ? norm_size(s, e) : 0);
+	if (s->mlm_head && s->head_transform) /* the prediction head, the decoder's bias */
+		c->head += dense + norm_size(s, e) + (s->head_bias ? s->n_vocab : 0) +
+			   (s->tied_output ? 0 : s->n_vocab * e);
+	else if (s->mlm_head) /* transform dense, its LayerNorm, the decoder's bias (weight tied) */
 		c->head += e * e + e + 2 * e + s->n_vocab;
 	if ((s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN) && s->n_labels > 0)
 		c->head += s->n_labels * e + s->n_labels;

@@ -127,6 +127,28 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 		if (s->window > 0 && n_window)
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"),
 					     (uint32_t)s->window));
+		if (!strcmp(a, "modern-bert")) {
+			/* llama.cpp: layer i local when i % pattern != 0 (its symmetric
+			 * window of sliding_window / 2 either side), or an array; the
+			 * classifier's pooling (llama.cpp ids: 1 mean, 2 cls) */
+			int64_t np = 0;
+			for (int64_t p = 1; p <= s->n_layer && !np; p++) {
+				int ok = 1;
+				for (int64_t i = 0; i < s->n_layer && ok; i++)
+					ok = s->layer_window[i] == (i % p != 0);
+				np = ok ? p : 0;
+			}
+			if (np)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a,
+							   "attention.sliding_window_pattern"),
+						     (uint32_t)np));
+			if (s->head == TFM_HEAD_CLASSIFIER)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "classifier.pooling_type"),
+						     s->pooling == TFM_POOL_MEAN ? 1 : 2));
+			if (s->act != TFM_ACT_GELU) /* llama.cpp's default: GEGLU */
+				TRY(tfm_gguf_set_str(g, ak(k, sizeof(k), a, "hidden_activation"),
+						     tfm_spec_enum_name("ffn.act", s->act)));
+		}
 		if (!strcmp(a, "llama4") && (s->chunk <= 0 || !n_window)) /* llama.cpp: no chunks */
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.sliding_window"), 0));
 		if (s->attn_softcap > 0)
@@ -369,7 +391,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     "mamba", "llama4", "deepseek2", NULL };
+					     "mamba", "llama4", "deepseek2", "modern-bert", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -378,7 +400,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt, mamba, llama4, deepseek2)", a);
+				  "falcon, bloom, mpt, mamba, llama4, deepseek2, modern-bert)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -700,6 +722,53 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				s->rope_theta_local = lget_f(g, a, "rope.freq_base_swa", 10000);
 			}
 		}
+	} else if (!strcmp(a, "modern-bert")) {
+		/* llama.cpp's ModernBERT: a pre-norm encoder (layer 0 without
+		 * attn_norm), RoPE on halves; layer i local when i % pattern != 0
+		 * (default 3), sliding_window / 2 keys either side at
+		 * freq_base_swa; GEGLU (or hidden_activation's GLU) from one
+		 * ffn_up; biases as the tensors say; no task head (llama.cpp's
+		 * rank head carries no labels) */
+		snprintf(s->arch, sizeof(s->arch), "modernbert");
+		s->family = TFM_FAMILY_ENCODER;
+		s->mask = TFM_MASK_BIDIR;
+		s->norm = TFM_NORM_LAYER;
+		s->norm_place = TFM_NORM_PRE;
+		s->embd_norm = 1;
+		s->no_first_attn_norm = 1;
+		s->pos_embd = TFM_POS_EMBD_NONE;
+		s->pos_attn = TFM_POS_ROPE;
+		s->gated = 1;
+		s->norm_bias = tfm_gguf_find_tensor(g, "token_embd_norm.bias") != NULL;
+		s->attn_bias_qkv = has_t(g, 0, "attn_qkv.bias");
+		s->attn_bias_out = has_t(g, 0, "attn_output.bias");
+		s->ffn_bias = has_t(g, 0, "ffn_down.bias");
+		const char *act = tfm_gguf_get_str_or(g, ak(k, sizeof(k), a, "hidden_activation"),
+						      "gelu");
+		if (!strcmp(act, "gelu"))
+			s->act = TFM_ACT_GELU;
+		else if (!strcmp(act, "silu") || !strcmp(act, "swish"))
+			s->act = TFM_ACT_SILU;
+		else
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.hidden_activation '%s' without tfm.* "
+					  "keys is not supported", a, act);
+		s->head = TFM_HEAD_EMBED;
+		s->head_transform = 1;
+		static const int pool[] = { TFM_POOL_NONE, TFM_POOL_MEAN, TFM_POOL_CLS, TFM_POOL_LAST };
+		int64_t pt = lget_i(g, a, "pooling_type", 2);
+		if (pt < 0 || pt >= 4)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.pooling_type %lld without tfm.* keys "
+					  "is not supported", a, (long long)pt);
+		s->pooling = pool[pt];
+		int64_t pk = tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.sliding_window_pattern"));
+		if (pk >= 0 && tfm_gguf_kv_type(g, pk) == TFM_GGUF_ARRAY)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s.attention.sliding_window_pattern as an "
+					  "array without tfm.* keys is not supported", a);
+		int64_t np = lget_i(g, a, "attention.sliding_window_pattern", 3);
+		s->window = w > 0 ? w : 0;
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+			s->layer_window[i] = w > 0 && (np == 0 || i % np != 0);
+		s->rope_theta_local = lget_f(g, a, "rope.freq_base_swa", s->rope_theta);
 	} else if (!strcmp(a, "bert")) {
 		/* llama.cpp's BERT: post-norm encoder; the pooler is not converted */
 		s->family = TFM_FAMILY_ENCODER;

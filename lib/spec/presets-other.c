@@ -155,6 +155,120 @@ int tfm_preset_albert(struct tfm_spec *s, const json_t *c)
 	return tfm_preset_act(gs(c, "hidden_act", "gelu_new"), &s->act);
 }
 
+/* ModernBERT: a pre-norm encoder (LayerNorm, bias per norm_bias) whose
+ * layer 0 reads the normed embeddings without an attention norm; no
+ * position embeddings but RoPE (global_rope_theta on global layers,
+ * local_rope_theta on local ones); layer i is global when i %
+ * global_attn_every_n_layers == 0 (or per layer_types), a local layer sees
+ * the keys within local_attention / 2 either side; fused Wqkv; GeGLU MLP
+ * from one Wi (act(first half) * second half); final_norm.  The heads
+ * (ModernBertPredictionHead: dense, classifier_activation, LayerNorm) read
+ * the pooled ("cls" or "mean") state, every token, or feed the tied
+ * decoder. */
+int tfm_preset_modernbert(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "modernbert", "modern-bert");
+	s->family = TFM_FAMILY_ENCODER;
+	s->mask = TFM_MASK_BIDIR;
+	s->norm = TFM_NORM_LAYER;
+	s->norm_place = TFM_NORM_PRE;
+	s->final_norm = 1;
+	s->embd_norm = 1;
+	s->no_first_attn_norm = 1;
+	s->pos_embd = TFM_POS_EMBD_NONE;
+	s->pos_attn = TFM_POS_ROPE;
+	s->gated = 1;
+	s->tied_output = 1;
+	s->pooling = TFM_POOL_CLS;
+	int st = encoder_head(s, c);
+	if (st)
+		return st;
+	s->n_vocab = gi(c, "vocab_size", 50368);
+	s->n_embd = gi(c, "hidden_size", 768);
+	s->n_ff = gi(c, "intermediate_size", 1152);
+	s->n_layer = gi(c, "num_hidden_layers", 22);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 12);
+	s->n_ctx_train = gi(c, "max_position_embeddings", 8192);
+	s->norm_eps = gf(c, "norm_eps", 1e-5);
+	s->norm_bias = gb(c, "norm_bias", 0);
+	s->attn_bias_qkv = s->attn_bias_out = gb(c, "attention_bias", 0);
+	s->ffn_bias = gb(c, "mlp_bias", 0);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 50283);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 50281);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 50282);
+	gi(c, "cls_token_id", 50281); /* the tokenizer's */
+	if (s->n_head < 1 || s->n_embd % s->n_head)
+		return tfm_seterr(TFM_E_FORMAT, "%s: hidden_size %lld is not a multiple of "
+				  "num_attention_heads %lld", s->arch, (long long)s->n_embd,
+				  (long long)s->n_head);
+	s->head_dim = s->n_embd / s->n_head;
+	s->rope_dims = s->head_dim;
+	/* transformers 5 writes rope_parameters per layer type; config-norm.c
+	 * maps them to rope_theta (global) and local_rope_theta */
+	s->rope_theta = has(c, "global_rope_theta") ? gf(c, "global_rope_theta", 160000)
+						    : gf(c, "rope_theta", 160000);
+	s->rope_theta_local = has(c, "local_rope_theta") ? gf(c, "local_rope_theta", 10000)
+		: gnull(c, "local_rope_theta") ? s->rope_theta : 10000;
+	if (has(c, "rope_scaling"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rope_scaling is not supported", s->arch);
+	if (gf(c, "partial_rotary_factor", 1.0) != 1.0) /* from a 5.x rope_parameters */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported",
+				  s->arch, gf(c, "partial_rotary_factor", 1.0));
+	/* the window: layer_types (5.x), else every n-th layer global */
+	s->window = gi(c, "local_attention", 128);
+	int64_t every = gi(c, "global_attn_every_n_layers", 3);
+	if (every < 1 || s->window < 0 || s->window > 2147483647)
+		return tfm_seterr(TFM_E_FORMAT, "%s: global_attn_every_n_layers %lld, "
+				  "local_attention %lld", s->arch, (long long)every,
+				  (long long)s->window);
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+		s->layer_window[i] = i % every != 0;
+	if ((st = tfm_preset_act(gs(c, "hidden_activation", "gelu"), &s->act)))
+		return tfm_adderr(st, "%s: hidden_activation", s->arch);
+	/* the prediction head */
+	const char *ca = gs(c, "classifier_activation", "gelu");
+	static const struct { const char *n; int a; } acts[] = {
+		{ "gelu", TFM_POOLER_GELU }, { "relu", TFM_POOLER_RELU },
+		{ "tanh", TFM_POOLER_TANH }, { "silu", TFM_POOLER_SILU }, { "swish", TFM_POOLER_SILU },
+	};
+	s->pooler_act = -1;
+	for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+		if (!strcmp(acts[i].n, ca))
+			s->pooler_act = acts[i].a;
+	if (s->pooler_act < 0)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: classifier_activation '%s' is not "
+				  "supported (gelu, relu, tanh, silu are)", s->arch, ca);
+	s->head_transform = 1;
+	s->head_dense_bias = gb(c, "classifier_bias", 0);
+	s->pooler = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
+	const char *cp = gs(c, "classifier_pooling", "cls");
+	if (strcmp(cp, "cls") && strcmp(cp, "mean"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: classifier_pooling '%s' is not supported "
+				  "(cls, mean; transformers refuses it too)", s->arch, cp);
+	if (s->head == TFM_HEAD_CLASSIFIER)
+		s->pooling = !strcmp(cp, "mean") ? TFM_POOL_MEAN : TFM_POOL_CLS;
+	/* the masked-LM decoder: tied to the token embeddings (or its own
+	 * weight), with decoder_bias */
+	json_t *a = gj(c, "architectures");
+	const char *cls = json_is_array(a) ? json_string_value(json_array_get(a, 0)) : NULL;
+	int mlm = cls && strstr(cls, "ForMaskedLM");
+	s->tied_output = gb(c, "tie_word_embeddings", 1) || !mlm;
+	/* tfm-convert sets head.mlm and head.bias again from the tensors
+	 * present (head.dense, decoder.bias) */
+	int db = gb(c, "decoder_bias", 1); /* no decoder outside ForMaskedLM */
+	s->mlm_head = mlm;
+	s->head_bias = mlm && db;
+	/* inference leaves these unchanged: flash-attention determinism, the
+	 * compiled path (same math), the loss's sparse prediction (logits of
+	 * every token are computed without labels), gradients, initialisation */
+	static const char *const inert[] = { "deterministic_flash_attn", "reference_compile",
+		"sparse_prediction", "sparse_pred_ignore_index", "repad_logits_with_grad",
+		"initializer_cutoff_factor" };
+	for (size_t i = 0; i < sizeof inert / sizeof inert[0]; i++)
+		tfm_cfg_mark(c, inert[i]);
+	return TFM_OK;
+}
+
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "distilbert", "bert");

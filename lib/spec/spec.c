@@ -23,7 +23,7 @@ static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
 static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
 static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
 				      NULL };
-static const char *const n_pooler_act[] = { "tanh", "relu", "gelu", NULL };
+static const char *const n_pooler_act[] = { "tanh", "relu", "gelu", "silu", NULL };
 
 #define O(f) offsetof(struct tfm_spec, f)
 #define BIG 1e15
@@ -112,6 +112,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	F("norm.residual_scale", residual_scale, 0, 1e6),
 	B("norm.shared_attn_ffn", shared_attn_ffn_norm),
 	B("norm.final", final_norm),
+	B("norm.no_first_attn", no_first_attn_norm),
 
 	E("ffn.act", act, n_act),
 	B("ffn.gated", gated),
@@ -157,6 +158,8 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("head.pooler", pooler),
 	E("head.pooler_act", pooler_act, n_pooler_act),
 	B("head.mlm", mlm_head),
+	B("head.transform", head_transform),
+	B("head.dense_bias", head_dense_bias),
 	B("head.normalize", normalize),
 	B("head.multi_label", multi_label),
 	I("head.max_tokens", max_tokens, 0, BIG),
@@ -250,6 +253,7 @@ void tfm_spec_init(struct tfm_spec *s)
 	s->moe_routed_scale = 1.0;
 	s->moe_every = 1;
 	s->head = TFM_HEAD_LM;
+	s->head_dense_bias = 1;
 	s->bos_id = s->eos_id = s->pad_id = -1;
 	for (int i = 0; i < TFM_MAX_LAYERS; i++)
 		s->layer_rope[i] = 1;

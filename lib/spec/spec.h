@@ -45,7 +45,7 @@ enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_T
  * per-dimension max, the sum / sqrt(n), the last token. */
 enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST, TFM_POOL_MAX,
 		   TFM_POOL_MEAN_SQRT };
-enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU, TFM_POOLER_GELU };
+enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU, TFM_POOLER_GELU, TFM_POOLER_SILU };
 
 struct tfm_spec {
 	char arch[32];            /* preset name: "llama", "gemma2", ... */
@@ -82,7 +82,8 @@ struct tfm_spec {
 	float attn_softcap;       /* 0: none (gemma2: 50) */
 	int qk_norm;              /* enum tfm_qk_norm */
 	int mask;                 /* enum tfm_mask (the default for all layers) */
-	int64_t window;           /* sliding window size (tokens), 0 = none */
+	int64_t window;           /* sliding window size (tokens), 0 = none; with mask bidir
+	                             (encoders) a query sees keys within window / 2 either side */
 	int64_t chunk;            /* chunked attention size, 0 = none: query p sees keys
 	                             j <= p of its own chunk, j >= floor(p / chunk) chunk */
 	float attn_temp_scale;    /* llama4 temperature tuning of NoPE layers: 0 off, else q is
@@ -132,6 +133,8 @@ struct tfm_spec {
 	float residual_scale;     /* 0 or 1: none; granite: x + m * f(x) */
 	int shared_attn_ffn_norm; /* parallel residual with one norm (falcon-7b, gpt-j) */
 	int final_norm;           /* a norm before the head */
+	int no_first_attn_norm;   /* layer 0 has no attention norm: its input is the normed
+	                             embeddings (ModernBERT) */
 
 	/* feed-forward */
 	int act;                  /* enum tfm_act */
@@ -174,6 +177,12 @@ struct tfm_spec {
 	int pooler;               /* bert: dense + tanh pooler on the first token */
 	int pooler_act;           /* enum tfm_pooler_act (distilbert's pre_classifier: relu) */
 	int mlm_head;             /* encoders: a masked-LM head (dense, norm, tied decoder + bias) */
+	int head_transform;       /* ModernBERT's prediction head: dense, pooler_act, LayerNorm
+	                             before the classifier (after pooling), before the token
+	                             classifier (per token: cls, cls.norm) and before the masked-LM
+	                             decoder (mlm.dense, mlm.norm; output.bias only with head_bias) */
+	int head_dense_bias;      /* the pooler's and the masked-LM transform's dense has a bias
+	                             (default 1; ModernBERT's classifier_bias) */
 	int normalize;            /* embedding head: L2-normalise (sentence-transformers Normalize) */
 	int multi_label;          /* classifier: sigmoid per label (problem_type multi_label_classification) */
 	int64_t max_tokens;       /* embedding head: sentence-transformers max_seq_length; 0: n_ctx_train */

@@ -109,6 +109,24 @@ min_cos() {
 	cmp "$T/got" "$T/want"
 }
 
+@test "encoder: --classify of a modernbert cross-encoder matches transformers for lines and pairs" {
+	MP=$ROOT/tests/fixtures/encoders/modernbert-pair
+	jq -r '.[].text' "$MP/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$MP" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$MP/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$MP/cli.json" '
+		{"irrelevant": 0, "relevant": 1} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	# the longest line runs past the local layers' window (2 keys either side)
+	[ "$(jq '[.[].ids | length] | max' "$MP/cli.json")" -gt 5 ]
+}
+
 @test "encoder: long lines are cut with a warning, or refused with --no-truncate" {
 	run tfm-run --embed -m "$M" -c 4 -p "$(head -1 "$M/sentences.txt")"
 	assert_success
@@ -184,6 +202,36 @@ min_cos() {
 	run tfm-run --embed -m "$T/albert" -p hi
 	assert_failure 65
 	assert_output --partial 'albert'
+}
+
+@test "encoder: modernbert counts as transformers, converts to modern-bert; unimplemented keys are refused (65)" {
+	MB=$ROOT/tests/fixtures/encoders/modernbert-cls
+	# ModernBertForSequenceClassification.num_parameters() (transformers 4.57.1)
+	run tfm-inspect -F json "$MB"
+	assert_success
+	[ "$(echo "$output" | jq .params.total)" -eq 33923 ]
+	tfm-convert -o "$T/mb.gguf" "$MB"
+	run tfm-inspect -F json "$T/mb.gguf"
+	assert_success
+	[ "$(echo "$output" | jq -r .gguf_arch)" = modern-bert ]
+	[ "$(echo "$output" | jq .params.total)" -eq 33923 ]
+	[ "$(echo "$output" | jq .tensor_params)" -eq 33923 ]
+	[ "$(echo "$output" | jq -r '.spec."head.pooling"')" = mean ]
+	mkdir "$T/mb"
+	cp "$MB"/model.safetensors "$T/mb/"
+	jq '.classifier_pooling = "max"' "$MB/config.json" > "$T/mb/config.json"
+	run tfm-inspect "$T/mb"
+	assert_failure 65
+	assert_output --partial 'classifier_pooling'
+	jq '.rope_scaling = {"rope_type": "linear", "factor": 2.0}' "$MB/config.json" > "$T/mb/config.json"
+	run tfm-convert -o "$T/x.gguf" "$T/mb"
+	assert_failure 65
+	assert_output --partial 'rope_scaling'
+	[ ! -e "$T/x.gguf" ]
+	jq '.architectures = ["ModernBertForQuestionAnswering"]' "$MB/config.json" > "$T/mb/config.json"
+	run tfm-inspect "$T/mb"
+	assert_failure 65
+	assert_output --partial 'ModernBertForQuestionAnswering'
 }
 
 @test "encoder: --fill gives transformers' five best tokens and probabilities for each mask" {

@@ -1,6 +1,6 @@
 /* test_encoder.c: encoder-only models against transformers.  Each fixture
  * of tests/fixtures/encoders (scripts/make-fixtures-encoders: BERT,
- * RoBERTa, DistilBERT, ELECTRA, ALBERT with random weights, outputs computed by
+ * RoBERTa, DistilBERT, ELECTRA, ALBERT, ModernBERT with random weights, outputs computed by
  * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
  * in memory), on the reference and the cpu backend, 1 and 3 threads; the
  * last hidden states, the pooled embedding or pooler output, the
@@ -215,14 +215,16 @@ static void t_fixtures(void)
 	static const char *const names[] = {"bert", "bert-cls3", "roberta", "roberta-multi",
 					    "distilbert", "st-mean", "bert-mlm", "roberta-mlm",
 					    "distilbert-mlm", "bert-tag", "electra", "electra-cls",
-					    "electra-tag", "albert", "albert-cls", "albert-g3"};
+					    "electra-tag", "albert", "albert-cls", "albert-g3",
+					    "modernbert", "modernbert-mlm", "modernbert-cls",
+					    "modernbert-tag", "modernbert-pair"};
 	static const char *const devs[] = {"ref", "cpu"};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(names[i], devs[dv], th, &ran);
-	CHECK(ran == 64);
+	CHECK(ran == 84);
 }
 
 /* The context's one-sequence contract and the inputs tfm_encode refuses. */
@@ -260,7 +262,7 @@ static void t_refusals(void)
  * pooling_type) gives the same hidden states and mean-pooled embedding. */
 static void t_llamacpp_keys(void)
 {
-	static const char *const names[] = {"bert", "st-mean"};
+	static const char *const names[] = {"bert", "st-mean", "modernbert"};
 	char *dir = t_tmpdir(), *gp = t_path("%s/stripped.gguf", dir);
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
 		char *d = t_path("tests/fixtures/encoders/%s", names[k]);
@@ -295,12 +297,16 @@ static void t_llamacpp_keys(void)
 			const struct tfm_spec *s = tfm_model_spec(m);
 			float *h = malloc(nh * sizeof *h);
 			CHECK(s->family == TFM_FAMILY_ENCODER && s->mask == TFM_MASK_BIDIR &&
-			      s->pooling == (k ? TFM_POOL_MEAN : TFM_POOL_CLS));
+			      s->pooling == (k == 1 ? TFM_POOL_MEAN : TFM_POOL_CLS));
+			if (k == 2) /* modern-bert: the window pattern and local theta */
+				CHECK(s->window == 8 && !s->layer_window[0] && s->layer_window[1] &&
+				      s->layer_window[2] && !s->layer_window[3] &&
+				      s->rope_theta == 10000.0 && s->rope_theta_local == 500.0);
 			CHECK_OK(tfm_encode(c, ids, types, n, h));
 			double e = t_maxdiff(h, hw, (int64_t)nh);
 			fprintf(stderr, "  llama.cpp keys only %-8s hidden %.2g\n", names[k], e);
 			CHECK_MSG(e <= TOL, "%s: llama.cpp keys only: %g", names[k], e);
-			if (k) { /* llama.cpp's mean pooling, normalised as its embedding tool does */
+			if (k == 1) { /* llama.cpp's mean pooling, normalised as its embedding tool does */
 				size_t np;
 				char *pp = t_path("%s/pooled.f32", d);
 				float *pw = read_f32(pp, &np), v[64];

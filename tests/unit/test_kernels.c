@@ -304,7 +304,9 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						worst_of(tn[ti])->bad++;
 				}
 	/* attention: MHA, GQA, MQA; causal, windowed and chunked (llama4);
-	 * ring-buffer slots; soft-cap and ALiBi */
+	 * ring-buffer slots; soft-cap and ALiBi; bidirectional (encoders),
+	 * whole or within window / 2 either side (ModernBERT's local layers:
+	 * an even and an odd window, and one over more than a key tile) */
 	/* heads, KV heads; the last with a value head size of its own (MLA) */
 	static const int64_t heads[][3] = {{4, 4, 0}, {4, 2, 0}, {3, 1, 0}, {2, 2, 5}};
 	size_t kvn = 300 * 4 * 257;
@@ -325,7 +327,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	for (int hi = 0; hi < 4; hi++)
 		for (int di = 0; di < 4; di++)
 			for (int ni = 0; ni < 3; ni++)
-				for (int wi = 0; wi < 4; wi++)
+				for (int wi = 0; wi < 6; wi++)
 					for (int xi = 0; xi < 3; xi++) {
 						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
 						int64_t vd = heads[hi][2] ? heads[hi][2] : hd;
@@ -337,16 +339,19 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						 * query blocks (8), a window of more than a tile */
 						int64_t nt = ntok[ni], pos0 = 5 + 40 * (wi >= 2) + 150 * (ni == 2);
 						int64_t win = wi == 1 || wi == 2 ? (ni == 2 ? 70 : 4) : 0;
+						if (wi == 5)
+							win = ni == 2 ? 70 : ni == 1 ? 5 : 4;
 						/* chunks: 5 (queries cross a chunk border), or 70 (a
 						 * chunk over more than one key tile), in a ring */
 						int64_t chunk = wi == 3 ? (ni == 2 ? 70 : 5) : 0;
 						int64_t slots = wi == 2 ? win + nt - 1 : wi == 3 ? chunk + nt - 1 : pos0 + nt;
+						int bidir = wi >= 4;
 						float al[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
 						struct tfm_attn_args a = {.n_tok = nt, .pos0 = pos0, .n_head = nh,
 							.n_head_kv = nkv, .head_dim = hd, .v_dim = heads[hi][2], .n_slots = slots,
 							.window = win, .chunk = chunk, .scale = 1.0f / sqrtf((float)hd),
 							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL,
-							.k_type = kvt[ki][0], .v_type = kvt[ki][1]};
+							.bidir = bidir, .k_type = kvt[ki][0], .v_type = kvt[ki][1]};
 						a.v_dim = heads[hi][2] ? vd : 0;
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);

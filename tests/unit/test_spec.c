@@ -96,6 +96,26 @@ static void t_small_models(void)
 	CHECK(c.total == 66362880LL);
 	CHECK(s.n_token_types == 0 && !s.pooler && s.n_layer == 6 && s.norm_eps == 1e-12);
 
+	/* answerdotai/ModernBERT-base's published config: ModernBertForMaskedLM
+	 * (its architectures) and ModernBertModel as transformers 4.57.1 and
+	 * 5.23.0 count them (AutoModelForMaskedLM / AutoModel.from_config(config)
+	 * .num_parameters(): 149,655,232 and 149,014,272); the 5.x file
+	 * (rope_parameters per layer type, layer_types) gives the same spec */
+	for (int v5 = 0; v5 < 2; v5++) {
+		CHECK_OK(spec_of(v5 ? "modernbert-base-v5.json" : "modernbert-base.json", &s, &c, 512));
+		CHECK(c.total == 149655232LL);
+		CHECK(s.mlm_head && s.head_bias && s.tied_output);
+		s.mlm_head = 0; /* ModernBertModel */
+		CHECK_OK(tfm_spec_count(&s, 2.0, 512, &c));
+		CHECK(c.total == 149014272LL);
+		CHECK(s.family == TFM_FAMILY_ENCODER && s.mask == TFM_MASK_BIDIR && s.window == 128);
+		CHECK(s.rope_theta == 160000.0 && s.rope_theta_local == 10000.0 && s.head_dim == 64);
+		CHECK(!s.layer_window[0] && s.layer_window[1] && s.layer_window[2] &&
+		      !s.layer_window[3] && !s.layer_window[21] && s.layer_window[20]);
+		CHECK(s.gated && s.act == TFM_ACT_GELU && !s.norm_bias && s.no_first_attn_norm);
+		CHECK(s.head == TFM_HEAD_EMBED && !s.pooler && s.head_transform);
+	}
+
 	CHECK_OK(spec_of("t5-small.json", &s, &c, 512));
 	CHECK(c.total == 60506624LL);
 	CHECK(s.family == TFM_FAMILY_ENCDEC && s.n_layer_dec == 6 && s.pos_attn == TFM_POS_T5);
@@ -517,10 +537,55 @@ static void t_nonfinite(void)
 	json_decref(j);
 }
 
+/* ModernBERT's keys: honoured (layer_types, a null local theta, mean
+ * pooling) or refused with the key named */
+static void t_modernbert(void)
+{
+	static const struct { const char *json, *err; } bad[] = {
+		{ "{\"classifier_pooling\": \"max\"}", "classifier_pooling" },
+		{ "{\"classifier_activation\": \"gelu_new\"}", "classifier_activation" },
+		{ "{\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0}}",
+		  "rope_scaling" },
+		{ "{\"global_attn_every_n_layers\": 0}", "global_attn_every_n_layers" },
+		{ "{\"hidden_size\": 50, \"num_attention_heads\": 4}", "num_attention_heads" },
+		{ "{\"rope_parameters\": {\"full_attention\": {\"rope_theta\": 1e5}, "
+		  "\"sliding_attention\": {\"rope_type\": \"linear\", \"factor\": 2.0}}}",
+		  "sliding_attention.rope_type" },
+		{ "{\"architectures\": [\"ModernBertForQuestionAnswering\"]}",
+		  "ModernBertForQuestionAnswering" },
+		{ "{\"rope_parameters\": {\"full_attention\": {\"rope_theta\": 1e5, "
+		  "\"partial_rotary_factor\": 0.5}, \"sliding_attention\": {\"rope_theta\": 1e4, "
+		  "\"partial_rotary_factor\": 0.5}}}", "partial_rotary_factor" },
+	};
+	struct tfm_spec s;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		json_t *j = json_loads(bad[i].json, 0, NULL);
+		json_object_set_new(j, "model_type", json_string("modernbert"));
+		int st = tfm_spec_from_config(&s, j);
+		CHECK_MSG(st == TFM_E_UNSUPPORTED || st == TFM_E_FORMAT, "%s: %d", bad[i].json, st);
+		CHECK_MSG(strstr(tfm_errmsg(), bad[i].err) != NULL, "%s: %s", bad[i].json,
+			  tfm_errmsg());
+		json_decref(j);
+	}
+	json_t *j = json_loads("{\"model_type\": \"modernbert\", \"num_hidden_layers\": 4, "
+			       "\"layer_types\": [\"full_attention\", \"full_attention\", "
+			       "\"sliding_attention\", \"full_attention\"], \"local_rope_theta\": null, "
+			       "\"global_rope_theta\": 5e4, \"classifier_pooling\": \"mean\", "
+			       "\"architectures\": [\"ModernBertForSequenceClassification\"], "
+			       "\"deterministic_flash_attn\": true, \"sparse_prediction\": true}", 0, NULL);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK(!s.layer_window[0] && !s.layer_window[1] && s.layer_window[2] && !s.layer_window[3]);
+	CHECK(s.rope_theta == 5e4 && s.rope_theta_local == 5e4);
+	CHECK(s.head == TFM_HEAD_CLASSIFIER && s.pooling == TFM_POOL_MEAN && s.pooler &&
+	      !s.head_dense_bias && s.head_transform);
+}
+
 static const struct t_case t_cases[] = {
 	{ "llama2_7b", t_llama2_7b }, { "mixtral", t_mixtral }, { "small_models", t_small_models },
 	{ "window_mla", t_window_mla }, { "presets", t_presets }, { "errors", t_errors },
 	{ "set", t_set }, { "gguf_file", t_gguf_file }, { "llamacpp_keys", t_llamacpp_keys },
 	{ "llamacpp_files", t_llamacpp_files }, { "json", t_json }, { "nonfinite", t_nonfinite },
+	{ "modernbert", t_modernbert },
 };
 T_MAIN(t_cases)

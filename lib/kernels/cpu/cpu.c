@@ -538,12 +538,24 @@ static void gather_t(float *dst, float *tmp, const uint8_t *base, size_t rowb, i
 	}
 }
 
-/* The first key query position p sees; it never decreases with p. */
+/* The first and the last key query position p sees; neither decreases
+ * with p.  Encoders (bidir) see the whole batch, or with a window the keys
+ * within window / 2 either side. */
 static inline int64_t first_key(const struct tfm_attn_args *a, int64_t p)
 {
 	if (a->chunk > 0)
 		return p - p % a->chunk;
+	if (a->bidir)
+		return a->window > 0 && p - a->window / 2 > 0 ? p - a->window / 2 : 0;
 	return a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+}
+
+static inline int64_t last_key(const struct tfm_attn_args *a, int64_t p)
+{
+	int64_t end = a->pos0 + a->n_tok - 1;
+	if (!a->bidir)
+		return p;
+	return a->window > 0 && p + a->window / 2 < end ? p + a->window / 2 : end;
 }
 
 static void attn_item(struct attn_job *j, float *scr, int64_t it)
@@ -566,9 +578,9 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 			mx[i] = -INFINITY, ls[i] = 0;
 			memset(j->out + (t * a->n_head + h) * vd, 0, (size_t)vd * sizeof(float));
 		}
-	/* keys of the block; an encoder's queries all see the whole batch */
-	int64_t plo = first_key(a, a->pos0 + t0), phi = a->bidir ? a->pos0 + a->n_tok - 1
-								 : a->pos0 + t1 - 1;
+	/* keys of the block; an encoder's queries all see the whole batch
+	 * (or their window) */
+	int64_t plo = first_key(a, a->pos0 + t0), phi = last_key(a, a->pos0 + t1 - 1);
 	const uint8_t *kb = j->kc + (size_t)kh * (size_t)ns * j->krow;
 	const uint8_t *vb = a->v_from_k ? NULL : j->vc + (size_t)kh * (size_t)ns * j->vrow;
 	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
@@ -590,7 +602,7 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 			g_isa.attn_qk(sc, ATT_KT, qs + i0 * hd, n4, kt, ATT_KT, hd, ng);
 			for (int64_t q = 0; q < n4; q++) {
 				int64_t i = i0 + q, t = t0 + i / grp, h = kh * grp + i % grp;
-				int64_t p = a->bidir ? phi : a->pos0 + t, lo = first_key(a, p);
+				int64_t p = last_key(a, a->pos0 + t), lo = first_key(a, a->pos0 + t);
 				int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
 				float *row = sc + q * ATT_KT;
 				op[q] = j->out + (t * a->n_head + h) * vd;

@@ -142,6 +142,11 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 		int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
 		if (a->chunk > 0)
 			lo = p - p % a->chunk;
+		if (a->bidir && a->window > 0) { /* keys within window / 2 either side */
+			int64_t q = a->pos0 + t, h = a->window / 2;
+			lo = q - h > 0 ? q - h : 0;
+			p = q + h < p ? q + h : p;
+		}
 		for (int64_t h = 0; h < a->n_head; h++) {
 			const float *qv = q + t * qd + h * hd;
 			int64_t kh = h / grp;
