@@ -20,7 +20,7 @@
 static const char usage[] =
 	"usage: tfm-bench [-hqVv] [-d LIST] [-F FORMAT] [-k K[,V]] [-n LIST] [-p LIST]\n"
 	"                 [-pg PP,TG] [-r N] [-t LIST] [--dtype TYPE] [--limits FILE]\n"
-	"                 [--mem-limit SIZE] [--set KEY=VALUE] -m MODEL | --config FILE\n"
+	"                 [--mem-limit SIZE] [--seqs N] [--set KEY=VALUE] -m MODEL | --config FILE\n"
 	"       tfm-bench --attn [-qv] [-c LIST] [-F FORMAT] [-k K[,V]] [-r N] [-t N]\n"
 	"                 [--block N] [--head-dim D] [--heads H] [--kv-heads K]\n"
 	"                 [--window W]\n"
@@ -49,6 +49,7 @@ static const char options_help[] =
 	"      --pg PP,TG          a test of PP prompt tokens then TG decode steps (-pg)\n"
 	"  -q, --quiet             no messages on stderr\n"
 	"  -r, --repetitions N     timed runs of each test\n"
+	"      --seqs N            encoders: N sequences of each -p length in one pass\n"
 	"      --set KEY=VALUE     change a knob of the spec\n"
 	"  -t, --threads LIST      threads (one with --attn and --measure-limits)\n"
 	"  -V, --version           print the version and exit\n"
@@ -65,6 +66,7 @@ struct opts {
 	int64_t pp[16], tg[16], depth[16], thr[16], pg[16][2];
 	int n_pp, n_tg, n_depth, n_thr, n_pg;
 	int64_t reps, threads;    /* threads: thr[0] */
+	int64_t seqs;             /* encoders: sequences a prompt test runs at once */
 	int dtype, k_type, v_type;
 	const char *sets[64];
 	int n_sets;
@@ -392,13 +394,16 @@ static int run_test(const struct opts *o, struct tfm_model *m, const struct info
 	if (x->n_prompt && x->n_gen)
 		snprintf(x->name, sizeof x->name, "pp%lld+tg%lld%s", (long long)x->n_prompt,
 			 (long long)x->n_gen, depth);
+	else if (o->seqs > 1) /* an encoder's batch of sequences */
+		snprintf(x->name, sizeof x->name, "pp%lld x%lld", (long long)x->n_prompt,
+			 (long long)o->seqs);
 	else
 		snprintf(x->name, sizeof x->name, "%s%lld%s", x->n_prompt ? "pp" : "tg",
 			 (long long)(x->n_prompt + x->n_gen), depth);
 	if (!(x->samples = tfm_calloc((size_t)o->reps, sizeof(double))))
 		return TFM_E_NOMEM;
 	struct tfm_bench_run run = {.n_prompt = x->n_prompt, .n_gen = x->n_gen,
-				    .n_depth = x->n_depth, .reps = (int)o->reps,
+				    .n_depth = x->n_depth, .reps = (int)o->reps, .n_seq = o->seqs,
 				    .samples = x->samples};
 	if (o->verbose)
 		note(o, "%s, %lld threads: %lld runs after a warm-up", x->name,
@@ -462,6 +467,11 @@ static int bench_model(const struct opts *o)
 				tests[nt][0] = o->pg[i][0], tests[nt++][1] = o->pg[i][1];
 			/* an encoder reads whole sequences: prompt tests only */
 			int enc = s->family == TFM_FAMILY_ENCODER;
+			if (!enc && o->seqs > 1) {
+				st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: --seqs: encoder-only models "
+						"only", in.arch);
+				goto out;
+			}
 			if (enc && ti == 0 && di == 0 && (o->n_tg || o->n_pg || o->depth[di] > 0))
 				fprintf(stderr, "%s: %s: an encoder-only model: prompt tests "
 					"(-p) only, no generation or depth\n", prog, in.arch);
@@ -975,7 +985,7 @@ static int parse_ctx_list(struct opts *o, const char *arg)
 int main(int argc, char **argv)
 {
 	enum { OPT_SET = 256, OPT_CONFIG, OPT_DTYPE, OPT_LIMITS, OPT_ATTN, OPT_MEASURE, OPT_HEADS,
-	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK, OPT_MEMLIM, OPT_PG };
+	       OPT_KV_HEADS, OPT_HEAD_DIM, OPT_WINDOW, OPT_BLOCK, OPT_MEMLIM, OPT_PG, OPT_SEQS };
 	static const struct option longopts[] = {
 		{ "ctx", required_argument, NULL, 'c' },
 		{ "n-depth", required_argument, NULL, 'd' },
@@ -992,6 +1002,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "set", required_argument, NULL, OPT_SET },
+		{ "seqs", required_argument, NULL, OPT_SEQS },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "limits", required_argument, NULL, OPT_LIMITS },
@@ -1109,6 +1120,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MEASURE:
 			measure = 1;
+			break;
+		case OPT_SEQS:
+			if (cmd_opt_i64("--seqs", optarg, 1, 4096, &o.seqs))
+				return 64;
 			break;
 		case OPT_HEADS:
 		case OPT_KV_HEADS:

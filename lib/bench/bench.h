@@ -50,6 +50,7 @@ int tfm_bench_limits_read(struct tfm_bench_limits *l, const char *path);
 struct tfm_bench_run {
 	int64_t n_prompt, n_gen;
 	int64_t n_depth;       /* tokens evaluated first, not timed (llama-bench -d) */
+	int64_t n_seq;         /* encoders: n_seq sequences of n_prompt in one pass (<= 1: one) */
 	int reps;
 	double *samples;       /* [reps], owned by the caller */
 };

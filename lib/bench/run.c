@@ -17,8 +17,9 @@ static uint64_t lcg(uint64_t *s)
 
 /* One timed run: tokens/s of the prompt and generated tokens (tok: the
  * depth's tokens, then the prompt's, then the generated ones); an encoder
- * (enc) reads the prompt as one sequence. */
-static int model_once(struct tfm_ctx *c, int enc, const int32_t *tok,
+ * (enc) reads the prompt as one sequence, or r->n_seq of them side by side
+ * (embeddings of d floats). */
+static int model_once(struct tfm_ctx *c, int64_t d, int enc, const int32_t *tok,
 		      const struct tfm_bench_run *r, float *logits, double *tps)
 {
 	int st;
@@ -28,6 +29,21 @@ static int model_once(struct tfm_ctx *c, int enc, const int32_t *tok,
 		if (r->n_depth > 0 || r->n_gen > 0 || r->n_prompt < 1)
 			return tfm_seterr(TFM_E_UNSUPPORTED, "bench: an encoder-only model reads one "
 					  "whole sequence: a prompt test only");
+		if (r->n_seq > 1) { /* n_seq sequences side by side: their embeddings */
+			int64_t ns = r->n_seq;
+			int64_t *len = tfm_malloc((size_t)ns * sizeof *len);
+			float *out = tfm_malloc((size_t)(ns * d) * sizeof *out);
+			for (int64_t i = 0; len && i < ns; i++)
+				len[i] = r->n_prompt;
+			double t0 = tfm_bench_now();
+			st = len && out ? tfm_embed_batch(c, tok, NULL, len, ns, TFM_POOL_NONE, -1, out)
+					: TFM_E_NOMEM;
+			double dt = tfm_bench_now() - t0;
+			free(len);
+			free(out);
+			*tps = dt > 0 ? (double)(ns * r->n_prompt) / dt : 0;
+			return st;
+		}
 		double t0 = tfm_bench_now();
 		if ((st = tfm_eval(c, tok, r->n_prompt, NULL, 0)))
 			return st;
@@ -59,7 +75,9 @@ int tfm_bench_model(struct tfm_model *m, struct tfm_bench_run *r)
 	if (r->n_prompt < 0 || r->n_gen < 0 || r->n_depth < 0 || r->n_prompt + r->n_gen < 1 ||
 	    r->reps < 1)
 		return tfm_seterr(TFM_E_INVAL, "bench: a prompt or generation, and reps >= 1");
-	int64_t n = r->n_depth + r->n_prompt + r->n_gen;
+	int enc = s->family == TFM_FAMILY_ENCODER;
+	int64_t seqs = enc && r->n_seq > 1 ? r->n_seq : 1;
+	int64_t n = r->n_depth + r->n_prompt * seqs + r->n_gen;
 	int32_t *tok = tfm_malloc((size_t)n * sizeof *tok);
 	float *logits = tfm_malloc((size_t)s->n_vocab * sizeof *logits);
 	if (!tok || !logits) {
@@ -69,14 +87,13 @@ int tfm_bench_model(struct tfm_model *m, struct tfm_bench_run *r)
 	uint64_t seed = 42;
 	for (int64_t i = 0; i < n; i++)
 		tok[i] = (int32_t)(lcg(&seed) % (uint64_t)s->n_vocab);
-	if ((st = tfm_ctx_new(&c, m, n)))
+	if ((st = seqs > 1 ? tfm_ctx_new_batch(&c, m, r->n_prompt, n) : tfm_ctx_new(&c, m, n)))
 		goto out;
-	int enc = s->family == TFM_FAMILY_ENCODER;
 	double warm;
-	if ((st = model_once(c, enc, tok, r, logits, &warm)))
+	if ((st = model_once(c, s->n_embd, enc, tok, r, logits, &warm)))
 		goto out;
 	for (int i = 0; i < r->reps; i++)
-		if ((st = model_once(c, enc, tok, r, logits, &r->samples[i])))
+		if ((st = model_once(c, s->n_embd, enc, tok, r, logits, &r->samples[i])))
 			goto out;
 out:
 	tfm_ctx_free(c);

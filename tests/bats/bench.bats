@@ -80,6 +80,19 @@ setup() {
 	done
 }
 
+@test "bench: --seqs runs an encoder's sequences side by side; a decoder refuses it" {
+	E=$ROOT/tests/fixtures/encoders
+	run --separate-stderr tfm-bench --config "$E/bert/config.json" -p 8,16 --seqs 3 -r 1 -t 1 \
+		--limits "$LIM" -F json
+	assert_success
+	echo "$output" | jq -e '[.tests[].test] == ["pp8 x3", "pp16 x3"] and .tests[1].avg_ts > 0'
+	run tfm-bench --config "$TINY" -p 8 -n 0 --seqs 2 -r 1 -t 1 --limits "$LIM"
+	assert_failure 65
+	assert_output --partial '--seqs: encoder-only models only'
+	run tfm-bench --config "$TINY" --seqs 0
+	assert_failure 64
+}
+
 @test "bench: the limit fraction is t/s times work over the --limits value" {
 	run tfm-bench --config "$TINY" -p 8 -n 4 -r 2 -t 1 --limits "$LIM" -F json
 	assert_success
