@@ -303,22 +303,27 @@ static const struct ent roberta[] = {
 
 /* ---- ELECTRA: BERT's names; embeddings_project is project_in (with its
  * bias), ElectraClassificationHead's dense the pooler (GELU), out_proj the
- * classifier; the discriminator's and generator's pre-training heads are
- * not converted (as BERT's next-sentence head) ---- */
+ * classifier; the generator's masked-LM head (ElectraForMaskedLM) is
+ * BERT's (mlm.dense to the embedding width, mlm.norm, the tied decoder's
+ * bias); the discriminator's pre-training head is not converted (as BERT's
+ * next-sentence head) ---- */
 static const struct ent electra[] = {
 	{"embeddings_project.$", "project_in.$", 0},
 	{"classifier.dense.$", "cls.$", 0},
 	{"classifier.out_proj.$", "cls.output.$", 0},
 	{"discriminator_predictions.*", NULL, SKIP},
-	{"generator_predictions.*", NULL, SKIP},
-	{"generator_lm_head.*", NULL, SKIP},
+	{"generator_predictions.dense.$", "mlm.dense.$", 0},
+	{"generator_predictions.LayerNorm.$", "mlm.norm.$", 0},
+	{"generator_lm_head.weight", "output.weight", 0},
+	{"generator_lm_head.bias", "output.bias", 0},
 	END
 };
 
 /* ---- ALBERT: layer group G (inner layer 0; inner_group_num other than 1
  * is refused) is block G, which the layers share (model.n_layer_groups);
- * embedding_hidden_mapping_in is project_in; the pre-training heads (MLM,
- * sentence order) are not converted ---- */
+ * embedding_hidden_mapping_in is project_in; the masked-LM head as BERT's
+ * (mlm.dense to the embedding width, mlm.norm, the tied decoder's bias);
+ * the sentence-order head is not converted ---- */
 static const struct ent albert[] = {
 	{"embeddings.word_embeddings.$", "token_embd.$", 0},
 	{"embeddings.position_embeddings.$", "position_embd.$", 0},
@@ -337,7 +342,11 @@ static const struct ent albert[] = {
 	 "blk.#.layer_output_norm.$", 0},
 	{"pooler.$", "cls.$", 0},
 	{"classifier.$", "cls.output.$", 0},
-	{"predictions.*", NULL, SKIP},
+	{"predictions.dense.$", "mlm.dense.$", 0},
+	{"predictions.LayerNorm.$", "mlm.norm.$", 0},
+	{"predictions.decoder.weight", "output.weight", 0},
+	{"predictions.decoder.bias", NULL, SKIP}, /* the same tensor as predictions.bias */
+	{"predictions.bias", "output.bias", 0},
 	{"sop_classifier.*", NULL, SKIP},
 	END
 };

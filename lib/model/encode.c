@@ -40,9 +40,6 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 	if (s->n_embd_io > 0 && !s->embd_proj)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: factorised embeddings (embd.n_io) "
 				  "without embd.proj in an encoder not supported yet", arch);
-	if (s->n_embd_io > 0 && s->mlm_head)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a masked-LM head over factorised "
-				  "embeddings (embd.n_io) not supported yet", arch);
 	return TFM_OK;
 }
 
@@ -298,14 +295,18 @@ int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, i
 	if (s->head_transform) { /* ModernBERT: the prediction head, classifier_activation */
 		dense_act(c, c->h, c->x + pos * d, 1, &m->mlm, m->mlm_b, &m->mlm_norm, s->pooler_act);
 	} else {
-		/* BERT's and DistilBERT's transform use the model's activation,
-		 * RoBERTa's lm_head gelu whatever hidden_act says */
-		int act = !strcmp(s->arch, "roberta") ? TFM_ACT_GELU : s->act;
+		/* BERT's, DistilBERT's and ALBERT's transform use the model's
+		 * activation, RoBERTa's lm_head and ELECTRA's generator gelu
+		 * whatever hidden_act says; ELECTRA and ALBERT map to the
+		 * embeddings' width (io), where the tied decoder reads */
+		int act = !strcmp(s->arch, "roberta") || !strcmp(s->arch, "electra") ? TFM_ACT_GELU
+										     : s->act;
+		int64_t w = m->mlm.out;
 		float eps = m->mlm_norm.eps > 0 ? m->mlm_norm.eps : (float)s->norm_eps;
 		m->be->matmul(&c->kx, c->h, c->x + pos * d, &m->mlm, 1);
-		m->be->add(c->h, c->h, m->mlm_b, d);
-		m->be->act(c->h, d, act);
-		m->be->layernorm(c->h, c->h, m->mlm_norm.w, m->mlm_norm.b, d, eps, 0);
+		m->be->add(c->h, c->h, m->mlm_b, w);
+		m->be->act(c->h, w, act);
+		m->be->layernorm(c->h, c->h, m->mlm_norm.w, m->mlm_norm.b, w, eps, 0);
 	}
 	m->be->matmul(&c->kx, logits, c->h, &m->output, 1);
 	if (m->out_b)

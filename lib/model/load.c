@@ -511,9 +511,9 @@ static int bind_encoder(struct binder *b)
 	    (m->pooler.data && (st = bind_vec(b, &m->pooler_b, "cls.bias", d, 1))) ||
 	    (st = bind_mat(b, &m->cls, "cls.output.weight", d, s->n_labels, cl)) ||
 	    (m->cls.data && (st = bind_vec(b, &m->cls_b, "cls.output.bias", s->n_labels, 1))) ||
-	    (st = bind_mat(b, &m->mlm, "mlm.dense.weight", d, d, s->mlm_head)) ||
-	    (m->mlm.data && ((st = bind_vec(b, &m->mlm_b, "mlm.dense.bias", d, 1)) ||
-			     (st = bind_norm(b, &m->mlm_norm, "mlm.norm", d, 1)) ||
+	    (st = bind_mat(b, &m->mlm, "mlm.dense.weight", d, ew, s->mlm_head)) ||
+	    (m->mlm.data && ((st = bind_vec(b, &m->mlm_b, "mlm.dense.bias", ew, 1)) ||
+			     (st = bind_norm(b, &m->mlm_norm, "mlm.norm", ew, 1)) ||
 			     (st = bind_vec(b, &m->out_b, "output.bias", s->n_vocab, 1)))))
 		return st;
 	return TFM_OK;

@@ -291,8 +291,9 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	if (s->mlm_head && s->head_transform) /* the prediction head, the decoder's bias */
 		c->head += dense + norm_size(s, e) + (s->head_bias ? s->n_vocab : 0) +
 			   (s->tied_output ? 0 : s->n_vocab * e);
-	else if (s->mlm_head) /* transform dense, its LayerNorm, the decoder's bias (weight tied) */
-		c->head += e * e + e + 2 * e + s->n_vocab;
+	else if (s->mlm_head) /* transform dense to the embeddings' width (ELECTRA, ALBERT: io),
+			       * its LayerNorm, the decoder's bias (weight tied) */
+		c->head += e * ew + ew + 2 * ew + s->n_vocab;
 	if ((s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN) && s->n_labels > 0)
 		c->head += s->n_labels * e + s->n_labels;
 
