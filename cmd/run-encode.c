@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* --embed gathers lines into batches of at most BATCH_ROWS tokens (a
- * longer line: alone) and BATCH_SEQS lines, one pass each */
+/* --embed and --classify gather lines into batches of at most BATCH_ROWS
+ * tokens (a longer line: alone) and BATCH_SEQS lines, one pass each */
 #define BATCH_ROWS 1024
 #define BATCH_SEQS 64
 
@@ -34,11 +34,11 @@ struct enc {
 	float *vec, *prob;    /* [n_embd] or [n_labels] (--fill: [n_vocab] each) */
 	int32_t *order;       /* [n_labels] labels by score */
 	char **labels;        /* [n_labels] */
-	/* --embed's pending batch: nb lines, their tokens back to back */
+	/* the pending batch: nb lines, their tokens and types back to back */
 	int64_t rows, nb, ntok;
-	int32_t *bt;          /* [rows] */
+	int32_t *bt, *by;     /* [rows] */
 	int64_t blen[BATCH_SEQS], bline[BATCH_SEQS];
-	float *bvec;          /* [BATCH_SEQS][n_embd] */
+	float *bvec, *bprob;  /* [BATCH_SEQS][n_embd or n_labels] */
 };
 
 static int put(const void *p, size_t n)
@@ -389,34 +389,42 @@ out:
 	return st;
 }
 
-/* --embed: the pending lines through one tfm_embed_batch, written in order */
-static int embed_flush(struct enc *e)
+/* the pending lines through one tfm_embed_batch or tfm_classify_batch,
+ * written in order */
+static int batch_flush(struct enc *e)
 {
-	int64_t d = e->s->n_embd;
+	int embed = e->o->mode == ENC_EMBED;
+	int64_t w = embed ? e->s->n_embd : e->s->n_labels;
 	if (!e->nb)
 		return TFM_OK;
-	int st = tfm_embed_batch(e->c, e->bt, NULL, e->blen, e->nb, e->o->pooling, e->o->normalize,
-				 e->bvec);
+	int st = embed ? tfm_embed_batch(e->c, e->bt, e->by, e->blen, e->nb, e->o->pooling,
+					 e->o->normalize, e->bvec)
+		       : tfm_classify_batch(e->c, e->bt, e->by, e->blen, e->nb, e->bvec, e->bprob);
 	if (st)
 		tfm_adderr(st, "lines %lld-%lld", (long long)e->bline[0],
 			   (long long)e->bline[e->nb - 1]);
 	for (int64_t i = 0; !st && i < e->nb; i++) {
-		memcpy(e->vec, e->bvec + i * d, (size_t)d * sizeof *e->vec);
-		st = write_embed(e, e->bline[i]);
+		if (embed) {
+			memcpy(e->vec, e->bvec + i * w, (size_t)w * sizeof *e->vec);
+			st = write_embed(e, e->bline[i]);
+		} else {
+			memcpy(e->prob, e->bprob + i * w, (size_t)w * sizeof *e->prob);
+			st = write_classes(e, e->bvec + i * w, e->bline[i]);
+		}
 	}
 	e->nb = e->ntok = 0;
 	return st;
 }
 
-/* --embed: a line joins the pending batch (which goes first when full); a
- * line that cannot be read writes the lines before it, then fails */
-static int embed_line(struct enc *e, const char *line, size_t len, int64_t lineno)
+/* a line joins the pending batch (which goes first when full); a line
+ * that cannot be read writes the lines before it, then fails */
+static int batch_line(struct enc *e, const char *line, size_t len, int64_t lineno)
 {
 	int32_t *ids = NULL, *types = NULL;
 	size_t n = 0;
 	int st = tokens(e, line, len, lineno, &ids, &types, &n);
 	if (st) {
-		int fst = embed_flush(e);
+		int fst = batch_flush(e);
 		free(ids);
 		free(types);
 		if (st != TFM_E_PIPE && st != TFM_E_IO)
@@ -424,9 +432,11 @@ static int embed_line(struct enc *e, const char *line, size_t len, int64_t linen
 		return fst ? fst : st;
 	}
 	if (e->nb == BATCH_SEQS || e->ntok + (int64_t)n > e->rows)
-		st = embed_flush(e);
+		st = batch_flush(e);
 	if (!st) {
 		memcpy(e->bt + e->ntok, ids, n * sizeof *ids);
+		for (size_t i = 0; i < n; i++)
+			e->by[e->ntok + (int64_t)i] = types ? types[i] : 0;
 		e->ntok += (int64_t)n;
 		e->blen[e->nb] = (int64_t)n;
 		e->bline[e->nb++] = lineno;
@@ -438,8 +448,8 @@ static int embed_line(struct enc *e, const char *line, size_t len, int64_t linen
 
 static int one_line(struct enc *e, const char *line, size_t len, int64_t lineno)
 {
-	if (e->o->mode == ENC_EMBED && e->bt)
-		return embed_line(e, line, len, lineno);
+	if (e->bt)
+		return batch_line(e, line, len, lineno);
 	if (e->o->mode == ENC_TAG)
 		return tag(e, line, len, lineno);
 
@@ -501,10 +511,13 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 		goto out;
 	}
 	e.rows = e.max > BATCH_ROWS ? e.max : BATCH_ROWS;
-	if (o->mode == ENC_EMBED && !prompt) {
+	if ((o->mode == ENC_EMBED || o->mode == ENC_CLASSIFY) && !prompt) {
+		int64_t w = o->mode == ENC_EMBED ? e.s->n_embd : e.s->n_labels;
 		e.bt = tfm_malloc((size_t)e.rows * sizeof *e.bt);
-		e.bvec = tfm_malloc((size_t)(BATCH_SEQS * e.s->n_embd) * sizeof *e.bvec);
-		if (!e.bt || !e.bvec) {
+		e.by = tfm_malloc((size_t)e.rows * sizeof *e.by);
+		e.bvec = tfm_malloc((size_t)(BATCH_SEQS * w) * sizeof *e.bvec);
+		e.bprob = tfm_malloc((size_t)(BATCH_SEQS * w) * sizeof *e.bprob);
+		if (!e.bt || !e.by || !e.bvec || !e.bprob) {
 			st = TFM_E_NOMEM;
 			goto out;
 		}
@@ -533,7 +546,7 @@ int run_encode(struct tfm_model *m, const struct enc_opts *o, const char *prompt
 	if (!st && ferror(in))
 		st = tfm_seterr(TFM_E_IO, "%s: %s", file ? file : "stdin", strerror(errno));
 	if (!st)
-		st = embed_flush(&e);
+		st = batch_flush(&e);
 	free(line);
 out:
 	if (in && in != stdin)
@@ -542,7 +555,9 @@ out:
 		free(e.labels[i]);
 	free(e.labels);
 	free(e.bt);
+	free(e.by);
 	free(e.bvec);
+	free(e.bprob);
 	free(e.vec);
 	free(e.prob);
 	free(e.order);

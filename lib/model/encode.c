@@ -238,24 +238,19 @@ static void dense_act(struct tfm_ctx *c, float *y, const float *x, int64_t n,
 	}
 }
 
-int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
-		 float *logits, float *probs)
+/* The classifier on the hidden states x[n][d] of one sequence: pooled
+ * (the first token, or ModernBERT's mean), the pooler, the classifier */
+static void classify_rows(struct tfm_ctx *c, const float *x, int64_t n, float *logits,
+			  float *probs)
 {
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
 	int64_t d = s->n_embd, nl = s->n_labels;
-	if (s->head != TFM_HEAD_CLASSIFIER || !m->cls.data)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no sequence-classification "
-				  "head", s->arch);
-	int st = tfm_encode(c, tok, types, n, NULL);
-	if (st)
-		return st;
-	const float *x = c->x; /* the first token ([CLS], <s>) */
 	if (s->pooling == TFM_POOL_MEAN) { /* ModernBERT's classifier_pooling "mean" */
 		for (int64_t i = 0; i < d; i++) {
 			double a = 0;
 			for (int64_t t = 0; t < n; t++)
-				a += c->x[t * d + i];
+				a += x[t * d + i];
 			c->h2[i] = (float)(a / (double)n);
 		}
 		x = c->h2;
@@ -267,7 +262,7 @@ int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, in
 	m->be->matmul(&c->kx, logits, x, &m->cls, 1);
 	m->be->add(logits, logits, m->cls_b, nl);
 	if (!probs)
-		return TFM_OK;
+		return;
 	if (s->multi_label) {
 		for (int64_t i = 0; i < nl; i++)
 			probs[i] = 1.0f / (1.0f + expf(-logits[i]));
@@ -275,7 +270,40 @@ int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, in
 		memcpy(probs, logits, (size_t)nl * sizeof *probs);
 		m->be->softmax(probs, nl);
 	}
+}
+
+int tfm_classify_batch(struct tfm_ctx *c, const int32_t *tok, const int32_t *types,
+		       const int64_t *len, int64_t n_seq, float *logits, float *probs)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, nl = s->n_labels, n = 0;
+	if (s->head != TFM_HEAD_CLASSIFIER || !m->cls.data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: the model has no sequence-classification "
+				  "head", s->arch);
+	for (int64_t i = 0; i < n_seq; i++) {
+		if (len[i] < 1)
+			return tfm_seterr(TFM_E_INVAL, "sequence %lld has no tokens", (long long)i);
+		n += len[i];
+	}
+	int st = TFM_OK;
+	if (n_seq > 1 && !can_batch(m)) { /* one at a time */
+		for (int64_t i = 0, t = 0; !st && i < n_seq; t += len[i++])
+			st = tfm_classify_batch(c, tok + t, types ? types + t : NULL, len + i, 1,
+						logits + i * nl, probs ? probs + i * nl : NULL);
+		return st;
+	}
+	if ((st = encode_rows(c, tok, types, len, n_seq, n)))
+		return st;
+	for (int64_t i = 0, t = 0; i < n_seq; t += len[i++])
+		classify_rows(c, c->x + t * d, len[i], logits + i * nl, probs ? probs + i * nl : NULL);
 	return TFM_OK;
+}
+
+int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
+		 float *logits, float *probs)
+{
+	return tfm_classify_batch(c, tok, types, &n, 1, logits, probs);
 }
 
 int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,

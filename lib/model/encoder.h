@@ -39,6 +39,11 @@ int tfm_embed_batch(struct tfm_ctx *c, const int32_t *tok, const int32_t *types,
 int tfm_classify(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, int64_t n,
 		 float *logits, float *probs);
 
+/* tfm_classify of n_seq sequences side by side, as tfm_embed_batch runs
+ * them: logits[n_seq][n_labels], probs (may be NULL) the same. */
+int tfm_classify_batch(struct tfm_ctx *c, const int32_t *tok, const int32_t *types,
+		       const int64_t *len, int64_t n_seq, float *logits, float *probs);
+
 /* A token classifier (NER): logits[n][n_labels] for every token of tok[n],
  * the classifier on each last hidden state.  TFM_E_UNSUPPORTED when the
  * model has no token-classification head. */
