@@ -14,7 +14,7 @@ static const char *const n_place[] = { "pre", "post", "sandwich", "post_in", NUL
 static const char *const n_act[] = { "silu", "gelu", "gelu_tanh", "relu", "relu2",
 				     "gelu_quick", NULL };
 static const char *const n_pos_embd[] = { "none", "learned", "sinusoidal", NULL };
-static const char *const n_pos_attn[] = { "none", "rope", "alibi", "t5", NULL };
+static const char *const n_pos_attn[] = { "none", "rope", "alibi", "t5", "deberta", NULL };
 static const char *const n_scaling[] = { "none", "linear", "ntk", "dynamic", "yarn",
 					 "llama3", "longrope", NULL };
 static const char *const n_mask[] = { "causal", "bidir", "window", "chunked", NULL };
@@ -53,6 +53,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("embd.tied_output", tied_output),
 	I("embd.n_io", n_embd_io, 0, 1e7),
 	B("embd.proj", embd_proj),
+	B("embd.proj_first", embd_proj_first),
 
 	I("attn.n_head", n_head, 0, 1e6),
 	I("attn.n_head_kv", n_head_kv, 0, 1e6),
@@ -100,6 +101,13 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	F("alibi.scale", alibi_scale, 0, 1e6),
 	I("t5.buckets", t5_buckets, 0, 1e6),
 	I("t5.max_distance", t5_max_distance, 0, 1e9),
+	I("rel.span", rel_span, 0, 1e6),
+	I("rel.buckets", rel_buckets, 0, 1e6),
+	I("rel.max_pos", rel_max_pos, 0, 1e9),
+	B("rel.c2p", rel_c2p),
+	B("rel.p2c", rel_p2c),
+	B("rel.share_key", rel_share_key),
+	B("rel.norm", rel_norm),
 
 	E("norm.type", norm, n_norm),
 	D("norm.eps", norm_eps, 0, 1),

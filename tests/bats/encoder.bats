@@ -212,3 +212,51 @@ min_cos() {
 	run tfm-run --tag -m "$TAG" --top 2 -p 'sun'
 	assert_failure 64
 }
+
+@test "encoder: DeBERTa fixtures convert with their relative terms and exact parameter counts" {
+	# DebertaV2*.num_parameters() of transformers 4.57.1 with their heads
+	for f in deberta-v3:45,376 deberta-v2-cls:51,595 deberta-v2-tag:27,556 \
+		 deberta-v3-mlm:23,880 deberta-v2-mlm:17,968 deberta-v2-abs:28,928; do
+		run tfm-convert "$ROOT/tests/fixtures/encoders/${f%%:*}" -o "$T/${f%%:*}.gguf"
+		assert_success
+		run tfm-inspect -v "$T/${f%%:*}.gguf"
+		assert_success
+		assert_output --regexp "params +${f#*:} total"
+		refute_output --partial 'warning'
+		case $f in
+		deberta-v2-abs:*) assert_output --regexp "attn.pos +none" ;;
+		*) assert_output --regexp "attn.pos +deberta" ;;
+		esac
+	done
+	run tfm-inspect -v "$T/deberta-v3.gguf"
+	assert_output --regexp "rel.buckets +8"
+	assert_output --regexp "rel.share_key +1"
+	run tfm-inspect -T "$T/deberta-v2-cls.gguf"
+	assert_output --partial 'blk.2.attn_pos_q.weight'
+	assert_output --partial 'rel_embd.weight'
+}
+
+@test "encoder: DeBERTa keys and variants that are not implemented are refused (65)" {
+	D=$ROOT/tests/fixtures/encoders/deberta-v3
+	mkdir "$T/d"
+	cp "$D"/model.safetensors "$T/d/"
+	try() { # jq filter, then the text the refusal must name
+		jq "$1" "$D/config.json" > "$T/d/config.json"
+		run tfm-convert "$T/d" -o "$T/d.gguf"
+		assert_failure 65
+		assert_output --partial "$2"
+	}
+	try '.conv_kernel_size = 3 | .conv_act = "gelu"' 'conv_kernel_size'
+	try '.model_type = "deberta"' 'deberta'
+	try '.pos_att_type = "c2p|p2p"' "pos_att_type 'p2p'"
+	try '.pos_att_type = ["c2p", "p2p"]' "pos_att_type 'p2p'"
+	try '.attention_head_size = 16' 'attention_head_size'
+	try '.norm_rel_ebd = "layer_norm|batch_norm"' 'norm_rel_ebd'
+	try '.max_relative_positions = 4' 'position_buckets 8 with max_relative_positions 4'
+	try '.pooler_hidden_act = "gelu_new"' 'pooler_hidden_act'
+	try '.pooler_hidden_size = 24' 'pooler_hidden_size'
+	try '.architectures = ["DebertaV2ForQuestionAnswering"]' 'DebertaV2ForQuestionAnswering'
+	try '.architectures = ["DebertaV2ForMaskedLM"] | .tie_word_embeddings = false' \
+		'tie_word_embeddings false'
+	[ ! -e "$T/d.gguf" ]
+}

@@ -96,6 +96,16 @@ static void t_small_models(void)
 	CHECK(c.total == 66362880LL);
 	CHECK(s.n_token_types == 0 && !s.pooler && s.n_layer == 6 && s.norm_eps == 1e-12);
 
+	/* microsoft/deberta-v3-base's config: DebertaV2Model.num_parameters()
+	 * of transformers 4.57.1 (relative embeddings 512 x 768 and their
+	 * LayerNorm, projections shared with the content keys and queries) */
+	CHECK_OK(spec_of("deberta-v3-base.json", &s, &c, 512));
+	CHECK(c.total == 183831552LL);
+	CHECK(s.pos_attn == TFM_POS_DEBERTA && s.rel_span == 256 && s.rel_buckets == 256 &&
+	      s.rel_max_pos == 512 && s.rel_c2p && s.rel_p2c && s.rel_share_key && s.rel_norm);
+	CHECK(s.pos_embd == TFM_POS_EMBD_NONE && s.n_token_types == 0 && !s.pooler);
+	CHECK_CLOSE(s.attn_scale, 1 / sqrt(64.0 * 3), 1e-7, 0);
+
 	CHECK_OK(spec_of("t5-small.json", &s, &c, 512));
 	CHECK(c.total == 60506624LL);
 	CHECK(s.family == TFM_FAMILY_ENCDEC && s.n_layer_dec == 6 && s.pos_attn == TFM_POS_T5);

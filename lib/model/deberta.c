@@ -1,0 +1,248 @@
+/* deberta.c: disentangled self-attention (DeBERTa, He et al. 2021; as
+ * transformers' DisentangledSelfAttention of deberta-v2 / v3), the attention
+ * mixer of layers whose spec says pos_attn deberta.  Bidirectional, one
+ * whole sequence per call, no KV cache.  For query q and key k, with the
+ * relative position r = rp(q - k) (log-bucketed when rel.buckets > 0) and
+ * the row index i(r) = clamp(r + span, 0, 2 span - 1) of the relative
+ * embeddings P (rel_embd, normed when rel.norm):
+ *   s[q][k] = (Q_q . K_k + [c2p] Q_q . PK[i(rp(q - k))]
+ *              + [p2c] K_k . PQ[i(-rp(k - q))]) / sqrt(head_dim (1 + c2p + p2c))
+ * PK = P Wk' + bk', PQ = P Wq' + bq' (the content projections with
+ * rel.share_key, else attn_pos_k / attn_pos_q), per head; softmax over k;
+ * out = sum_k p V_k.  PK and PQ are computed once per layer and call, for
+ * the rows the sequence reaches only; the scores of a head are three
+ * matmuls (Q K^T, Q PK^T, K PQ^T) and gathers, not a dot product per pair
+ * and position. */
+#include "model/model-impl.h"
+#include "model/deberta.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t tfm_deberta_rel_pos(const struct tfm_spec *s, int64_t r)
+{
+	int64_t mid = s->rel_buckets / 2, a = r < 0 ? -r : r;
+	if (s->rel_buckets <= 0 || a <= mid)
+		return r;
+	/* make_log_bucket_position in float32, as torch computes it: the
+	 * ratio's log over log((max - 1) / mid) (a double made float), times
+	 * mid - 1, rounded up, plus mid */
+	float den = logf((float)((double)(s->rel_max_pos - 1) / (double)mid));
+	float lp = ceilf(logf((float)a / (float)mid) / den * (float)(mid - 1)) + (float)mid;
+	return r < 0 ? -(int64_t)lp : (int64_t)lp;
+}
+
+/* idx[d + n - 1] for d = q - k in (-n, n): the c2p row of (q, k); p2c
+ * likewise for d = k - q (the row of -rp(k - q)) */
+static void rel_index(const struct tfm_spec *s, int64_t n, int32_t *c2p, int32_t *p2c)
+{
+	int64_t span = s->rel_span;
+	for (int64_t d = -(n - 1); d < n; d++) {
+		int64_t r = tfm_deberta_rel_pos(s, d), i = r + span, j = -r + span;
+		c2p[d + n - 1] = (int32_t)(i < 0 ? 0 : i > 2 * span - 1 ? 2 * span - 1 : i);
+		p2c[d + n - 1] = (int32_t)(j < 0 ? 0 : j > 2 * span - 1 ? 2 * span - 1 : j);
+	}
+}
+
+void tfm_deberta_attn_ref(float *out, const float *q, const float *k, const float *v,
+			  const float *pk, const float *pq, const int32_t *c2p,
+			  const int32_t *p2c, int64_t n, int64_t nh, int64_t hd, float scale)
+{
+	int64_t w = nh * hd;
+	float *p = malloc((size_t)n * sizeof *p);
+	if (!p)
+		return;
+	for (int64_t h = 0; h < nh; h++)
+		for (int64_t i = 0; i < n; i++) {
+			const float *qi = q + i * w + h * hd;
+			for (int64_t j = 0; j < n; j++) {
+				const float *kj = k + j * w + h * hd;
+				double a = 0;
+				for (int64_t e = 0; e < hd; e++)
+					a += (double)qi[e] * kj[e];
+				if (pk) {
+					const float *r = pk + (int64_t)c2p[i - j + n - 1] * w + h * hd;
+					for (int64_t e = 0; e < hd; e++)
+						a += (double)qi[e] * r[e];
+				}
+				if (pq) {
+					const float *r = pq + (int64_t)p2c[j - i + n - 1] * w + h * hd;
+					for (int64_t e = 0; e < hd; e++)
+						a += (double)kj[e] * r[e];
+				}
+				p[j] = (float)(a * scale);
+			}
+			float mx = -INFINITY;
+			for (int64_t j = 0; j < n; j++)
+				mx = p[j] > mx ? p[j] : mx;
+			double sum = 0;
+			for (int64_t j = 0; j < n; j++)
+				sum += p[j] = expf(p[j] - mx);
+			float *o = out + i * w + h * hd;
+			for (int64_t e = 0; e < hd; e++) {
+				double a = 0;
+				for (int64_t j = 0; j < n; j++)
+					a += (double)p[j] * v[j * w + h * hd + e];
+				o[e] = (float)(a / sum);
+			}
+		}
+	free(p);
+}
+
+/* The scratch of one layer call, n tokens, R position rows (deberta.h). */
+static int64_t scratch_floats(const struct tfm_spec *s, int64_t n)
+{
+	int64_t hd = s->head_dim, qd = s->n_head * hd, R = 2 * s->rel_span;
+	if (R > 2 * n)
+		R = 2 * n; /* rows reached: at most 2n - 1 distinct indices */
+	return 2 * R * qd     /* pk pq */
+	       + 2 * (2 * n)  /* c2p p2c indices */
+	       + 4 * n * hd   /* qh kh vt oh */
+	       + 2 * R * hd   /* pkh pqh */
+	       + n * n        /* scores */
+	       + 2 * n * R;   /* c2p, p2c scores */
+}
+
+int tfm_deberta_ctx_new(struct tfm_ctx *c)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	if (s->pos_attn != TFM_POS_DEBERTA)
+		return TFM_OK;
+	int64_t total = scratch_floats(s, c->n_batch);
+	int st = tfm_mem_check((double)total * sizeof(float), "DeBERTa attention scratch of %lld "
+			       "tokens", (long long)c->n_batch);
+	if (st)
+		return st;
+	c->rel = tfm_amalloc((size_t)total * sizeof(float));
+	if (!c->rel)
+		return tfm_seterr(TFM_E_NOMEM, "DeBERTa attention scratch of %lld tokens",
+				  (long long)c->n_batch);
+	return TFM_OK;
+}
+
+void tfm_deberta_ctx_free(struct tfm_ctx *c)
+{
+	tfm_afree(c->rel);
+	c->rel = NULL;
+}
+
+/* y[rows][in] as a weight matrix {in, rows} (f32, not owned) */
+static struct tfm_mat f32_mat(const float *y, int64_t in, int64_t rows)
+{
+	return (struct tfm_mat){.data = y, .type = TFM_TYPE_F32, .in = in, .out = rows,
+				.row_bytes = (size_t)in * sizeof(float)};
+}
+
+/* rows [r0, r0 + nr) of the position projections: dst[nr][qd] = P W^T + b */
+static void pos_proj(struct tfm_ctx *c, float *dst, const struct tfm_mat *w, const float *b,
+		     int64_t r0, int64_t nr)
+{
+	struct tfm_model *m = c->m;
+	int64_t d = m->spec.n_embd;
+	m->be->matmul(&c->kx, dst, m->rel_emb + r0 * d, w, nr);
+	if (b)
+		for (int64_t t = 0; t < nr; t++)
+			m->be->add(dst + t * w->out, dst + t * w->out, b, w->out);
+}
+
+void tfm_deberta_attention(struct tfm_ctx *c, int64_t l, int64_t n)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t nh = s->n_head, hd = m->head_dim, qd = m->q_dim;
+	int64_t R = 2 * s->rel_span < 2 * n ? 2 * s->rel_span : 2 * n;
+	float scale = m->attn_scale; /* 1 / sqrt(head_dim (1 + c2p + p2c)) */
+	be->matmul(&c->kx, c->q, c->xn, &L->wq, n);
+	be->matmul(&c->kx, c->k, c->xn, &L->wk, n);
+	be->matmul(&c->kx, c->v, c->xn, &L->wv, n);
+	for (int64_t t = 0; t < n; t++) {
+		if (L->bq)
+			be->add(c->q + t * qd, c->q + t * qd, L->bq, qd);
+		if (L->bk)
+			be->add(c->k + t * qd, c->k + t * qd, L->bk, qd);
+		if (L->bv)
+			be->add(c->v + t * qd, c->v + t * qd, L->bv, qd);
+	}
+	float *pk = c->rel, *pq = pk + R * qd;
+	int32_t *c2p = (int32_t *)(pq + R * qd), *p2c = c2p + 2 * n;
+	float *qh = (float *)(p2c + 2 * n), *kh = qh + n * hd, *vt = kh + n * hd, *oh = vt + n * hd;
+	float *pkh = oh + n * hd, *pqh = pkh + R * hd, *sc = pqh + R * hd, *cs = sc + n * n;
+	float *ps = cs + n * R;
+	rel_index(s, n, c2p, p2c);
+	/* the rows the sequence reaches, [lo, hi] (at most 2n - 1 of them) */
+	int64_t lo = 2 * s->rel_span, hi = 0;
+	for (int64_t i = 0; i < 2 * n - 1; i++) {
+		int64_t a = c2p[i], b = p2c[i];
+		lo = a < lo ? a : lo, lo = b < lo ? b : lo;
+		hi = a > hi ? a : hi, hi = b > hi ? b : hi;
+	}
+	int64_t nr = hi - lo + 1; /* <= R: at most 2n - 1 distinct rows */
+	if (s->rel_c2p)
+		pos_proj(c, pk, s->rel_share_key ? &L->wk : &L->pos_k,
+			 s->rel_share_key ? L->bk : L->pos_k_b, lo, nr);
+	if (s->rel_p2c)
+		pos_proj(c, pq, s->rel_share_key ? &L->wq : &L->pos_q,
+			 s->rel_share_key ? L->bq : L->pos_q_b, lo, nr);
+	for (int64_t h = 0; h < nh; h++) {
+		for (int64_t t = 0; t < n; t++) {
+			memcpy(qh + t * hd, c->q + t * qd + h * hd, (size_t)hd * sizeof(float));
+			memcpy(kh + t * hd, c->k + t * qd + h * hd, (size_t)hd * sizeof(float));
+			for (int64_t e = 0; e < hd; e++)
+				vt[e * n + t] = c->v[t * qd + h * hd + e];
+		}
+		struct tfm_mat km = f32_mat(kh, hd, n), vm = f32_mat(vt, n, hd);
+		be->matmul(&c->kx, sc, qh, &km, n); /* sc[q][k] = Q_q . K_k */
+		if (s->rel_c2p) { /* cs[q][r] = Q_q . PK_r */
+			for (int64_t r = 0; r < nr; r++)
+				memcpy(pkh + r * hd, pk + r * qd + h * hd, (size_t)hd * sizeof(float));
+			struct tfm_mat pm = f32_mat(pkh, hd, nr);
+			be->matmul(&c->kx, cs, qh, &pm, n);
+		}
+		if (s->rel_p2c) { /* ps[k][r] = K_k . PQ_r */
+			for (int64_t r = 0; r < nr; r++)
+				memcpy(pqh + r * hd, pq + r * qd + h * hd, (size_t)hd * sizeof(float));
+			struct tfm_mat pm = f32_mat(pqh, hd, nr);
+			be->matmul(&c->kx, ps, kh, &pm, n);
+		}
+		for (int64_t i = 0; i < n; i++) {
+			float *row = sc + i * n;
+			for (int64_t j = 0; j < n; j++) {
+				float a = row[j];
+				if (s->rel_c2p)
+					a += cs[i * nr + c2p[i - j + n - 1] - lo];
+				if (s->rel_p2c)
+					a += ps[j * nr + p2c[j - i + n - 1] - lo];
+				row[j] = a * scale;
+			}
+			be->softmax(row, n);
+		}
+		be->matmul(&c->kx, oh, sc, &vm, n); /* oh[q] = sum_k p V_k */
+		for (int64_t t = 0; t < n; t++)
+			memcpy(c->att + t * qd + h * hd, oh + t * hd, (size_t)hd * sizeof(float));
+	}
+}
+
+int tfm_deberta_check_spec(const struct tfm_spec *s)
+{
+	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->pos_attn != TFM_POS_DEBERTA)
+		return TFM_OK;
+	if (s->family != TFM_FAMILY_ENCODER || s->mask != TFM_MASK_BIDIR)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: disentangled attention outside a "
+				  "bidirectional encoder is not supported", arch);
+	if (s->rel_span < 1 || s->rel_span > (1 << 20) || s->rel_buckets < 0 ||
+	    (s->rel_buckets > 0 && (s->rel_buckets < 2 || s->rel_max_pos - 1 <= s->rel_buckets / 2)))
+		return tfm_seterr(TFM_E_FORMAT, "%s: relative span %lld, %lld buckets, max position "
+				  "%lld", arch, (long long)s->rel_span, (long long)s->rel_buckets,
+				  (long long)s->rel_max_pos);
+	if ((s->head_dim && s->head_dim * s->n_head != s->n_embd) || s->n_head_kv != s->n_head ||
+	    s->kv_lora_rank || s->diff_attn || s->qk_norm != TFM_QK_NORM_NONE ||
+	    s->attn_softcap > 0)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: disentangled attention with GQA, MLA, "
+				  "QK-norm, soft-capping or a head size of its own is not "
+				  "supported", arch);
+	return TFM_OK;
+}
