@@ -353,6 +353,9 @@ static const struct ent deberta_v2[] = {
 	{"embeddings.embed_proj.$", "project_in.$", 0},
 	{"encoder.rel_embeddings.$", "rel_embd.$", 0},
 	{"encoder.LayerNorm.$", "rel_embd_norm.$", 0},
+	{"encoder.conv.conv.weight", "enc_conv.weight", TFM_HFMAP_SQUEEZE}, /* {k, d/g, d} -> {k, d d/g} */
+	{"encoder.conv.conv.bias", "enc_conv.bias", 0},
+	{"encoder.conv.LayerNorm.$", "enc_conv_norm.$", 0},
 	{"encoder.layer.#.attention.self.query_proj.$", "blk.#.attn_q.$", 0},
 	{"encoder.layer.#.attention.self.key_proj.$", "blk.#.attn_k.$", 0},
 	{"encoder.layer.#.attention.self.value_proj.$", "blk.#.attn_v.$", 0},

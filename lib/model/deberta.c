@@ -107,6 +107,14 @@ static int64_t scratch_floats(const struct tfm_spec *s, int64_t n)
 int tfm_deberta_ctx_new(struct tfm_ctx *c)
 {
 	const struct tfm_spec *s = &c->m->spec;
+	if (s->conv_kernel > 0) { /* the embeddings' output, the conv's out, two slices */
+		int64_t cf = 4 * c->n_batch * s->n_embd;
+		int st = tfm_mem_check((double)cf * sizeof(float), "DeBERTa ConvLayer scratch");
+		if (st)
+			return st;
+		if (!(c->conv = tfm_amalloc((size_t)cf * sizeof(float))))
+			return tfm_seterr(TFM_E_NOMEM, "DeBERTa ConvLayer scratch");
+	}
 	if (s->pos_attn != TFM_POS_DEBERTA)
 		return TFM_OK;
 	int64_t total = scratch_floats(s, c->n_batch);
@@ -124,7 +132,8 @@ int tfm_deberta_ctx_new(struct tfm_ctx *c)
 void tfm_deberta_ctx_free(struct tfm_ctx *c)
 {
 	tfm_afree(c->rel);
-	c->rel = NULL;
+	tfm_afree(c->conv);
+	c->rel = c->conv = NULL;
 }
 
 /* y[rows][in] as a weight matrix {in, rows} (f32, not owned) */
@@ -225,9 +234,69 @@ void tfm_deberta_attention(struct tfm_ctx *c, int64_t l, int64_t n)
 	}
 }
 
+/* Conv1d over the embeddings' output e (zero padding (k - 1) / 2 each
+ * side), one matmul per tap and group over the rows the tap reaches:
+ * out[t][g] += W[j][g] e[t + j - pad][g]; then the activation, the residual
+ * and the LayerNorm (the input mask is all ones: one whole sequence). */
+void tfm_deberta_conv(struct tfm_ctx *c, int64_t n)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	int64_t d = s->n_embd, k = s->conv_kernel, g = s->conv_groups, dg = d / g, pad = (k - 1) / 2;
+	float *e = c->conv, *out = e + c->n_batch * d, *tin = out + c->n_batch * d;
+	float *tout = tin + c->n_batch * d;
+	for (int64_t t = 0; t < n; t++)
+		memcpy(out + t * d, m->conv_b, (size_t)d * sizeof(float));
+	for (int64_t j = 0; j < k; j++) {
+		int64_t t0 = pad - j > 0 ? pad - j : 0, t1 = n + pad - j < n ? n + pad - j : n;
+		if (t1 <= t0)
+			continue;
+		for (int64_t gi = 0; gi < g; gi++) {
+			struct tfm_mat w = {.data = m->conv_w + (j * g + gi) * dg * dg,
+					    .type = TFM_TYPE_F32, .in = dg, .out = dg,
+					    .row_bytes = (size_t)dg * sizeof(float)};
+			const float *in = e + (t0 + j - pad) * d;
+			if (g > 1) { /* the group's channels, contiguous */
+				for (int64_t t = t0; t < t1; t++)
+					memcpy(tin + (t - t0) * dg, e + (t + j - pad) * d + gi * dg,
+					       (size_t)dg * sizeof(float));
+				in = tin;
+			}
+			be->matmul(&c->kx, tout, in, &w, t1 - t0);
+			for (int64_t t = t0; t < t1; t++)
+				be->add(out + t * d + gi * dg, out + t * d + gi * dg, tout + (t - t0) * dg,
+					dg);
+		}
+	}
+	if (s->conv_act == TFM_CONV_ACT_TANH) {
+		for (int64_t i = 0; i < n * d; i++)
+			out[i] = tanhf(out[i]);
+	} else {
+		static const int k_act[] = {[TFM_CONV_ACT_SILU] = TFM_K_SILU,
+					    [TFM_CONV_ACT_GELU] = TFM_K_GELU,
+					    [TFM_CONV_ACT_GELU_TANH] = TFM_K_GELU_TANH,
+					    [TFM_CONV_ACT_RELU] = TFM_K_RELU};
+		be->act(out, n * d, k_act[s->conv_act]);
+	}
+	be->add(c->x, c->x, out, n * d);
+	float eps = m->conv_norm.eps > 0 ? m->conv_norm.eps : (float)s->norm_eps;
+	for (int64_t t = 0; t < n; t++)
+		be->layernorm(c->x + t * d, c->x + t * d, m->conv_norm.w, m->conv_norm.b, d, eps, 0);
+}
+
 int tfm_deberta_check_spec(const struct tfm_spec *s)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->conv_kernel > 0 &&
+	    (s->family != TFM_FAMILY_ENCODER || s->conv_kernel % 2 == 0 || s->conv_groups < 1 ||
+	     s->n_embd % s->conv_groups || s->conv_act < TFM_CONV_ACT_TANH ||
+	     s->conv_act > TFM_CONV_ACT_RELU || s->norm != TFM_NORM_LAYER ||
+	     s->norm_place != TFM_NORM_POST))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a ConvLayer (conv.kernel %lld, %lld groups) "
+				  "outside a post-LN encoder, with an even kernel or groups not "
+				  "dividing n_embd is not supported", arch, (long long)s->conv_kernel,
+				  (long long)s->conv_groups);
 	if (s->pos_attn != TFM_POS_DEBERTA)
 		return TFM_OK;
 	if (s->family != TFM_FAMILY_ENCODER || s->mask != TFM_MASK_BIDIR)

@@ -18,6 +18,10 @@ void tfm_deberta_ctx_free(struct tfm_ctx *c);
  * c->xn[n][n_embd], one whole sequence from position 0 (q, k, v scratch
  * of the context are overwritten). */
 void tfm_deberta_attention(struct tfm_ctx *c, int64_t l, int64_t n);
+/* DeBERTa-v2's ConvLayer after the first layer: c->x[n][n_embd] =
+ * LayerNorm(c->x + act(conv(e) + bias)), e = c->conv (the embeddings'
+ * output, saved by the executor). */
+void tfm_deberta_conv(struct tfm_ctx *c, int64_t n);
 /* The relative position of q - k = r as the model sees it: r, or its log
  * bucket (transformers' make_log_bucket_position) when rel.buckets > 0. */
 int64_t tfm_deberta_rel_pos(const struct tfm_spec *s, int64_t r);

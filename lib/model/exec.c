@@ -729,8 +729,12 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	const struct tfm_backend *be = m->be;
 	int64_t d = s->n_embd, pos0 = c->pos;
 	embed(c, tok, n, pos0);
+	if (c->conv) /* DeBERTa's ConvLayer reads the embeddings' output */
+		memcpy(c->conv, c->x, (size_t)(n * d) * sizeof(float));
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
+		if (l == 1 && c->conv)
+			tfm_deberta_conv(c, n);
 		if (s->layer_kind[l] == TFM_LAYER_RWKV) { /* the whole block: rwkv.c */
 			tfm_ssm_rwkv_block(c, l, n, pos0);
 			continue;
@@ -788,6 +792,8 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
 		}
 	}
+	if (s->n_layer == 1 && c->conv)
+		tfm_deberta_conv(c, n);
 	c->pos += n;
 	if (!logits || first >= n)
 		return;

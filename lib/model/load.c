@@ -482,6 +482,32 @@ static int bind_rel(struct binder *b)
 	return TFM_OK;
 }
 
+/* DeBERTa-v2's ConvLayer: enc_conv.weight {k, d * d/g} (Conv1d's [d][d/g][k],
+ * squeezed) kept as f32 taps [k][g][d/g][d/g] for one matmul per tap and
+ * group, enc_conv.bias, enc_conv_norm. */
+static int bind_conv(struct binder *b)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, k = s->conv_kernel, g = s->conv_groups, dg = d / g;
+	struct tfm_mat w;
+	float *f;
+	int st = bind_mat(b, &w, "enc_conv.weight", k, d * dg, 1);
+	if (st || (st = mat_f32(b, &f, &w)))
+		return st;
+	if (!(m->conv_w = tfm_amalloc((size_t)(k * d * dg) * sizeof(float))) ||
+	    (st = own(m, m->conv_w)))
+		return st ? st : TFM_E_NOMEM;
+	for (int64_t o = 0; o < d; o++) /* f: [o][i][j], o in group o / dg */
+		for (int64_t i = 0; i < dg; i++)
+			for (int64_t j = 0; j < k; j++)
+				m->conv_w[((j * g + o / dg) * dg + o % dg) * dg + i] = f[(o * dg + i) * k + j];
+	if ((st = bind_vec(b, &m->conv_b, "enc_conv.bias", d, 1)) ||
+	    (st = bind_norm(b, &m->conv_norm, "enc_conv_norm", d, 1)))
+		return st;
+	return TFM_OK;
+}
+
 /* An encoder's token types, pooler and classifier, by llama.cpp's names
  * (token_types; its ranking head: cls, the pooler dense, and cls.output),
  * and the masked-LM transform (mlm.dense, mlm.norm: tfm's names). */
@@ -1011,6 +1037,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 					    s->embd_proj_first ? s->n_embd : ew, 1)))
 		goto fail;
 	if (s->pos_attn == TFM_POS_DEBERTA && (st = bind_rel(&b)))
+		goto fail;
+	if (s->conv_kernel > 0 && (st = bind_conv(&b)))
 		goto fail;
 	if (s->final_norm && (st = bind_norm(&b, &m->out_norm, "output_norm", s->n_embd, 1)))
 		goto fail;

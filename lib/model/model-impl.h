@@ -108,6 +108,10 @@ struct tfm_model {
 	struct tfm_norm_w mlm_norm;
 	float *rel_emb;            /* deberta: [2 rel_span][n_embd] the relative embeddings, normed
 				      (rel_embd_norm) when spec.rel_norm; NULL otherwise */
+	float *conv_w;             /* deberta ConvLayer: [k][g][d/g out][d/g in] taps (spec.conv_kernel
+				      k, conv_groups g), or NULL */
+	float *conv_b;             /* [n_embd] */
+	struct tfm_norm_w conv_norm;
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
@@ -171,6 +175,8 @@ struct tfm_ctx {
 	float *mqa, *mkva, *mckv, *mkey, *mq, *mout, *mt1, *mt2;
 	float *ssm;                /* mamba.c: recurrent state of the mamba layers, then their scratch */
 	float *rel;                /* deberta.c: scratch of the disentangled attention, or NULL */
+	float *conv;               /* deberta.c: the ConvLayer's input (the embeddings' output) and
+				      scratch, [4][n_batch][n_embd], or NULL */
 	struct tfm_kexec kx;
 	void *mem;                 /* one allocation behind the scratch */
 };

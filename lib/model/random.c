@@ -198,6 +198,13 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		    (s->n_ctx_train > 0 ? s->n_ctx_train : 2048) + s->pos_offset, 0, 0.1f);
 	if (s->embd_norm)
 		norm(r, s, "token_embd_norm", s->embd_proj_first ? d : ew);
+	if (s->conv_kernel > 0 && s->conv_groups > 0) { /* DeBERTa's ConvLayer */
+		int64_t dg = d / s->conv_groups;
+		add(r, "enc_conv.weight", s->conv_kernel, d * dg, 0,
+		    1 / sqrtf((float)(dg * s->conv_kernel)));
+		add(r, "enc_conv.bias", d, 1, 0, 0.02f);
+		norm(r, s, "enc_conv_norm", d);
+	}
 	if (s->pos_attn == TFM_POS_DEBERTA) { /* DeBERTa's relative embeddings */
 		add(r, "rel_embd.weight", d, 2 * s->rel_span, 0, 1);
 		if (s->rel_norm)

@@ -176,7 +176,7 @@ static double count_bound(const struct tfm_spec *s)
 	return 2 * nl * layer + 4 * ((double)s->n_vocab + s->n_ctx_train + s->pos_offset +
 				     s->n_token_types + s->n_labels + 8) * io +
 	       4 * nl * ((double)s->t5_buckets + 1) * ((double)s->n_head + 1) +
-	       8 * ((double)s->rel_span + 1) * e;
+	       8 * ((double)s->rel_span + s->conv_kernel * e + 1) * e;
 }
 
 int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
@@ -190,7 +190,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 			      s->n_token_types, s->n_labels, s->n_embd_io, s->n_ff, s->n_ff_expert,
 			      s->n_ff_shared, s->n_expert, s->n_head, s->n_head_kv, s->head_dim,
 			      s->ssm_d_inner, s->ssm_d_state, s->ssm_dt_rank, s->ssm_d_conv,
-			      s->ssm_n_head, s->ssm_n_group, s->t5_buckets, s->rel_span};
+			      s->ssm_n_head, s->ssm_n_group, s->t5_buckets, s->rel_span,
+			      s->conv_kernel, s->conv_groups};
 	for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
 		if (sz[i] < 0)
 			return tfm_seterr(TFM_E_FORMAT, "%s: a negative size (%lld) in the spec",
@@ -228,6 +229,10 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->embd += 2 * s->rel_span * e;
 	if (s->rel_norm)
 		c->norms += norm_size(s, e);
+	if (s->conv_kernel > 0 && s->conv_groups > 0) { /* DeBERTa's ConvLayer: taps, bias, norm */
+		c->attn += s->conv_kernel * e * (e / s->conv_groups) + e;
+		c->norms += norm_size(s, e);
+	}
 	if (s->final_norm)
 		c->norms += stacks * norm_size(s, e);
 	if (s->pos_attn == TFM_POS_T5)

@@ -181,12 +181,33 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: attention_head_size %lld other than "
 				  "hidden_size / num_attention_heads is not supported", a,
 				  (long long)gi(c, "attention_head_size", 0));
-	if (gi(c, "conv_kernel_size", 0) > 0) /* DeBERTa-v2 xlarge / xxlarge */
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: conv_kernel_size %lld (the ConvLayer "
-				  "after the first layer) is not supported yet", a,
-				  (long long)gi(c, "conv_kernel_size", 0));
-	if (has(c, "conv_groups") || has(c, "conv_act")) /* read by ConvLayer only */
-		(void)gi(c, "conv_groups", 1), (void)gs(c, "conv_act", "tanh");
+	/* ConvLayer (DeBERTa-v2 xlarge / xxlarge): its keys read only with it */
+	int64_t ck = gi(c, "conv_kernel_size", 0), cg = gi(c, "conv_groups", 1);
+	const char *ca = gs(c, "conv_act", "tanh");
+	if (ck > 0) {
+		static const struct { const char *n; int a; } acts[] = {
+			{ "tanh", TFM_CONV_ACT_TANH }, { "gelu", TFM_CONV_ACT_GELU },
+			{ "gelu_new", TFM_CONV_ACT_GELU_TANH },
+			{ "gelu_pytorch_tanh", TFM_CONV_ACT_GELU_TANH },
+			{ "relu", TFM_CONV_ACT_RELU }, { "silu", TFM_CONV_ACT_SILU },
+			{ "swish", TFM_CONV_ACT_SILU },
+		};
+		size_t i = 0;
+		while (i < sizeof acts / sizeof acts[0] && strcmp(acts[i].n, ca))
+			i++;
+		if (i == sizeof acts / sizeof acts[0])
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: conv_act '%s' is not supported "
+					  "(tanh, gelu, gelu_new, gelu_pytorch_tanh, relu, silu)", a, ca);
+		/* an even kernel makes the conv one shorter than the sequence
+		 * (padding (k - 1) / 2): transformers fails on it */
+		if (ck % 2 == 0 || ck > 1001 || cg < 1 || s->n_embd % cg)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: conv_kernel_size %lld with conv_groups "
+					  "%lld (odd kernels, groups dividing hidden_size) is not "
+					  "supported", a, (long long)ck, (long long)cg);
+		s->conv_kernel = ck;
+		s->conv_groups = cg;
+		s->conv_act = acts[i].a;
+	}
 	int64_t e = gi(c, "embedding_size", s->n_embd);
 	if (e < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: embedding_size %lld", a, (long long)e);

@@ -23,6 +23,7 @@ static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
 static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
 static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
 				      NULL };
+static const char *const n_conv_act[] = { "tanh", "silu", "gelu", "gelu_tanh", "relu", NULL };
 static const char *const n_pooler_act[] = { "tanh", "relu", "gelu", NULL };
 
 #define O(f) offsetof(struct tfm_spec, f)
@@ -108,6 +109,9 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("rel.p2c", rel_p2c),
 	B("rel.share_key", rel_share_key),
 	B("rel.norm", rel_norm),
+	I("conv.kernel", conv_kernel, 0, 1e4),
+	I("conv.groups", conv_groups, 0, 1e7),
+	E("conv.act", conv_act, n_conv_act),
 
 	E("norm.type", norm, n_norm),
 	D("norm.eps", norm_eps, 0, 1),

@@ -48,6 +48,8 @@ enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_T
  * per-dimension max, the sum / sqrt(n), the last token. */
 enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST, TFM_POOL_MAX,
 		   TFM_POOL_MEAN_SQRT };
+enum tfm_conv_act { TFM_CONV_ACT_TANH = 0, TFM_CONV_ACT_SILU, TFM_CONV_ACT_GELU,
+		    TFM_CONV_ACT_GELU_TANH, TFM_CONV_ACT_RELU };
 enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU, TFM_POOLER_GELU };
 
 struct tfm_spec {
@@ -133,6 +135,12 @@ struct tfm_spec {
 	 * rel_embd passes the LayerNorm rel_embd_norm first */
 	int64_t rel_span, rel_buckets, rel_max_pos;
 	int rel_c2p, rel_p2c, rel_share_key, rel_norm;
+	/* DeBERTa-v2's ConvLayer (conv_kernel_size > 0): after the first layer
+	 * x = LayerNorm(x + act(conv(e))), e the embeddings' output, a Conv1d of
+	 * conv_kernel taps (odd; zero padding) in conv_groups groups, act enum
+	 * tfm_conv_act; enc_conv, enc_conv_norm */
+	int64_t conv_kernel, conv_groups;
+	int conv_act;
 
 	/* norms */
 	int norm;                 /* enum tfm_norm_type */

@@ -216,7 +216,8 @@ min_cos() {
 @test "encoder: DeBERTa fixtures convert with their relative terms and exact parameter counts" {
 	# DebertaV2*.num_parameters() of transformers 4.57.1 with their heads
 	for f in deberta-v3:45,376 deberta-v2-cls:51,595 deberta-v2-tag:27,556 \
-		 deberta-v3-mlm:23,880 deberta-v2-mlm:17,968 deberta-v2-abs:28,928; do
+		 deberta-v3-mlm:23,880 deberta-v2-mlm:17,968 deberta-v2-abs:28,928 \
+		 deberta-v2-conv:25,216 deberta-v2-conv5:11,776; do
 		run tfm-convert "$ROOT/tests/fixtures/encoders/${f%%:*}" -o "$T/${f%%:*}.gguf"
 		assert_success
 		run tfm-inspect -v "$T/${f%%:*}.gguf"
@@ -246,7 +247,9 @@ min_cos() {
 		assert_failure 65
 		assert_output --partial "$2"
 	}
-	try '.conv_kernel_size = 3 | .conv_act = "gelu"' 'conv_kernel_size'
+	try '.conv_kernel_size = 4' 'conv_kernel_size 4'
+	try '.conv_kernel_size = 3 | .conv_groups = 5' 'conv_groups 5'
+	try '.conv_kernel_size = 3 | .conv_act = "mish"' "conv_act 'mish'"
 	try '.model_type = "deberta"' 'deberta'
 	try '.pos_att_type = "c2p|p2p"' "pos_att_type 'p2p'"
 	try '.pos_att_type = ["c2p", "p2p"]' "pos_att_type 'p2p'"

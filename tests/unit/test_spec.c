@@ -105,6 +105,11 @@ static void t_small_models(void)
 	      s.rel_max_pos == 512 && s.rel_c2p && s.rel_p2c && s.rel_share_key && s.rel_norm);
 	CHECK(s.pos_embd == TFM_POS_EMBD_NONE && s.n_token_types == 0 && !s.pooler);
 	CHECK_CLOSE(s.attn_scale, 1 / sqrt(64.0 * 3), 1e-7, 0);
+	/* deberta-v2-xlarge's shape keys (ConvLayer of 3 taps, attention_head_size
+	 * 64): DebertaV2Model(config).num_parameters() = 884,593,152 */
+	CHECK_OK(spec_of("deberta-v2-xlarge.json", &s, &c, 512));
+	CHECK(c.total == 884593152LL);
+	CHECK(s.conv_kernel == 3 && s.conv_groups == 1 && s.conv_act == TFM_CONV_ACT_GELU);
 
 	CHECK_OK(spec_of("t5-small.json", &s, &c, 512));
 	CHECK(c.total == 60506624LL);
