@@ -801,6 +801,10 @@ static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 		if (!strcmp(presets[i].type, t))
 			p = &presets[i];
+	if (!p && !strcmp(t, "deberta")) /* DebertaConfig: not deberta-v2's attention */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type 'deberta' (DeBERTa v1: a fused "
+				  "in_proj with q_bias and v_bias, talking heads) is not supported "
+				  "yet; deberta-v2 (DeBERTa v2 and v3) is");
 	if (!p)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type '%s' is not supported", t);
 	tfm_cfg_track(config);

@@ -250,7 +250,9 @@ min_cos() {
 	try '.conv_kernel_size = 4' 'conv_kernel_size 4'
 	try '.conv_kernel_size = 3 | .conv_groups = 5' 'conv_groups 5'
 	try '.conv_kernel_size = 3 | .conv_act = "mish"' "conv_act 'mish'"
-	try '.model_type = "deberta"' 'deberta'
+	try '.model_type = "deberta"' "model_type 'deberta' (DeBERTa v1"
+	try '.relative_attention = true | .pos_att_type = ["c2p"] | .talking_head = true |
+	     .model_type = "deberta"' "model_type 'deberta'"
 	try '.pos_att_type = "c2p|p2p"' "pos_att_type 'p2p'"
 	try '.pos_att_type = ["c2p", "p2p"]' "pos_att_type 'p2p'"
 	try '.attention_head_size = 16' 'attention_head_size'
@@ -262,4 +264,34 @@ min_cos() {
 	try '.architectures = ["DebertaV2ForMaskedLM"] | .tie_word_embeddings = false' \
 		'tie_word_embeddings false'
 	[ ! -e "$T/d.gguf" ]
+}
+
+@test "encoder: a DeBERTa-v2 classifier and masked LM through tfm-run (WordPiece fixtures)" {
+	DC=$ROOT/tests/fixtures/encoders/deberta-v2-cls
+	jq -r '.[].text' "$DC/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$DC" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$DC/cli.json")" ]
+	# lines and pairs (token types 0 / 1): each label's score and logit
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$DC/cli.json" '
+		{"a": 0, "b": 1, "c": 2} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "classify max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	DM=$ROOT/tests/fixtures/encoders/deberta-v2-mlm
+	jq -r '.[].text' "$DM/cli.json" > "$T/mlines"
+	run tfm-run --fill -m "$DM" -F jsonl -f "$T/mlines"
+	assert_success
+	echo "$output" > "$T/f.jsonl"
+	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
+	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$DM/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$DM/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
+		 range(0; 5) as $k |
+		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
+	echo "fill max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
 }
