@@ -155,6 +155,35 @@ static void pos_proj(struct tfm_ctx *c, float *dst, const struct tfm_mat *w, con
 			m->be->add(dst + t * w->out, dst + t * w->out, b, w->out);
 }
 
+/* The scores of one head, rows i = task, task + n_tasks, ...: content
+ * scores plus the gathered c2p and p2c terms, scaled, then softmax. */
+struct rows_job {
+	const struct tfm_backend *be;
+	float *sc;                   /* [n][n] content scores, made probabilities */
+	const float *cs, *ps;        /* [n][nr] c2p and p2c products, or NULL */
+	const int32_t *c2p, *p2c;    /* [2n - 1] rows of each relative position */
+	int64_t n, nr, lo;
+	float scale;
+};
+
+static void rows_task(void *ctx, int task, int n_tasks)
+{
+	const struct rows_job *j = ctx;
+	int64_t n = j->n, nr = j->nr, lo = j->lo;
+	for (int64_t i = task; i < n; i += n_tasks) {
+		float *row = j->sc + i * n;
+		for (int64_t k = 0; k < n; k++) {
+			float a = row[k];
+			if (j->cs)
+				a += j->cs[i * nr + j->c2p[i - k + n - 1] - lo];
+			if (j->ps)
+				a += j->ps[k * nr + j->p2c[k - i + n - 1] - lo];
+			row[k] = a * j->scale;
+		}
+		j->be->softmax(row, n);
+	}
+}
+
 void tfm_deberta_attention(struct tfm_ctx *c, int64_t l, int64_t n)
 {
 	struct tfm_model *m = c->m;
@@ -216,18 +245,13 @@ void tfm_deberta_attention(struct tfm_ctx *c, int64_t l, int64_t n)
 			struct tfm_mat pm = f32_mat(pqh, hd, nr);
 			be->matmul(&c->kx, ps, kh, &pm, n);
 		}
-		for (int64_t i = 0; i < n; i++) {
-			float *row = sc + i * n;
-			for (int64_t j = 0; j < n; j++) {
-				float a = row[j];
-				if (s->rel_c2p)
-					a += cs[i * nr + c2p[i - j + n - 1] - lo];
-				if (s->rel_p2c)
-					a += ps[j * nr + p2c[j - i + n - 1] - lo];
-				row[j] = a * scale;
-			}
-			be->softmax(row, n);
-		}
+		struct rows_job rj = {.be = be, .sc = sc, .cs = s->rel_c2p ? cs : NULL,
+				      .ps = s->rel_p2c ? ps : NULL, .c2p = c2p, .p2c = p2c, .n = n,
+				      .nr = nr, .lo = lo, .scale = scale};
+		if (c->kx.n_tasks > 1 && 16 * n * n >= c->kx.par_min) /* ~16 operations a score */
+			tfm_pool_run(c->kx.pool, rows_task, &rj, c->kx.n_tasks);
+		else
+			rows_task(&rj, 0, 1);
 		be->matmul(&c->kx, oh, sc, &vm, n); /* oh[q] = sum_k p V_k */
 		for (int64_t t = 0; t < n; t++)
 			memcpy(c->att + t * qd + h * hd, oh + t * hd, (size_t)hd * sizeof(float));
