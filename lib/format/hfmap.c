@@ -342,6 +342,19 @@ static const struct ent albert[] = {
 	END
 };
 
+/* ---- DeBERTa (v1): in_proj holds per head the q, k, v rows (reordered to
+ * [q; k; v] as gpt_neox's, attn_qkv, which the loader runs as three
+ * projections), q_bias and v_bias (no k bias), pos_proj without a bias;
+ * the rest as DeBERTa-v2's and BERT's ---- */
+static const struct ent deberta_v1[] = {
+	{"encoder.layer.#.attention.self.in_proj.weight", "blk.#.attn_qkv.weight", TFM_HFMAP_QKV_HEADS},
+	{"encoder.layer.#.attention.self.q_bias", "blk.#.attn_q.bias", 0},
+	{"encoder.layer.#.attention.self.v_bias", "blk.#.attn_v.bias", 0},
+	{"encoder.layer.#.attention.self.pos_proj.weight", "blk.#.attn_pos_k.weight", 0},
+	{"encoder.layer.#.attention.self.pos_q_proj.$", "blk.#.attn_pos_q.$", 0},
+	END
+};
+
 /* ---- DeBERTa-v2 / v3: BERT's layer names with query_proj / key_proj /
  * value_proj; tfm's own names (llama.cpp has no DeBERTa) for the relative
  * embeddings (rel_embd), their LayerNorm (rel_embd_norm) and v2's separate
@@ -537,6 +550,7 @@ static const struct arch archs[] = {
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
 	{"electra", {"electra.", ""}, {electra, bert}},
 	{"deberta-v2", {"deberta.", ""}, {deberta_v2, bert}},
+	{"deberta", {"deberta.", ""}, {deberta_v1, deberta_v2, bert}},
 	{"albert", {"albert.", ""}, {albert}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},

@@ -679,22 +679,33 @@ static int bind_layer(struct binder *b, int64_t l)
 		TRY(bind_mla(b, l));
 	} else {
 	TRY(bind_mat(b, &L->wqkv, NM("attn_qkv.weight"), d, qd + 2 * kvd, 0));
-	if (L->wqkv.data) {
+	if (L->wqkv.data && (s->attn_bias_qv || s->pos_attn == TFM_POS_DEBERTA)) {
+		/* DeBERTa v1's in_proj (rows [q; k; v] after hfmap.c's reorder):
+		 * three views, run as separate projections with v1's own biases */
+		L->wq = L->wk = L->wv = L->wqkv;
+		L->wq.out = qd, L->wk.out = L->wv.out = kvd;
+		L->wk.data = (const uint8_t *)L->wqkv.data + (size_t)qd * L->wqkv.row_bytes;
+		L->wv.data = (const uint8_t *)L->wk.data + (size_t)kvd * L->wqkv.row_bytes;
+		L->wqkv.data = NULL;
+	} else if (L->wqkv.data) {
 		TRY(bind_vec(b, &L->bqkv, NM("attn_qkv.bias"), qd + 2 * kvd, s->attn_bias_qkv));
 	} else {
 		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, qd, 1));
 		TRY(bind_mat(b, &L->wk, NM("attn_k.weight"), d, kvd, 1));
 		TRY(bind_mat(b, &L->wv, NM("attn_v.weight"), d, kvd, 1));
-		TRY(bind_vec(b, &L->bq, NM("attn_q.bias"), qd, s->attn_bias_qkv));
+	}
+	if (!L->wqkv.data) {
+		TRY(bind_vec(b, &L->bq, NM("attn_q.bias"), qd, s->attn_bias_qkv || s->attn_bias_qv));
 		TRY(bind_vec(b, &L->bk, NM("attn_k.bias"), kvd, s->attn_bias_qkv));
-		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv));
-		if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) {
-			/* deberta-v2's own projections of the relative embeddings */
-			TRY(bind_mat(b, &L->pos_k, NM("attn_pos_k.weight"), d, qd, s->rel_c2p));
-			TRY(bind_vec(b, &L->pos_k_b, NM("attn_pos_k.bias"), qd, s->rel_c2p));
-			TRY(bind_mat(b, &L->pos_q, NM("attn_pos_q.weight"), d, qd, s->rel_p2c));
-			TRY(bind_vec(b, &L->pos_q_b, NM("attn_pos_q.bias"), qd, s->rel_p2c));
-		}
+		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv || s->attn_bias_qv));
+	}
+	if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) {
+		/* DeBERTa's own projections of the relative embeddings */
+		TRY(bind_mat(b, &L->pos_k, NM("attn_pos_k.weight"), d, qd, s->rel_c2p));
+		TRY(bind_vec(b, &L->pos_k_b, NM("attn_pos_k.bias"), qd,
+			     s->rel_c2p && s->rel_pos_k_bias));
+		TRY(bind_mat(b, &L->pos_q, NM("attn_pos_q.weight"), d, qd, s->rel_p2c));
+		TRY(bind_vec(b, &L->pos_q_b, NM("attn_pos_q.bias"), qd, s->rel_p2c));
 	}
 	}
 	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"),

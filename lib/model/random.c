@@ -276,6 +276,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			add(r, N("attn_k.weight"), d, kvd, 0, wd);
 			add(r, N("attn_v.weight"), d, kvd, 0, wd);
 		}
+		if (s->attn_bias_qv) {
+			add(r, N("attn_q.bias"), qd, 1, 0, 0.02f);
+			add(r, N("attn_v.bias"), kvd, 1, 0, 0.02f);
+		}
 		if (s->attn_bias_qkv && s->kv_lora_rank <= 0) {
 			add(r, N("attn_q.bias"), qd, 1, 0, 0.02f);
 			add(r, N("attn_k.bias"), kvd, 1, 0, 0.02f);
@@ -284,7 +288,8 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) {
 			if (s->rel_c2p) {
 				add(r, N("attn_pos_k.weight"), d, qd, 0, wd);
-				add(r, N("attn_pos_k.bias"), qd, 1, 0, 0.02f);
+				if (s->rel_pos_k_bias)
+					add(r, N("attn_pos_k.bias"), qd, 1, 0, 0.02f);
 			}
 			if (s->rel_p2c) {
 				add(r, N("attn_pos_q.weight"), d, qd, 0, wd);

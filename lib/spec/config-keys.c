@@ -1230,6 +1230,34 @@ static const struct tfm_cfg_key k_deberta_v2[] = {
 	{ "vocab_size", "128100" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_deberta[] = {
+	{ "attention_probs_dropout_prob", "0.1" },
+	{ "bos_token_id", "null" },
+	{ "eos_token_id", "null" },
+	{ "hidden_act", "\"gelu\"" },
+	{ "hidden_dropout_prob", "0.1" },
+	{ "hidden_size", "768" },
+	{ "initializer_range", "0.02" },
+	{ "intermediate_size", "3072" },
+	{ "layer_norm_eps", "1e-07" },
+	{ "legacy", "true" },
+	{ "max_position_embeddings", "512" },
+	{ "max_relative_positions", "-1" },
+	{ "model_type", "\"deberta\"" },
+	{ "num_attention_heads", "12" },
+	{ "num_hidden_layers", "12" },
+	{ "pad_token_id", "0" },
+	{ "pooler_dropout", "0" },
+	{ "pooler_hidden_act", "\"gelu\"" },
+	{ "pooler_hidden_size", "768" },
+	{ "pos_att_type", "null" },
+	{ "position_biased_input", "true" },
+	{ "relative_attention", "false" },
+	{ "tie_word_embeddings", "true" },
+	{ "type_vocab_size", "0" },
+	{ "vocab_size", "50265" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -1273,5 +1301,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "rwkv", k_rwkv },
 	{ "llama4_text", k_llama4_text },
 	{ "deberta-v2", k_deberta_v2 },
+	{ "deberta", k_deberta },
 	{ NULL, NULL },
 };

@@ -41,8 +41,11 @@ static int64_t attn_params(const struct tfm_spec *s)
 		p += norm_size(s, nh * hd) + norm_size(s, nkv * hd);
 	if (s->diff_attn) /* the lambda vectors q1, k1, q2, k2 */
 		p += 4 * hd;
+	if (s->attn_bias_qv) /* DeBERTa v1's q_bias, v_bias */
+		p += (nh + nkv) * hd;
 	if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) /* attn_pos_k / _q, biases */
-		p += (s->rel_c2p + s->rel_p2c) * (e * nh * hd + nh * hd);
+		p += (s->rel_c2p + s->rel_p2c) * e * nh * hd +
+		     (s->rel_c2p * s->rel_pos_k_bias + s->rel_p2c) * nh * hd;
 	return p;
 }
 

@@ -155,35 +155,50 @@ int tfm_preset_albert(struct tfm_spec *s, const json_t *c)
 	return tfm_preset_act(gs(c, "hidden_act", "gelu_new"), &s->act);
 }
 
-/* DeBERTa-v2 / v3: BERT's post-LN encoder with disentangled attention
- * (pos_attn deberta, lib/model/deberta.c).  Keys DebertaV2Config keeps in
- * kwargs and the modules read with getattr (position_buckets,
- * share_att_key, norm_rel_ebd, embedding_size, conv_kernel_size,
- * attention_head_size, pooler_hidden_size) are read here too: honoured or
- * refused. */
-int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
+/* DeBERTa (v1, model_type deberta) and DeBERTa-v2 / v3: BERT's post-LN
+ * encoder with disentangled attention (pos_attn deberta,
+ * lib/model/deberta.c).  Keys the configs keep in kwargs and the modules
+ * read with getattr (v2: position_buckets, share_att_key, norm_rel_ebd,
+ * conv_kernel_size, attention_head_size; both: embedding_size,
+ * pooler_hidden_size; v1: talking_head) are read here too: honoured or
+ * refused.  v1 differs in its attention only: a fused in_proj (per head q,
+ * k, v rows; hfmap.c reorders them) with q_bias and v_bias and no k bias,
+ * pos_proj without a bias, no buckets, no norm of the relative
+ * embeddings, and the scale counts every pos_att_type entry. */
+static int deberta(struct tfm_spec *s, const json_t *c, int v1)
 {
-	set_arch(s, "deberta-v2", "deberta-v2");
-	s->n_vocab = gi(c, "vocab_size", 128100);
+	if (v1)
+		set_arch(s, "deberta", "deberta");
+	else
+		set_arch(s, "deberta-v2", "deberta-v2");
+	s->n_vocab = gi(c, "vocab_size", v1 ? 50265 : 128100);
 	int st = bert_core(s, c, 1e-7, 0);
 	if (st)
 		return st;
 	const char *a = s->arch;
-	s->n_embd = gi(c, "hidden_size", 1536);
-	s->n_layer = gi(c, "num_hidden_layers", 24);
-	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", 24);
-	s->n_ff = gi(c, "intermediate_size", 6144);
+	s->n_embd = gi(c, "hidden_size", v1 ? 768 : 1536);
+	s->n_layer = gi(c, "num_hidden_layers", v1 ? 12 : 24);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", v1 ? 12 : 24);
+	s->n_ff = gi(c, "intermediate_size", v1 ? 3072 : 6144);
 	if (s->n_head < 1 || s->n_embd % s->n_head)
 		return tfm_seterr(TFM_E_FORMAT, "%s: hidden_size %lld not a multiple of %lld heads",
 				  a, (long long)s->n_embd, (long long)s->n_head);
 	s->head_dim = s->n_embd / s->n_head;
-	if (has(c, "attention_head_size") && gi(c, "attention_head_size", 0) != s->head_dim)
+	if (v1) {
+		if (gb(c, "talking_head", 0))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: talking_head (head_logits_proj, "
+					  "head_weights_proj) is not supported", a);
+		s->attn_bias_qkv = 0;
+		s->attn_bias_qv = 1; /* q_bias, v_bias */
+	}
+	s->rel_pos_k_bias = !v1; /* v1's pos_proj has no bias */
+	if (!v1 && has(c, "attention_head_size") && gi(c, "attention_head_size", 0) != s->head_dim)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: attention_head_size %lld other than "
 				  "hidden_size / num_attention_heads is not supported", a,
 				  (long long)gi(c, "attention_head_size", 0));
 	/* ConvLayer (DeBERTa-v2 xlarge / xxlarge): its keys read only with it */
-	int64_t ck = gi(c, "conv_kernel_size", 0), cg = gi(c, "conv_groups", 1);
-	const char *ca = gs(c, "conv_act", "tanh");
+	int64_t ck = v1 ? 0 : gi(c, "conv_kernel_size", 0), cg = v1 ? 1 : gi(c, "conv_groups", 1);
+	const char *ca = v1 ? "tanh" : gs(c, "conv_act", "tanh");
 	if (ck > 0) {
 		static const struct { const char *n; int a; } acts[] = {
 			{ "tanh", TFM_CONV_ACT_TANH }, { "gelu", TFM_CONV_ACT_GELU },
@@ -222,7 +237,7 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 		s->n_token_types = 0;
 	/* pos_att_type: None, a list, or the "c2p|p2c" string of old configs */
 	json_t *pt = gj(c, "pos_att_type");
-	int c2p = 0, p2c = 0;
+	int c2p = 0, p2c = 0, entries = 0;
 	for (size_t i = 0; json_is_array(pt) || json_is_string(pt); i++) {
 		char one[16];
 		const char *v;
@@ -251,6 +266,7 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 				n--;
 			one[n] = 0;
 		}
+		entries++;
 		if (!strcmp(one, "c2p"))
 			c2p = 1;
 		else if (!strcmp(one, "p2c"))
@@ -260,9 +276,10 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 					  "(c2p, p2c)", a, one);
 	}
 	/* the scores are divided by sqrt(head_dim * (1 + the terms named)),
-	 * with or without relative_attention */
-	s->attn_scale = (float)(1.0 / sqrt((double)s->head_dim * (1 + c2p + p2c)));
-	const char *nr = gs(c, "norm_rel_ebd", "none");
+	 * with or without relative_attention (v1: 1 + the entries, repeated
+	 * ones too) */
+	s->attn_scale = (float)(1.0 / sqrt((double)s->head_dim * (1 + (v1 ? entries : c2p + p2c))));
+	const char *nr = v1 ? "none" : gs(c, "norm_rel_ebd", "none");
 	int rel_ln = 0;
 	for (const char *p = nr; *p;) { /* '|'-separated, stripped, case-insensitive */
 		const char *q = strchr(p, '|');
@@ -280,10 +297,12 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 		p += n + (q != NULL);
 	}
 	s->rel_norm = rel_ln; /* its LayerNorm exists even without relative_attention */
-	s->rel_share_key = gb(c, "share_att_key", 0);
+	s->rel_share_key = v1 ? 0 : gb(c, "share_att_key", 0);
 	if (gb(c, "relative_attention", 0)) {
+		/* v1 reads rel_embeddings[max - span, max + span) with span =
+		 * min(n, max): the same rows as clamp(r + max, 0, 2 max - 1) */
 		int64_t mrp = gi(c, "max_relative_positions", -1);
-		int64_t pb = gi(c, "position_buckets", -1);
+		int64_t pb = v1 ? -1 : gi(c, "position_buckets", -1);
 		if (mrp < 1)
 			mrp = s->n_ctx_train;
 		s->pos_attn = TFM_POS_DEBERTA;
@@ -301,7 +320,9 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 					  (long long)s->rel_span);
 	} else {
 		/* no relative terms: read, but they change nothing */
-		(void)gi(c, "max_relative_positions", -1), (void)gi(c, "position_buckets", -1);
+		(void)gi(c, "max_relative_positions", -1);
+		if (!v1)
+			(void)gi(c, "position_buckets", -1);
 	}
 	if (gi(c, "pooler_hidden_size", s->n_embd) != s->n_embd)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooler_hidden_size other than hidden_size "
@@ -333,6 +354,9 @@ int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c)
 	s->pooler = s->head == TFM_HEAD_CLASSIFIER;
 	return TFM_OK;
 }
+
+int tfm_preset_deberta(struct tfm_spec *s, const json_t *c) { return deberta(s, c, 1); }
+int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c) { return deberta(s, c, 0); }
 
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 {

@@ -755,7 +755,7 @@ static const struct preset {
 	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
 	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", tfm_preset_bert }, { "roberta", tfm_preset_roberta },
 	{ "distilbert", tfm_preset_distilbert }, { "electra", tfm_preset_electra },
-	{ "deberta-v2", tfm_preset_deberta_v2 },
+	{ "deberta-v2", tfm_preset_deberta_v2 }, { "deberta", tfm_preset_deberta },
 	{ "albert", tfm_preset_albert }, { "t5", tfm_preset_t5 }, { "bart", tfm_preset_bart },
 	{ "mamba", tfm_preset_mamba }, { "falcon_mamba", tfm_preset_falcon_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "rwkv", tfm_preset_rwkv },
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
@@ -801,10 +801,6 @@ static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 		if (!strcmp(presets[i].type, t))
 			p = &presets[i];
-	if (!p && !strcmp(t, "deberta")) /* DebertaConfig: not deberta-v2's attention */
-		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type 'deberta' (DeBERTa v1: a fused "
-				  "in_proj with q_bias and v_bias, talking heads) is not supported "
-				  "yet; deberta-v2 (DeBERTa v2 and v3) is");
 	if (!p)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type '%s' is not supported", t);
 	tfm_cfg_track(config);

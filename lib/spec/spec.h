@@ -84,6 +84,7 @@ struct tfm_spec {
 	int64_t qk_rope_dim, qk_nope_dim, v_head_dim;
 	double mla_norm_eps;      /* eps of the q_a / kv_a latent norms (transformers: 1e-6 always) */
 	int attn_bias_qkv, attn_bias_out;      /* biases present */
+	int attn_bias_qv;         /* q and v biases, no k bias (DeBERTa v1's q_bias, v_bias) */
 	float attn_scale;         /* 0: 1/sqrt(head_dim) */
 	int attn_scale_inv_layer; /* gpt2 scale_attn_by_inverse_layer_idx: layer l also / (l + 1) */
 	float attn_softcap;       /* 0: none (gemma2: 50) */
@@ -135,6 +136,7 @@ struct tfm_spec {
 	 * rel_embd passes the LayerNorm rel_embd_norm first */
 	int64_t rel_span, rel_buckets, rel_max_pos;
 	int rel_c2p, rel_p2c, rel_share_key, rel_norm;
+	int rel_pos_k_bias;       /* attn_pos_k has a bias (v2's pos_key_proj; v1's pos_proj none) */
 	/* DeBERTa-v2's ConvLayer (conv_kernel_size > 0): after the first layer
 	 * x = LayerNorm(x + act(conv(e))), e the embeddings' output, a Conv1d of
 	 * conv_kernel taps (odd; zero padding) in conv_groups groups, act enum

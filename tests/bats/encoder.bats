@@ -217,7 +217,8 @@ min_cos() {
 	# DebertaV2*.num_parameters() of transformers 4.57.1 with their heads
 	for f in deberta-v3:45,376 deberta-v2-cls:51,595 deberta-v2-tag:27,556 \
 		 deberta-v3-mlm:23,880 deberta-v2-mlm:17,968 deberta-v2-abs:28,928 \
-		 deberta-v2-conv:25,216 deberta-v2-conv5:11,776; do
+		 deberta-v2-conv:25,216 deberta-v2-conv5:11,776 deberta-v1:59,872 \
+		 deberta-v1-cls:37,203 deberta-v1-mlm:26,120 deberta-v1-abs:28,784; do
 		run tfm-convert "$ROOT/tests/fixtures/encoders/${f%%:*}" -o "$T/${f%%:*}.gguf"
 		assert_success
 		run tfm-inspect -v "$T/${f%%:*}.gguf"
@@ -225,7 +226,7 @@ min_cos() {
 		assert_output --regexp "params +${f#*:} total"
 		refute_output --partial 'warning'
 		case $f in
-		deberta-v2-abs:*) assert_output --regexp "attn.pos +none" ;;
+		deberta-v2-abs:* | deberta-v1-abs:*) assert_output --regexp "attn.pos +none" ;;
 		*) assert_output --regexp "attn.pos +deberta" ;;
 		esac
 	done
@@ -250,9 +251,8 @@ min_cos() {
 	try '.conv_kernel_size = 4' 'conv_kernel_size 4'
 	try '.conv_kernel_size = 3 | .conv_groups = 5' 'conv_groups 5'
 	try '.conv_kernel_size = 3 | .conv_act = "mish"' "conv_act 'mish'"
-	try '.model_type = "deberta"' "model_type 'deberta' (DeBERTa v1"
-	try '.relative_attention = true | .pos_att_type = ["c2p"] | .talking_head = true |
-	     .model_type = "deberta"' "model_type 'deberta'"
+	# DeBERTa v1: its config with talking heads
+	try '.model_type = "deberta" | .talking_head = true' 'talking_head'
 	try '.pos_att_type = "c2p|p2p"' "pos_att_type 'p2p'"
 	try '.pos_att_type = ["c2p", "p2p"]' "pos_att_type 'p2p'"
 	try '.attention_head_size = 16' 'attention_head_size'

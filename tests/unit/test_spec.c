@@ -110,6 +110,13 @@ static void t_small_models(void)
 	CHECK_OK(spec_of("deberta-v2-xlarge.json", &s, &c, 512));
 	CHECK(c.total == 884593152LL);
 	CHECK(s.conv_kernel == 3 && s.conv_groups == 1 && s.conv_act == TFM_CONV_ACT_GELU);
+	/* microsoft/deberta-base's shape keys (DeBERTa v1): DebertaModel(config)
+	 * .num_parameters() = 138,601,728 (in_proj, q_bias, v_bias, pos_proj
+	 * without a bias, pos_q_proj, 1024 relative rows) */
+	CHECK_OK(spec_of("deberta-base.json", &s, &c, 512));
+	CHECK(c.total == 138601728LL);
+	CHECK(s.attn_bias_qv && !s.attn_bias_qkv && !s.rel_pos_k_bias && s.rel_span == 512 &&
+	      s.rel_buckets == 0 && !s.rel_norm && !s.rel_share_key);
 
 	CHECK_OK(spec_of("t5-small.json", &s, &c, 512));
 	CHECK(c.total == 60506624LL);
