@@ -1,12 +1,15 @@
 /* deberta.c: disentangled self-attention (DeBERTa, He et al. 2021; as
- * transformers' DisentangledSelfAttention of deberta-v2 / v3), the attention
- * mixer of layers whose spec says pos_attn deberta.  Bidirectional, one
+ * transformers' DisentangledSelfAttention of deberta-v2 / v3 and of v1,
+ * whose fused in_proj the loader splits), the attention mixer of layers
+ * whose spec says pos_attn deberta, and DeBERTa-v2's ConvLayer.  The
+ * scale is the spec's (1 / sqrt(head_dim (1 + c2p + p2c)); v1 counts
+ * every pos_att_type entry).  Bidirectional, one
  * whole sequence per call, no KV cache.  For query q and key k, with the
  * relative position r = rp(q - k) (log-bucketed when rel.buckets > 0) and
  * the row index i(r) = clamp(r + span, 0, 2 span - 1) of the relative
  * embeddings P (rel_embd, normed when rel.norm):
  *   s[q][k] = (Q_q . K_k + [c2p] Q_q . PK[i(rp(q - k))]
- *              + [p2c] K_k . PQ[i(-rp(k - q))]) / sqrt(head_dim (1 + c2p + p2c))
+ *              + [p2c] K_k . PQ[i(-rp(k - q))]) * scale
  * PK = P Wk' + bk', PQ = P Wq' + bq' (the content projections with
  * rel.share_key, else attn_pos_k / attn_pos_q), per head; softmax over k;
  * out = sum_k p V_k.  PK and PQ are computed once per layer and call, for

@@ -1,5 +1,6 @@
 /* deberta.h: the disentangled self-attention of lib/model/deberta.c
- * (DeBERTa-v2 / v3), its context scratch and its scalar reference.
+ * (DeBERTa v1, v2, v3), its context scratch and its scalar reference, and
+ * DeBERTa-v2's ConvLayer.
  * Internal to lib/model. */
 #ifndef TFM_MODEL_DEBERTA_H
 #define TFM_MODEL_DEBERTA_H
