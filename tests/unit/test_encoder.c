@@ -351,13 +351,14 @@ static void proj(float *dst, const float *src, int64_t rows, const struct tfm_ma
 /* The disentangled attention of deberta.c (position rows projected for the
  * rows reached, three matmuls and gathers per head) against the scalar
  * reference (every term a dot product of its own, the full position
- * tables), layer 0 of three fixtures over a whole context of random
- * inputs (64, 32 and 24 tokens: log buckets, clamped rows, c2p and p2c
- * alone and together), ref and cpu, 1 and 3 threads. */
+ * tables), layer 0 of six fixtures over a whole context of random inputs
+ * (24 to 64 tokens: log buckets, clamped rows, c2p and p2c alone and
+ * together, v1's split in_proj and pos_proj without a bias), ref and cpu,
+ * 1 and 3 threads. */
 static void t_deberta_ref(void)
 {
 	static const char *const names[] = {"deberta-v3", "deberta-v2-cls", "deberta-v2-mlm",
-					    "deberta-v2-tag"};
+					    "deberta-v2-tag", "deberta-v1", "deberta-v1-cls"};
 	static const char *const devs[] = {"ref", "cpu"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
