@@ -212,7 +212,7 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 	}
 	if (s->final_norm)
 		norm(r, s, "output_norm", d);
-	if (!s->tied_output && s->head == TFM_HEAD_LM)
+	if (!s->tied_output && (s->head == TFM_HEAD_LM || s->mlm_head))
 		add(r, "output.weight", io, s->n_vocab, 0, wd);
 	if (enc) { /* token types and the heads bind_encoder reads */
 		int cls = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;

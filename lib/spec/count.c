@@ -304,6 +304,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->norms = n0 + (c->norms - n0) / nl * G;
 		c->ssm = s0 + (c->ssm - s0) / nl * G;
 	}
+	if (s->mlm_head && !s->tied_output && s->head != TFM_HEAD_LM) /* an MLM decoder of its own */
+		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && !s->tied_output)
 		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && s->head_bias)

@@ -338,19 +338,17 @@ static int deberta(struct tfm_spec *s, const json_t *c, int v1)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooler_hidden_act '%s' is not supported "
 				  "(gelu, tanh, relu)", a, pa);
 	/* the masked-LM head: legacy (cls.predictions, its decoder tied to the
-	 * word embeddings unless tie_word_embeddings is false: not supported)
-	 * or lm_predictions.lm_head, whose product with the word embeddings
-	 * does not depend on tie_word_embeddings (transformers 5.23.0 gives
-	 * the same logits either way; 4.57.1 ties the head's dense to the word
-	 * embeddings when it is true, a shape error unless hidden_size equals
-	 * vocab_size) */
+	 * word embeddings, or with tie_word_embeddings false a decoder of its
+	 * own: output.weight) or lm_predictions.lm_head, whose product with the
+	 * word embeddings does not depend on tie_word_embeddings (transformers
+	 * 5.23.0 gives the same logits either way; 4.57.1 ties the head's dense
+	 * to the word embeddings when it is true, a shape error unless
+	 * hidden_size equals vocab_size) */
 	json_t *arch = gj(c, "architectures");
 	const char *cls = json_is_array(arch) ? json_string_value(json_array_get(arch, 0)) : NULL;
 	int legacy = gb(c, "legacy", 1), tie = gb(c, "tie_word_embeddings", 1);
 	if (cls && strstr(cls, "ForMaskedLM") && legacy && !tie)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a legacy masked-LM head with "
-				  "tie_word_embeddings false (a decoder of its own) is not "
-				  "supported", a);
+		s->tied_output = 0;
 	s->pooler = s->head == TFM_HEAD_CLASSIFIER;
 	return TFM_OK;
 }
