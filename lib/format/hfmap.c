@@ -373,6 +373,45 @@ static const struct ent modernbert[] = {
 	END
 };
 
+/* ---- DeBERTa (v1): in_proj holds per head the q, k, v rows (reordered to
+ * [q; k; v] as gpt_neox's, attn_qkv, which the loader runs as three
+ * projections), q_bias and v_bias (no k bias), pos_proj without a bias;
+ * the rest as DeBERTa-v2's and BERT's ---- */
+static const struct ent deberta_v1[] = {
+	{"encoder.layer.#.attention.self.in_proj.weight", "blk.#.attn_qkv.weight", TFM_HFMAP_QKV_HEADS},
+	{"encoder.layer.#.attention.self.q_bias", "blk.#.attn_q.bias", 0},
+	{"encoder.layer.#.attention.self.v_bias", "blk.#.attn_v.bias", 0},
+	{"encoder.layer.#.attention.self.pos_proj.weight", "blk.#.attn_pos_k.weight", 0},
+	{"encoder.layer.#.attention.self.pos_q_proj.$", "blk.#.attn_pos_q.$", 0},
+	END
+};
+
+/* ---- DeBERTa-v2 / v3: BERT's layer names with query_proj / key_proj /
+ * value_proj; tfm's own names (llama.cpp has no DeBERTa) for the relative
+ * embeddings (rel_embd), their LayerNorm (rel_embd_norm) and v2's separate
+ * position projections (attn_pos_k, attn_pos_q); embed_proj is project_in
+ * (no bias, before the LayerNorm); ContextPooler's dense is the pooler;
+ * both masked-LM head layouts of transformers 4.57.1 (legacy
+ * cls.predictions.*, and lm_predictions.lm_head.*) ---- */
+static const struct ent deberta_v2[] = {
+	{"embeddings.embed_proj.$", "project_in.$", 0},
+	{"encoder.rel_embeddings.$", "rel_embd.$", 0},
+	{"encoder.LayerNorm.$", "rel_embd_norm.$", 0},
+	{"encoder.conv.conv.weight", "enc_conv.weight", TFM_HFMAP_SQUEEZE}, /* {k, d/g, d} -> {k, d d/g} */
+	{"encoder.conv.conv.bias", "enc_conv.bias", 0},
+	{"encoder.conv.LayerNorm.$", "enc_conv_norm.$", 0},
+	{"encoder.layer.#.attention.self.query_proj.$", "blk.#.attn_q.$", 0},
+	{"encoder.layer.#.attention.self.key_proj.$", "blk.#.attn_k.$", 0},
+	{"encoder.layer.#.attention.self.value_proj.$", "blk.#.attn_v.$", 0},
+	{"encoder.layer.#.attention.self.pos_key_proj.$", "blk.#.attn_pos_k.$", 0},
+	{"encoder.layer.#.attention.self.pos_query_proj.$", "blk.#.attn_pos_q.$", 0},
+	{"lm_predictions.lm_head.dense.$", "mlm.dense.$", 0},
+	{"lm_predictions.lm_head.LayerNorm.$", "mlm.norm.$", 0},
+	{"lm_predictions.lm_head.bias", "output.bias", 0},
+	{"mask_predictions.*", NULL, SKIP},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -541,6 +580,8 @@ static const struct arch archs[] = {
 	{"roberta", {"roberta.", ""}, {roberta, bert}},
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
 	{"electra", {"electra.", ""}, {electra, bert}},
+	{"deberta-v2", {"deberta.", ""}, {deberta_v2, bert}},
+	{"deberta", {"deberta.", ""}, {deberta_v1, deberta_v2, bert}},
 	{"albert", {"albert.", ""}, {albert}},
 	{"modernbert", {"model.", ""}, {modernbert}},
 	{"mamba", {"backbone.", ""}, {mamba}},

@@ -44,15 +44,16 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 }
 
 /* Layers a batch of several sequences runs through (exec.c splits the
- * attention at the sequences): plain attention blocks; other mixers run
- * each sequence alone. */
+ * attention at the sequences): plain attention blocks.  Other mixers
+ * (DeBERTa's disentangled attention, deberta.c) and DeBERTa's ConvLayer
+ * (it mixes neighbouring tokens) run each sequence alone. */
 static int can_batch(const struct tfm_model *m)
 {
 	const struct tfm_spec *s = &m->spec;
 	for (int64_t l = 0; l < s->n_layer; l++)
 		if (s->layer_kind[l] != TFM_LAYER_ATTN)
 			return 0;
-	return !m->mla && !s->diff_attn;
+	return !m->mla && !s->diff_attn && s->pos_attn != TFM_POS_DEBERTA && s->conv_kernel <= 0;
 }
 
 /* The hidden states of n_seg sequences of len[] tokens back to back in tok

@@ -8,6 +8,7 @@
  * one token.  All scratch lives in the context: no allocation per token. */
 #include "model/model-impl.h"
 #include "model/mamba.h"
+#include "model/deberta.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -185,7 +186,7 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		free(c);
 		return st;
 	}
-	if ((st = tfm_mamba_ctx_new(c))) {
+	if ((st = tfm_mamba_ctx_new(c)) || (st = tfm_deberta_ctx_new(c))) {
 		tfm_ctx_free(c);
 		return st;
 	}
@@ -206,6 +207,7 @@ void tfm_ctx_free(struct tfm_ctx *c)
 		return;
 	tfm_pool_free(c->kx.pool);
 	tfm_mamba_ctx_free(c);
+	tfm_deberta_ctx_free(c);
 	tfm_afree(c->mem);
 	free(c->slots);
 	free(c);
@@ -386,6 +388,12 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
 	int64_t qd = m->q_dim, kvd = m->kv_dim, hd = m->head_dim, vvd = m->vv_dim;
+	if (s->pos_attn == TFM_POS_DEBERTA) { /* disentangled attention: deberta.c */
+		tfm_deberta_attention(c, l, n);
+		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
+		add_bias(m, c->h, L->bo, n, s->n_embd);
+		return;
+	}
 	if (m->mla) {
 		mla_attention(c, l, n, pos0);
 		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
@@ -674,7 +682,8 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
 	int64_t d = s->n_embd, io = s->n_embd_io > 0 ? s->n_embd_io : d;
-	if (s->embd_proj) { /* ELECTRA: the sums and their norm io wide, then project_in */
+	if (s->embd_proj) { /* ELECTRA: the sums and their norm io wide, then project_in;
+			     * DeBERTa (embd_proj_first): project_in, then the norm */
 		for (int64_t t = 0; t < n; t++) {
 			float *x = c->xn + t * io;
 			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
@@ -684,10 +693,12 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 			if (m->type_embd.data)
 				add_row(m, x, &m->type_embd, c->types ? c->types[t] : 0, io, c->h);
 		}
-		if (s->embd_norm)
+		if (s->embd_norm && !s->embd_proj_first)
 			norm_rows(m, c->xn, c->xn, n, io, &m->embd_norm);
 		m->be->matmul(&c->kx, c->x, c->xn, &m->proj_in, n);
 		add_bias(m, c->x, m->proj_in_b, n, d);
+		if (s->embd_norm && s->embd_proj_first)
+			norm_rows(m, c->x, c->x, n, d, &m->embd_norm);
 		goto rope;
 	}
 	if (m->proj_in.data) { /* narrower word embeddings, then project_in */
@@ -745,8 +756,12 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	const struct tfm_backend *be = m->be;
 	int64_t d = s->n_embd, pos0 = c->pos;
 	embed(c, tok, n, pos0);
+	if (c->conv) /* DeBERTa's ConvLayer reads the embeddings' output */
+		memcpy(c->conv, c->x, (size_t)(n * d) * sizeof(float));
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		struct tfm_layer *L = &m->layers[l];
+		if (l == 1 && c->conv)
+			tfm_deberta_conv(c, n);
 		if (s->layer_kind[l] == TFM_LAYER_RWKV) { /* the whole block: rwkv.c */
 			tfm_ssm_rwkv_block(c, l, n, pos0);
 			continue;
@@ -806,6 +821,8 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
 		}
 	}
+	if (s->n_layer == 1 && c->conv)
+		tfm_deberta_conv(c, n);
 	c->pos += n;
 	if (!logits || first >= n)
 		return;

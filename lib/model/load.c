@@ -5,6 +5,7 @@
  * vectors (norms, biases).  Matrices stay where they are (mmapped file). */
 #include "model/model-impl.h"
 #include "model/mamba.h"
+#include "model/deberta.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if (s->family != TFM_FAMILY_DECODER && s->family != TFM_FAMILY_ENCODER)
 		return UNSUP("this model family");
 	int st = tfm_encoder_check_spec(s);
-	if (st)
+	if (st || (st = tfm_deberta_check_spec(s)))
 		return st;
 	int n_attn = 0;
 	for (int64_t l = 0; l < s->n_layer && l < TFM_MAX_LAYERS; l++)
@@ -112,7 +113,7 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if (s->pos_attn == TFM_POS_T5)
 		return UNSUP("T5 relative position buckets");
 	if (s->pos_attn != TFM_POS_NONE && s->pos_attn != TFM_POS_ROPE &&
-	    s->pos_attn != TFM_POS_ALIBI)
+	    s->pos_attn != TFM_POS_ALIBI && s->pos_attn != TFM_POS_DEBERTA)
 		return UNSUP("this attention position scheme");
 	if (s->pos_attn == TFM_POS_ROPE) {
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR &&
@@ -491,6 +492,55 @@ static int bind_transform(struct binder *b, int cl)
 	return TFM_OK;
 }
 
+/* DeBERTa's relative embeddings rel_embd {n_embd, 2 rel_span}, passed once
+ * through their LayerNorm rel_embd_norm (rel.norm) into an f32 table: the
+ * same for every layer and call (transformers' get_rel_embedding). */
+static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w);
+
+static int bind_rel(struct binder *b)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, rows = 2 * s->rel_span;
+	struct tfm_mat w;
+	struct tfm_norm_w nw = {0};
+	int st = bind_mat(b, &w, "rel_embd.weight", d, rows, 1);
+	if (st || (s->rel_norm && (st = bind_norm(b, &nw, "rel_embd_norm", d, 1))))
+		return st;
+	if ((st = mat_f32(b, &m->rel_emb, &w)))
+		return st;
+	float eps = (float)s->norm_eps;
+	for (int64_t r = 0; s->rel_norm && r < rows; r++)
+		m->be->layernorm(m->rel_emb + r * d, m->rel_emb + r * d, nw.w, nw.b, d, eps, 0);
+	return TFM_OK;
+}
+
+/* DeBERTa-v2's ConvLayer: enc_conv.weight {k, d * d/g} (Conv1d's [d][d/g][k],
+ * squeezed) kept as f32 taps [k][g][d/g][d/g] for one matmul per tap and
+ * group, enc_conv.bias, enc_conv_norm. */
+static int bind_conv(struct binder *b)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t d = s->n_embd, k = s->conv_kernel, g = s->conv_groups, dg = d / g;
+	struct tfm_mat w;
+	float *f;
+	int st = bind_mat(b, &w, "enc_conv.weight", k, d * dg, 1);
+	if (st || (st = mat_f32(b, &f, &w)))
+		return st;
+	if (!(m->conv_w = tfm_amalloc((size_t)(k * d * dg) * sizeof(float))) ||
+	    (st = own(m, m->conv_w)))
+		return st ? st : TFM_E_NOMEM;
+	for (int64_t o = 0; o < d; o++) /* f: [o][i][j], o in group o / dg */
+		for (int64_t i = 0; i < dg; i++)
+			for (int64_t j = 0; j < k; j++)
+				m->conv_w[((j * g + o / dg) * dg + o % dg) * dg + i] = f[(o * dg + i) * k + j];
+	if ((st = bind_vec(b, &m->conv_b, "enc_conv.bias", d, 1)) ||
+	    (st = bind_norm(b, &m->conv_norm, "enc_conv_norm", d, 1)))
+		return st;
+	return TFM_OK;
+}
+
 /* An encoder's token types, pooler and classifier, by llama.cpp's names
  * (token_types; its ranking head: cls, the pooler dense, and cls.output),
  * and the masked-LM transform (mlm.dense, mlm.norm: tfm's names). */
@@ -671,15 +721,33 @@ static int bind_layer(struct binder *b, int64_t l)
 		TRY(bind_mla(b, l));
 	} else {
 	TRY(bind_mat(b, &L->wqkv, NM("attn_qkv.weight"), d, qd + 2 * kvd, 0));
-	if (L->wqkv.data) {
+	if (L->wqkv.data && (s->attn_bias_qv || s->pos_attn == TFM_POS_DEBERTA)) {
+		/* DeBERTa v1's in_proj (rows [q; k; v] after hfmap.c's reorder):
+		 * three views, run as separate projections with v1's own biases */
+		L->wq = L->wk = L->wv = L->wqkv;
+		L->wq.out = qd, L->wk.out = L->wv.out = kvd;
+		L->wk.data = (const uint8_t *)L->wqkv.data + (size_t)qd * L->wqkv.row_bytes;
+		L->wv.data = (const uint8_t *)L->wk.data + (size_t)kvd * L->wqkv.row_bytes;
+		L->wqkv.data = NULL;
+	} else if (L->wqkv.data) {
 		TRY(bind_vec(b, &L->bqkv, NM("attn_qkv.bias"), qd + 2 * kvd, s->attn_bias_qkv));
 	} else {
 		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, qd, 1));
 		TRY(bind_mat(b, &L->wk, NM("attn_k.weight"), d, kvd, 1));
 		TRY(bind_mat(b, &L->wv, NM("attn_v.weight"), d, kvd, 1));
-		TRY(bind_vec(b, &L->bq, NM("attn_q.bias"), qd, s->attn_bias_qkv));
+	}
+	if (!L->wqkv.data) {
+		TRY(bind_vec(b, &L->bq, NM("attn_q.bias"), qd, s->attn_bias_qkv || s->attn_bias_qv));
 		TRY(bind_vec(b, &L->bk, NM("attn_k.bias"), kvd, s->attn_bias_qkv));
-		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv));
+		TRY(bind_vec(b, &L->bv, NM("attn_v.bias"), kvd, s->attn_bias_qkv || s->attn_bias_qv));
+	}
+	if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) {
+		/* DeBERTa's own projections of the relative embeddings */
+		TRY(bind_mat(b, &L->pos_k, NM("attn_pos_k.weight"), d, qd, s->rel_c2p));
+		TRY(bind_vec(b, &L->pos_k_b, NM("attn_pos_k.bias"), qd,
+			     s->rel_c2p && s->rel_pos_k_bias));
+		TRY(bind_mat(b, &L->pos_q, NM("attn_pos_q.weight"), d, qd, s->rel_p2c));
+		TRY(bind_vec(b, &L->pos_q_b, NM("attn_pos_q.bias"), qd, s->rel_p2c));
 	}
 	}
 	TRY(bind_mat(b, &L->wo, NM("attn_output.weight"),
@@ -1007,16 +1075,26 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	/* the width of the embedding sums and their norm: io when they are
 	 * projected after the norm (ELECTRA), else the model's */
 	int64_t ew = s->embd_proj ? io : s->n_embd;
+	if (s->embd_proj_first && !s->embd_proj) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: embd.proj_first without embd.proj", b.arch);
+		goto fail;
+	}
 	if (s->n_embd_io > 0 &&
 	    ((st = bind_mat(&b, &m->proj_in, "project_in.weight", io, s->n_embd, 1)) ||
-	     (st = bind_vec(&b, &m->proj_in_b, "project_in.bias", s->n_embd, s->embd_proj)) ||
+	     (st = bind_vec(&b, &m->proj_in_b, "project_in.bias", s->n_embd,
+			    s->embd_proj && !s->embd_proj_first)) ||
 	     (st = bind_mat(&b, &m->proj_out, "project_out.weight", s->n_embd, io,
 			    !s->embd_proj))))
 		goto fail;
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED &&
 	    (st = bind_mat(&b, &m->pos_embd, "position_embd.weight", ew, -1, 1)))
 		goto fail;
-	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm", ew, 1)))
+	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm",
+					    s->embd_proj_first ? s->n_embd : ew, 1)))
+		goto fail;
+	if (s->pos_attn == TFM_POS_DEBERTA && (st = bind_rel(&b)))
+		goto fail;
+	if (s->conv_kernel > 0 && (st = bind_conv(&b)))
 		goto fail;
 	if (s->final_norm && (st = bind_norm(&b, &m->out_norm, "output_norm", s->n_embd, 1)))
 		goto fail;

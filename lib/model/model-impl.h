@@ -67,6 +67,11 @@ struct tfm_layer {
 	 * {n_embd, n_embd} */
 	float *mix_k, *mix_v, *mix_r, *rw_decay, *rw_first, *cmix_k, *cmix_r;
 	struct tfm_mat rw_k, rw_v, rw_r, rw_o, cm_k, cm_v, cm_r;
+	/* deberta-v2 (deberta.c): separate position projections of the relative
+	 * embeddings, attn_pos_k / attn_pos_q {n_embd, q_dim} with biases, or
+	 * data NULL (share_att_key: the content projections) */
+	struct tfm_mat pos_k, pos_q;
+	float *pos_k_b, *pos_q_b;
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int64_t chunk;               /* chunked local attention (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
@@ -102,6 +107,12 @@ struct tfm_model {
 				      then mlm_norm and the output head (tied, out_b) */
 	float *mlm_b;              /* [n_embd], or NULL (spec.head_dense_bias 0) */
 	struct tfm_norm_w mlm_norm;
+	float *rel_emb;            /* deberta: [2 rel_span][n_embd] the relative embeddings, normed
+				      (rel_embd_norm) when spec.rel_norm; NULL otherwise */
+	float *conv_w;             /* deberta ConvLayer: [k][g][d/g out][d/g in] taps (spec.conv_kernel
+				      k, conv_groups g), or NULL */
+	float *conv_b;             /* [n_embd] */
+	struct tfm_norm_w conv_norm;
 	struct tfm_layer *layers;  /* [n_layer] */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
@@ -170,6 +181,9 @@ struct tfm_ctx {
 	 * nope, v_dim)] */
 	float *mqa, *mkva, *mckv, *mkey, *mq, *mout, *mt1, *mt2;
 	float *ssm;                /* mamba.c: recurrent state of the mamba layers, then their scratch */
+	float *rel;                /* deberta.c: scratch of the disentangled attention, or NULL */
+	float *conv;               /* deberta.c: the ConvLayer's input (the embeddings' output) and
+				      scratch, [4][n_batch][n_embd], or NULL */
 	struct tfm_kexec kx;
 	void *mem;                 /* one allocation behind the scratch */
 };

@@ -188,7 +188,7 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 	add(r, "token_embd.weight", io, s->n_vocab, 0, 1);
 	if (s->n_embd_io > 0) {
 		add(r, "project_in.weight", io, d, 0, 1 / sqrtf((float)io));
-		if (s->embd_proj)
+		if (s->embd_proj && !s->embd_proj_first)
 			add(r, "project_in.bias", d, 1, 0, 0.02f);
 		else
 			add(r, "project_out.weight", d, io, 0, wd);
@@ -197,10 +197,22 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		add(r, "position_embd.weight", ew,
 		    (s->n_ctx_train > 0 ? s->n_ctx_train : 2048) + s->pos_offset, 0, 0.1f);
 	if (s->embd_norm)
-		norm(r, s, "token_embd_norm", ew);
+		norm(r, s, "token_embd_norm", s->embd_proj_first ? d : ew);
+	if (s->conv_kernel > 0 && s->conv_groups > 0) { /* DeBERTa's ConvLayer */
+		int64_t dg = d / s->conv_groups;
+		add(r, "enc_conv.weight", s->conv_kernel, d * dg, 0,
+		    1 / sqrtf((float)(dg * s->conv_kernel)));
+		add(r, "enc_conv.bias", d, 1, 0, 0.02f);
+		norm(r, s, "enc_conv_norm", d);
+	}
+	if (s->pos_attn == TFM_POS_DEBERTA) { /* DeBERTa's relative embeddings */
+		add(r, "rel_embd.weight", d, 2 * s->rel_span, 0, 1);
+		if (s->rel_norm)
+			norm(r, s, "rel_embd_norm", d);
+	}
 	if (s->final_norm)
 		norm(r, s, "output_norm", d);
-	if (!s->tied_output && s->head == TFM_HEAD_LM)
+	if (!s->tied_output && (s->head == TFM_HEAD_LM || s->mlm_head))
 		add(r, "output.weight", io, s->n_vocab, 0, wd);
 	if (enc) { /* token types and the heads bind_encoder reads */
 		int cls = s->head == TFM_HEAD_CLASSIFIER || s->head == TFM_HEAD_TOKEN;
@@ -276,10 +288,25 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			add(r, N("attn_k.weight"), d, kvd, 0, wd);
 			add(r, N("attn_v.weight"), d, kvd, 0, wd);
 		}
+		if (s->attn_bias_qv) {
+			add(r, N("attn_q.bias"), qd, 1, 0, 0.02f);
+			add(r, N("attn_v.bias"), kvd, 1, 0, 0.02f);
+		}
 		if (s->attn_bias_qkv && s->kv_lora_rank <= 0) {
 			add(r, N("attn_q.bias"), qd, 1, 0, 0.02f);
 			add(r, N("attn_k.bias"), kvd, 1, 0, 0.02f);
 			add(r, N("attn_v.bias"), kvd, 1, 0, 0.02f);
+		}
+		if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) {
+			if (s->rel_c2p) {
+				add(r, N("attn_pos_k.weight"), d, qd, 0, wd);
+				if (s->rel_pos_k_bias)
+					add(r, N("attn_pos_k.bias"), qd, 1, 0, 0.02f);
+			}
+			if (s->rel_p2c) {
+				add(r, N("attn_pos_q.weight"), d, qd, 0, wd);
+				add(r, N("attn_pos_q.bias"), qd, 1, 0, 0.02f);
+			}
 		}
 		int64_t od = s->kv_lora_rank > 0 ? s->n_head * s->v_head_dim : qd; /* attn_output's in */
 		add(r, N("attn_output.weight"), od, d, 0, 1 / sqrtf((float)od));

@@ -41,6 +41,11 @@ static int64_t attn_params(const struct tfm_spec *s)
 		p += norm_size(s, nh * hd) + norm_size(s, nkv * hd);
 	if (s->diff_attn) /* the lambda vectors q1, k1, q2, k2 */
 		p += 4 * hd;
+	if (s->attn_bias_qv) /* DeBERTa v1's q_bias, v_bias */
+		p += (nh + nkv) * hd;
+	if (s->pos_attn == TFM_POS_DEBERTA && !s->rel_share_key) /* attn_pos_k / _q, biases */
+		p += (s->rel_c2p + s->rel_p2c) * e * nh * hd +
+		     (s->rel_c2p * s->rel_pos_k_bias + s->rel_p2c) * nh * hd;
 	return p;
 }
 
@@ -153,6 +158,7 @@ double tfm_spec_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t
 }
 
 static double dmax(double a, double b) { return a > b ? a : b; }
+static double dmin(double a, double b) { return a < b ? a : b; }
 
 /* A generous upper bound of the count, in double: every product the counting
  * below forms, with each factor rounded up.  When it passes 2^62 the int64
@@ -174,7 +180,8 @@ static double count_bound(const struct tfm_spec *s)
 		       4 * ((double)s->n_expert + 2) * e * ff + 8 * ssm + 16 * e * e;
 	return 2 * nl * layer + 4 * ((double)s->n_vocab + s->n_ctx_train + s->pos_offset +
 				     s->n_token_types + s->n_labels + 8) * io +
-	       4 * nl * ((double)s->t5_buckets + 1) * ((double)s->n_head + 1);
+	       4 * nl * ((double)s->t5_buckets + 1) * ((double)s->n_head + 1) +
+	       8 * ((double)s->rel_span + s->conv_kernel * e + 1) * e;
 }
 
 int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
@@ -188,7 +195,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 			      s->n_token_types, s->n_labels, s->n_embd_io, s->n_ff, s->n_ff_expert,
 			      s->n_ff_shared, s->n_expert, s->n_head, s->n_head_kv, s->head_dim,
 			      s->ssm_d_inner, s->ssm_d_state, s->ssm_dt_rank, s->ssm_d_conv,
-			      s->ssm_n_head, s->ssm_n_group, s->t5_buckets};
+			      s->ssm_n_head, s->ssm_n_group, s->t5_buckets, s->rel_span,
+			      s->conv_kernel, s->conv_groups};
 	for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
 		if (sz[i] < 0)
 			return tfm_seterr(TFM_E_FORMAT, "%s: a negative size (%lld) in the spec",
@@ -211,14 +219,25 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	 * norm: io when project_in follows the norm (ELECTRA) */
 	int64_t ew = s->embd_proj && s->n_embd_io > 0 ? io : e;
 	c->embd = s->n_vocab * io + s->n_token_types * ew;
-	if (s->n_embd_io > 0 && s->embd_proj) /* project_in with its bias */
-		c->head += io * e + e;
+	if (s->n_embd_io > 0 && s->embd_proj) /* project_in, with its bias after the norm */
+		c->head += io * e + (s->embd_proj_first ? 0 : e);
 	else if (s->n_embd_io > 0) /* project_in, project_out: matmuls, counted as head */
 		c->head += 2 * io * e;
 	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
 		c->embd += stacks * (s->n_ctx_train + s->pos_offset) * ew;
-	if (s->embd_norm)
-		c->norms += stacks * norm_size(s, ew);
+	if (s->embd_norm) /* DeBERTa's norm follows project_in: n_embd wide */
+		c->norms += stacks * norm_size(s, s->embd_proj_first ? e : ew);
+	/* DeBERTa: the relative embeddings (a table the layers project) and
+	 * their LayerNorm, which transformers builds even without
+	 * relative_attention */
+	if (s->pos_attn == TFM_POS_DEBERTA)
+		c->embd += 2 * s->rel_span * e;
+	if (s->rel_norm)
+		c->norms += norm_size(s, e);
+	if (s->conv_kernel > 0 && s->conv_groups > 0) { /* DeBERTa's ConvLayer: taps, bias, norm */
+		c->attn += s->conv_kernel * e * (e / s->conv_groups) + e;
+		c->norms += norm_size(s, e);
+	}
 	if (s->final_norm)
 		c->norms += stacks * norm_size(s, e);
 	if (s->pos_attn == TFM_POS_T5)
@@ -248,6 +267,15 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 				double qk = s->kv_lora_rank ? s->qk_nope_dim + s->qk_rope_dim : s->head_dim;
 				double v = s->kv_lora_rank ? s->v_head_dim : s->head_dim;
 				attn_flops += 2.0 * s->n_head * (qk + v) * span * (cross ? 2 : 1);
+				if (s->pos_attn == TFM_POS_DEBERTA && ctx > 0) {
+					/* c2p / p2c: a product with each position row the
+					 * sequence reaches (at most 2 ctx - 1), and those
+					 * rows' projections shared by the ctx tokens */
+					double rows = dmin(2.0 * s->rel_span, 2.0 * (double)ctx - 1);
+					double terms = s->rel_c2p + s->rel_p2c;
+					attn_flops += terms * (2.0 * s->n_head * qk * rows +
+							       2.0 * rows * e * s->n_head * qk / (double)ctx);
+				}
 			}
 		} else if (kind == TFM_LAYER_RWKV) {
 			c->norms += 2 * ln;
@@ -280,6 +308,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->norms = n0 + (c->norms - n0) / nl * G;
 		c->ssm = s0 + (c->ssm - s0) / nl * G;
 	}
+	if (s->mlm_head && !s->tied_output && s->head != TFM_HEAD_LM) /* an MLM decoder of its own */
+		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && !s->tied_output)
 		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && s->head_bias)

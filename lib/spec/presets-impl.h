@@ -154,6 +154,8 @@ int tfm_preset_olmo(struct tfm_spec *s, const json_t *c);
 int tfm_preset_roberta(struct tfm_spec *s, const json_t *c);
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_electra(struct tfm_spec *s, const json_t *c);
+int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c);
+int tfm_preset_deberta(struct tfm_spec *s, const json_t *c);
 int tfm_preset_albert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_modernbert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_t5(struct tfm_spec *s, const json_t *c);

@@ -269,6 +269,207 @@ int tfm_preset_modernbert(struct tfm_spec *s, const json_t *c)
 	return TFM_OK;
 }
 
+/* DeBERTa (v1, model_type deberta) and DeBERTa-v2 / v3: BERT's post-LN
+ * encoder with disentangled attention (pos_attn deberta,
+ * lib/model/deberta.c).  Keys the configs keep in kwargs and the modules
+ * read with getattr (v2: position_buckets, share_att_key, norm_rel_ebd,
+ * conv_kernel_size, attention_head_size; both: embedding_size,
+ * pooler_hidden_size; v1: talking_head) are read here too: honoured or
+ * refused.  v1 differs in its attention only: a fused in_proj (per head q,
+ * k, v rows; hfmap.c reorders them) with q_bias and v_bias and no k bias,
+ * pos_proj without a bias, no buckets, no norm of the relative
+ * embeddings, and the scale counts every pos_att_type entry. */
+static int deberta(struct tfm_spec *s, const json_t *c, int v1)
+{
+	if (v1)
+		set_arch(s, "deberta", "deberta");
+	else
+		set_arch(s, "deberta-v2", "deberta-v2");
+	s->n_vocab = gi(c, "vocab_size", v1 ? 50265 : 128100);
+	int st = bert_core(s, c, 1e-7, 0);
+	if (st)
+		return st;
+	const char *a = s->arch;
+	s->n_embd = gi(c, "hidden_size", v1 ? 768 : 1536);
+	s->n_layer = gi(c, "num_hidden_layers", v1 ? 12 : 24);
+	s->n_head = s->n_head_kv = gi(c, "num_attention_heads", v1 ? 12 : 24);
+	s->n_ff = gi(c, "intermediate_size", v1 ? 3072 : 6144);
+	if (s->n_head < 1 || s->n_embd % s->n_head)
+		return tfm_seterr(TFM_E_FORMAT, "%s: hidden_size %lld not a multiple of %lld heads",
+				  a, (long long)s->n_embd, (long long)s->n_head);
+	s->head_dim = s->n_embd / s->n_head;
+	if (v1) {
+		if (gb(c, "talking_head", 0))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: talking_head (head_logits_proj, "
+					  "head_weights_proj) is not supported", a);
+		s->attn_bias_qkv = 0;
+		s->attn_bias_qv = 1; /* q_bias, v_bias */
+	}
+	s->rel_pos_k_bias = !v1; /* v1's pos_proj has no bias */
+	if (!v1 && has(c, "attention_head_size") && gi(c, "attention_head_size", 0) != s->head_dim)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: attention_head_size %lld other than "
+				  "hidden_size / num_attention_heads is not supported", a,
+				  (long long)gi(c, "attention_head_size", 0));
+	/* ConvLayer (DeBERTa-v2 xlarge / xxlarge): its keys read only with it */
+	int64_t ck = v1 ? 0 : gi(c, "conv_kernel_size", 0), cg = v1 ? 1 : gi(c, "conv_groups", 1);
+	const char *ca = v1 ? "tanh" : gs(c, "conv_act", "tanh");
+	if (ck > 0) {
+		static const struct { const char *n; int a; } acts[] = {
+			{ "tanh", TFM_CONV_ACT_TANH }, { "gelu", TFM_CONV_ACT_GELU },
+			{ "gelu_new", TFM_CONV_ACT_GELU_TANH },
+			{ "gelu_pytorch_tanh", TFM_CONV_ACT_GELU_TANH },
+			{ "relu", TFM_CONV_ACT_RELU }, { "silu", TFM_CONV_ACT_SILU },
+			{ "swish", TFM_CONV_ACT_SILU },
+		};
+		size_t i = 0;
+		while (i < sizeof acts / sizeof acts[0] && strcmp(acts[i].n, ca))
+			i++;
+		if (i == sizeof acts / sizeof acts[0])
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: conv_act '%s' is not supported "
+					  "(tanh, gelu, gelu_new, gelu_pytorch_tanh, relu, silu)", a, ca);
+		/* an even kernel makes the conv one shorter than the sequence
+		 * (padding (k - 1) / 2): transformers fails on it */
+		if (ck % 2 == 0 || ck > 1001 || cg < 1 || s->n_embd % cg)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: conv_kernel_size %lld with conv_groups "
+					  "%lld (odd kernels, groups dividing hidden_size) is not "
+					  "supported", a, (long long)ck, (long long)cg);
+		s->conv_kernel = ck;
+		s->conv_groups = cg;
+		s->conv_act = acts[i].a;
+	}
+	int64_t e = gi(c, "embedding_size", s->n_embd);
+	if (e < 1)
+		return tfm_seterr(TFM_E_FORMAT, "%s: embedding_size %lld", a, (long long)e);
+	if (e != s->n_embd) { /* embed_proj (no bias) before the LayerNorm */
+		s->n_embd_io = e;
+		s->embd_proj = 1;
+		s->embd_proj_first = 1;
+	}
+	if (!gb(c, "position_biased_input", 1))
+		s->pos_embd = TFM_POS_EMBD_NONE;
+	if (s->n_token_types < 0)
+		s->n_token_types = 0;
+	/* pos_att_type: None, a list, or the "c2p|p2c" string of old configs */
+	json_t *pt = gj(c, "pos_att_type");
+	int c2p = 0, p2c = 0, entries = 0;
+	for (size_t i = 0; json_is_array(pt) || json_is_string(pt); i++) {
+		char one[16];
+		const char *v;
+		if (json_is_array(pt)) {
+			if (i >= json_array_size(pt))
+				break;
+			v = json_string_value(json_array_get(pt, i));
+			if (!v)
+				return tfm_seterr(TFM_E_FORMAT, "%s: pos_att_type entry %zu is not a "
+						  "string", a, i);
+			snprintf(one, sizeof one, "%s", v);
+		} else { /* field i of the string split at '|', stripped, lower case */
+			const char *p = json_string_value(pt);
+			for (size_t k = 0; k < i && p; k++)
+				p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL;
+			if (!p)
+				break;
+			size_t n = 0;
+			while (*p == ' ')
+				p++;
+			while (p[n] && p[n] != '|' && n + 1 < sizeof one) {
+				one[n] = (char)(p[n] >= 'A' && p[n] <= 'Z' ? p[n] + 32 : p[n]);
+				n++;
+			}
+			while (n > 0 && one[n - 1] == ' ')
+				n--;
+			one[n] = 0;
+		}
+		entries++;
+		if (!strcmp(one, "c2p"))
+			c2p = 1;
+		else if (!strcmp(one, "p2c"))
+			p2c = 1;
+		else if (one[0] || json_is_array(pt))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pos_att_type '%s' is not supported "
+					  "(c2p, p2c)", a, one);
+	}
+	/* the scores are divided by sqrt(head_dim * (1 + the terms named)),
+	 * with or without relative_attention (v1: 1 + the entries, repeated
+	 * ones too) */
+	s->attn_scale = (float)(1.0 / sqrt((double)s->head_dim * (1 + (v1 ? entries : c2p + p2c))));
+	const char *nr = v1 ? "none" : gs(c, "norm_rel_ebd", "none");
+	int rel_ln = 0;
+	for (const char *p = nr; *p;) { /* '|'-separated, stripped, case-insensitive */
+		const char *q = strchr(p, '|');
+		size_t n = q ? (size_t)(q - p) : strlen(p);
+		char one[32] = {0};
+		size_t k = 0;
+		for (size_t j = 0; j < n && k + 1 < sizeof one; j++)
+			if (p[j] != ' ')
+				one[k++] = (char)(p[j] >= 'A' && p[j] <= 'Z' ? p[j] + 32 : p[j]);
+		if (!strcmp(one, "layer_norm"))
+			rel_ln = 1;
+		else if (strcmp(one, "none") && one[0])
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: norm_rel_ebd '%s' is not supported "
+					  "(layer_norm, none)", a, nr);
+		p += n + (q != NULL);
+	}
+	s->rel_norm = rel_ln; /* its LayerNorm exists even without relative_attention */
+	s->rel_share_key = v1 ? 0 : gb(c, "share_att_key", 0);
+	if (gb(c, "relative_attention", 0)) {
+		/* v1 reads rel_embeddings[max - span, max + span) with span =
+		 * min(n, max): the same rows as clamp(r + max, 0, 2 max - 1) */
+		int64_t mrp = gi(c, "max_relative_positions", -1);
+		int64_t pb = v1 ? -1 : gi(c, "position_buckets", -1);
+		if (mrp < 1)
+			mrp = s->n_ctx_train;
+		s->pos_attn = TFM_POS_DEBERTA;
+		s->rel_max_pos = mrp;
+		s->rel_buckets = pb > 0 ? pb : 0;
+		s->rel_span = pb > 0 ? pb : mrp;
+		s->rel_c2p = c2p, s->rel_p2c = p2c;
+		/* make_log_bucket_position divides by log((max - 1) / mid) */
+		if (pb > 0 && (pb < 2 || mrp - 1 <= pb / 2))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: position_buckets %lld with "
+					  "max_relative_positions %lld (transformers divides by zero)",
+					  a, (long long)pb, (long long)mrp);
+		if (s->rel_span < 1)
+			return tfm_seterr(TFM_E_FORMAT, "%s: a relative span of %lld", a,
+					  (long long)s->rel_span);
+	} else {
+		/* no relative terms: read, but they change nothing */
+		(void)gi(c, "max_relative_positions", -1);
+		if (!v1)
+			(void)gi(c, "position_buckets", -1);
+	}
+	if (gi(c, "pooler_hidden_size", s->n_embd) != s->n_embd)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooler_hidden_size other than hidden_size "
+				  "is not supported", a);
+	const char *pa = gs(c, "pooler_hidden_act", "gelu");
+	if (!strcmp(pa, "gelu"))
+		s->pooler_act = TFM_POOLER_GELU;
+	else if (!strcmp(pa, "tanh"))
+		s->pooler_act = TFM_POOLER_TANH;
+	else if (!strcmp(pa, "relu"))
+		s->pooler_act = TFM_POOLER_RELU;
+	else
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: pooler_hidden_act '%s' is not supported "
+				  "(gelu, tanh, relu)", a, pa);
+	/* the masked-LM head: legacy (cls.predictions, its decoder tied to the
+	 * word embeddings, or with tie_word_embeddings false a decoder of its
+	 * own: output.weight) or lm_predictions.lm_head, whose product with the
+	 * word embeddings does not depend on tie_word_embeddings (transformers
+	 * 5.23.0 gives the same logits either way; 4.57.1 ties the head's dense
+	 * to the word embeddings when it is true, a shape error unless
+	 * hidden_size equals vocab_size) */
+	json_t *arch = gj(c, "architectures");
+	const char *cls = json_is_array(arch) ? json_string_value(json_array_get(arch, 0)) : NULL;
+	int legacy = gb(c, "legacy", 1), tie = gb(c, "tie_word_embeddings", 1);
+	if (cls && strstr(cls, "ForMaskedLM") && legacy && !tie)
+		s->tied_output = 0;
+	s->pooler = s->head == TFM_HEAD_CLASSIFIER;
+	return TFM_OK;
+}
+
+int tfm_preset_deberta(struct tfm_spec *s, const json_t *c) { return deberta(s, c, 1); }
+int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c) { return deberta(s, c, 0); }
+
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "distilbert", "bert");

@@ -750,6 +750,7 @@ static const struct preset {
 	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
 	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", tfm_preset_bert }, { "roberta", tfm_preset_roberta },
 	{ "distilbert", tfm_preset_distilbert }, { "electra", tfm_preset_electra },
+	{ "deberta-v2", tfm_preset_deberta_v2 }, { "deberta", tfm_preset_deberta },
 	{ "albert", tfm_preset_albert },
 	{ "modernbert", tfm_preset_modernbert }, { "t5", tfm_preset_t5 }, { "bart", tfm_preset_bart },
 	{ "mamba", tfm_preset_mamba }, { "falcon_mamba", tfm_preset_falcon_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "rwkv", tfm_preset_rwkv },

@@ -14,7 +14,7 @@ static const char *const n_place[] = { "pre", "post", "sandwich", "post_in", NUL
 static const char *const n_act[] = { "silu", "gelu", "gelu_tanh", "relu", "relu2",
 				     "gelu_quick", NULL };
 static const char *const n_pos_embd[] = { "none", "learned", "sinusoidal", NULL };
-static const char *const n_pos_attn[] = { "none", "rope", "alibi", "t5", NULL };
+static const char *const n_pos_attn[] = { "none", "rope", "alibi", "t5", "deberta", NULL };
 static const char *const n_scaling[] = { "none", "linear", "ntk", "dynamic", "yarn",
 					 "llama3", "longrope", NULL };
 static const char *const n_mask[] = { "causal", "bidir", "window", "chunked", NULL };
@@ -23,6 +23,7 @@ static const char *const n_gate[] = { "softmax", "sigmoid", NULL };
 static const char *const n_head[] = { "lm", "classifier", "embed", "token", NULL };
 static const char *const n_pool[] = { "none", "cls", "mean", "last", "max", "mean_sqrt_len",
 				      NULL };
+static const char *const n_conv_act[] = { "tanh", "silu", "gelu", "gelu_tanh", "relu", NULL };
 static const char *const n_pooler_act[] = { "tanh", "relu", "gelu", "silu", NULL };
 
 #define O(f) offsetof(struct tfm_spec, f)
@@ -53,6 +54,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("embd.tied_output", tied_output),
 	I("embd.n_io", n_embd_io, 0, 1e7),
 	B("embd.proj", embd_proj),
+	B("embd.proj_first", embd_proj_first),
 
 	I("attn.n_head", n_head, 0, 1e6),
 	I("attn.n_head_kv", n_head_kv, 0, 1e6),
@@ -65,6 +67,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	D("attn.mla_norm_eps", mla_norm_eps, 0, 1),
 	B("attn.bias_qkv", attn_bias_qkv),
 	B("attn.bias_out", attn_bias_out),
+	B("attn.bias_qv", attn_bias_qv),
 	F("attn.scale", attn_scale, 0, 1e6),
 	B("attn.scale_inv_layer", attn_scale_inv_layer),
 	F("attn.softcap", attn_softcap, 0, 1e6),
@@ -100,6 +103,17 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	F("alibi.scale", alibi_scale, 0, 1e6),
 	I("t5.buckets", t5_buckets, 0, 1e6),
 	I("t5.max_distance", t5_max_distance, 0, 1e9),
+	I("rel.span", rel_span, 0, 1e6),
+	I("rel.buckets", rel_buckets, 0, 1e6),
+	I("rel.max_pos", rel_max_pos, 0, 1e9),
+	B("rel.c2p", rel_c2p),
+	B("rel.p2c", rel_p2c),
+	B("rel.share_key", rel_share_key),
+	B("rel.norm", rel_norm),
+	B("rel.pos_k_bias", rel_pos_k_bias),
+	I("conv.kernel", conv_kernel, 0, 1e4),
+	I("conv.groups", conv_groups, 0, 1e7),
+	E("conv.act", conv_act, n_conv_act),
 
 	E("norm.type", norm, n_norm),
 	D("norm.eps", norm_eps, 0, 1),

@@ -29,7 +29,10 @@ enum tfm_act { TFM_ACT_SILU = 0, TFM_ACT_GELU, TFM_ACT_GELU_TANH, TFM_ACT_RELU,
 /* Positions added to the embeddings. */
 enum tfm_pos_embd { TFM_POS_EMBD_NONE = 0, TFM_POS_EMBD_LEARNED, TFM_POS_EMBD_SINUSOIDAL };
 /* Positions inside attention. */
-enum tfm_pos_attn { TFM_POS_NONE = 0, TFM_POS_ROPE, TFM_POS_ALIBI, TFM_POS_T5 };
+/* DEBERTA: disentangled attention (He et al. 2021): content-to-position and
+ * position-to-content scores from shared relative-position embeddings
+ * (lib/model/deberta.c; the rel.* knobs) */
+enum tfm_pos_attn { TFM_POS_NONE = 0, TFM_POS_ROPE, TFM_POS_ALIBI, TFM_POS_T5, TFM_POS_DEBERTA };
 enum tfm_rope_scaling { TFM_ROPE_SCALE_NONE = 0, TFM_ROPE_SCALE_LINEAR, TFM_ROPE_SCALE_NTK,
 			TFM_ROPE_SCALE_DYNAMIC, TFM_ROPE_SCALE_YARN, TFM_ROPE_SCALE_LLAMA3,
 			TFM_ROPE_SCALE_LONGROPE };
@@ -45,6 +48,8 @@ enum tfm_head { TFM_HEAD_LM = 0, TFM_HEAD_CLASSIFIER, TFM_HEAD_EMBED, TFM_HEAD_T
  * per-dimension max, the sum / sqrt(n), the last token. */
 enum tfm_pooling { TFM_POOL_NONE = 0, TFM_POOL_CLS, TFM_POOL_MEAN, TFM_POOL_LAST, TFM_POOL_MAX,
 		   TFM_POOL_MEAN_SQRT };
+enum tfm_conv_act { TFM_CONV_ACT_TANH = 0, TFM_CONV_ACT_SILU, TFM_CONV_ACT_GELU,
+		    TFM_CONV_ACT_GELU_TANH, TFM_CONV_ACT_RELU };
 enum tfm_pooler_act { TFM_POOLER_TANH = 0, TFM_POOLER_RELU, TFM_POOLER_GELU, TFM_POOLER_SILU };
 
 struct tfm_spec {
@@ -70,6 +75,8 @@ struct tfm_spec {
 	int embd_proj;            /* with n_embd_io: word, position and token-type embeddings and
 	                             their norm are n_embd_io wide, then project_in (with bias)
 	                             maps them to n_embd; no project_out (ELECTRA) */
+	int embd_proj_first;      /* with embd_proj: project_in (no bias) comes before the norm,
+	                             which is n_embd wide (DeBERTa's embed_proj) */
 
 	/* attention */
 	int64_t n_head, n_head_kv, head_dim;   /* head_dim may differ from n_embd/n_head */
@@ -77,6 +84,7 @@ struct tfm_spec {
 	int64_t qk_rope_dim, qk_nope_dim, v_head_dim;
 	double mla_norm_eps;      /* eps of the q_a / kv_a latent norms (transformers: 1e-6 always) */
 	int attn_bias_qkv, attn_bias_out;      /* biases present */
+	int attn_bias_qv;         /* q and v biases, no k bias (DeBERTa v1's q_bias, v_bias) */
 	float attn_scale;         /* 0: 1/sqrt(head_dim) */
 	int attn_scale_inv_layer; /* gpt2 scale_attn_by_inverse_layer_idx: layer l also / (l + 1) */
 	float attn_softcap;       /* 0: none (gemma2: 50) */
@@ -120,6 +128,22 @@ struct tfm_spec {
 	double alibi_max_bias;    /* 8 in bloom/mpt */
 	float alibi_scale;        /* bias multiplier, 0: 1 (falcon: 1/sqrt(head_dim), like q.k) */
 	int64_t t5_buckets, t5_max_distance;
+	/* DeBERTa's relative positions (pos_attn DEBERTA): rel_embd has 2 rel_span
+	 * rows; the relative position q - k is log-bucketed when rel_buckets > 0
+	 * (make_log_bucket_position with rel_max_pos) and its row index is
+	 * clamp(r + rel_span, 0, 2 rel_span - 1); c2p / p2c: which terms;
+	 * share_key: the position keys and queries are the content projections
+	 * of the relative embeddings (else attn_pos_k / attn_pos_q); rel_norm:
+	 * rel_embd passes the LayerNorm rel_embd_norm first */
+	int64_t rel_span, rel_buckets, rel_max_pos;
+	int rel_c2p, rel_p2c, rel_share_key, rel_norm;
+	int rel_pos_k_bias;       /* attn_pos_k has a bias (v2's pos_key_proj; v1's pos_proj none) */
+	/* DeBERTa-v2's ConvLayer (conv_kernel_size > 0): after the first layer
+	 * x = LayerNorm(x + act(conv(e))), e the embeddings' output, a Conv1d of
+	 * conv_kernel taps (odd; zero padding) in conv_groups groups, act enum
+	 * tfm_conv_act; enc_conv, enc_conv_norm */
+	int64_t conv_kernel, conv_groups;
+	int conv_act;
 
 	/* norms */
 	int norm;                 /* enum tfm_norm_type */

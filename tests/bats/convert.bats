@@ -202,7 +202,7 @@ setup() {
 
 @test "convert: the README's list of model types is exactly the fixture types (decoders, encoders)" {
 	readme=$(grep '^Model types checked against transformers:' "$ROOT/README.md" |
-		grep -o '`[a-z0-9_]*`' | tr -d '`' | sort)
+		grep -o '`[a-z0-9_-]*`' | tr -d '`' | sort)
 	fixtures=$(jq -r '.fixtures[].model_type' "$ROOT/tests/fixtures/MANIFEST.json" \
 		"$ROOT/tests/fixtures/encoders/MANIFEST.json" | sort -u)
 	[ -n "$readme" ]

@@ -283,3 +283,85 @@ min_cos() {
 	run tfm-run --tag -m "$TAG" --top 2 -p 'sun'
 	assert_failure 64
 }
+
+@test "encoder: DeBERTa fixtures convert with their relative terms and exact parameter counts" {
+	# DebertaV2*.num_parameters() of transformers 4.57.1 with their heads
+	for f in deberta-v3:45,376 deberta-v2-cls:51,595 deberta-v2-tag:27,556 \
+		 deberta-v3-mlm:23,880 deberta-v2-mlm:17,968 deberta-v2-abs:28,928 \
+		 deberta-v2-conv:25,216 deberta-v2-conv5:11,776 deberta-v1:59,872 \
+		 deberta-v1-cls:37,203 deberta-v1-mlm:26,120 deberta-v1-abs:28,784 \
+		 deberta-v2-mlm-untied:24,528; do
+		run tfm-convert "$ROOT/tests/fixtures/encoders/${f%%:*}" -o "$T/${f%%:*}.gguf"
+		assert_success
+		run tfm-inspect -v "$T/${f%%:*}.gguf"
+		assert_success
+		assert_output --regexp "params +${f#*:} total"
+		refute_output --partial 'warning'
+		case $f in
+		deberta-v2-abs:* | deberta-v1-abs:*) assert_output --regexp "attn.pos +none" ;;
+		*) assert_output --regexp "attn.pos +deberta" ;;
+		esac
+	done
+	run tfm-inspect -v "$T/deberta-v3.gguf"
+	assert_output --regexp "rel.buckets +8"
+	assert_output --regexp "rel.share_key +1"
+	run tfm-inspect -T "$T/deberta-v2-cls.gguf"
+	assert_output --partial 'blk.2.attn_pos_q.weight'
+	assert_output --partial 'rel_embd.weight'
+}
+
+@test "encoder: DeBERTa keys and variants that are not implemented are refused (65)" {
+	D=$ROOT/tests/fixtures/encoders/deberta-v3
+	mkdir "$T/d"
+	cp "$D"/model.safetensors "$T/d/"
+	try() { # jq filter, then the text the refusal must name
+		jq "$1" "$D/config.json" > "$T/d/config.json"
+		run tfm-convert "$T/d" -o "$T/d.gguf"
+		assert_failure 65
+		assert_output --partial "$2"
+	}
+	try '.conv_kernel_size = 4' 'conv_kernel_size 4'
+	try '.conv_kernel_size = 3 | .conv_groups = 5' 'conv_groups 5'
+	try '.conv_kernel_size = 3 | .conv_act = "mish"' "conv_act 'mish'"
+	# DeBERTa v1: its config with talking heads
+	try '.model_type = "deberta" | .talking_head = true' 'talking_head'
+	try '.pos_att_type = "c2p|p2p"' "pos_att_type 'p2p'"
+	try '.pos_att_type = ["c2p", "p2p"]' "pos_att_type 'p2p'"
+	try '.attention_head_size = 16' 'attention_head_size'
+	try '.norm_rel_ebd = "layer_norm|batch_norm"' 'norm_rel_ebd'
+	try '.max_relative_positions = 4' 'position_buckets 8 with max_relative_positions 4'
+	try '.pooler_hidden_act = "gelu_new"' 'pooler_hidden_act'
+	try '.pooler_hidden_size = 24' 'pooler_hidden_size'
+	try '.architectures = ["DebertaV2ForQuestionAnswering"]' 'DebertaV2ForQuestionAnswering'
+	[ ! -e "$T/d.gguf" ]
+}
+
+@test "encoder: a DeBERTa-v2 classifier and masked LM through tfm-run (WordPiece fixtures)" {
+	DC=$ROOT/tests/fixtures/encoders/deberta-v2-cls
+	jq -r '.[].text' "$DC/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$DC" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$DC/cli.json")" ]
+	# lines and pairs (token types 0 / 1): each label's score and logit
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$DC/cli.json" '
+		{"a": 0, "b": 1, "c": 2} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "classify max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	DM=$ROOT/tests/fixtures/encoders/deberta-v2-mlm
+	jq -r '.[].text' "$DM/cli.json" > "$T/mlines"
+	run tfm-run --fill -m "$DM" -F jsonl -f "$T/mlines"
+	assert_success
+	echo "$output" > "$T/f.jsonl"
+	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
+	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$DM/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$DM/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
+		 range(0; 5) as $k |
+		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
+	echo "fill max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+}

@@ -1,6 +1,6 @@
 /* test_encoder.c: encoder-only models against transformers.  Each fixture
  * of tests/fixtures/encoders (scripts/make-fixtures-encoders: BERT,
- * RoBERTa, DistilBERT, ELECTRA, ALBERT, ModernBERT with random weights, outputs computed by
+ * RoBERTa, DistilBERT, ELECTRA, ALBERT, ModernBERT, DeBERTa v1 / v2 / v3 with random weights, outputs computed by
  * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
  * in memory), on the reference and the cpu backend, 1 and 3 threads; the
  * last hidden states, the pooled embedding or pooler output, the
@@ -9,6 +9,7 @@
  * transformers'. */
 #include "t.h"
 #include "model/model-impl.h"
+#include "model/deberta.h"
 #include "model-util.h"
 #include "format/convert.h"
 #include "format/gguf.h"
@@ -217,14 +218,19 @@ static void t_fixtures(void)
 					    "distilbert-mlm", "bert-tag", "electra", "electra-cls",
 					    "electra-tag", "albert", "albert-cls", "albert-g3",
 					    "modernbert", "modernbert-mlm", "modernbert-cls",
-					    "modernbert-tag", "modernbert-pair", "electra-mlm", "albert-mlm"};
+					    "modernbert-tag", "modernbert-pair", "electra-mlm", "albert-mlm",
+					    "deberta-v3", "deberta-v2-cls", "deberta-v2-tag",
+					    "deberta-v3-mlm", "deberta-v2-mlm", "deberta-v2-abs",
+					    "deberta-v2-conv", "deberta-v2-conv5", "deberta-v1",
+					    "deberta-v1-cls", "deberta-v1-mlm", "deberta-v1-abs",
+					    "deberta-v2-mlm-untied"};
 	static const char *const devs[] = {"ref", "cpu"};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(names[i], devs[dv], th, &ran);
-	CHECK(ran == 92);
+	CHECK(ran == 144);
 }
 
 /* The context's one-sequence contract and the inputs tfm_encode refuses. */
@@ -329,7 +335,138 @@ static void t_llamacpp_keys(void)
 	free(dir), free(gp);
 }
 
+/* DeBERTa's relative positions: tfm_deberta_rel_pos against the tensor
+ * transformers' build_relative_position makes for 1024 tokens (relpos.json:
+ * its first and last query rows, d = -k and 1023 - k), with the deberta-v3
+ * fixture's 8 buckets of 64 positions and deberta-v3-base's 256 of 512. */
+static void t_deberta_relpos(void)
+{
+	json_error_t je;
+	json_t *j = json_load_file("tests/fixtures/encoders/deberta-v3/relpos.json", 0, &je);
+	const char *key;
+	json_t *v;
+	int n_cfg = 0;
+	CHECK_MSG(j != NULL, "relpos.json: %s", je.text);
+	json_object_foreach(j, key, v) {
+		struct tfm_spec s = {0};
+		s.rel_buckets = json_integer_value(json_object_get(v, "buckets"));
+		s.rel_max_pos = json_integer_value(json_object_get(v, "max_pos"));
+		json_t *first = json_object_get(v, "first"), *last = json_object_get(v, "last");
+		int64_t n = (int64_t)json_array_size(first), bad = 0, mx = 0;
+		CHECK(n == 1024 && json_array_size(last) == 1024);
+		for (int64_t k = 0; k < n; k++) {
+			int64_t a = tfm_deberta_rel_pos(&s, -k), b = tfm_deberta_rel_pos(&s, n - 1 - k);
+			bad += a != json_integer_value(json_array_get(first, (size_t)k));
+			bad += b != json_integer_value(json_array_get(last, (size_t)k));
+			mx = b > mx ? b : mx;
+		}
+		fprintf(stderr, "  relative positions %-8s (%lld buckets, %lld positions): %lld of "
+			"%lld differ, largest %lld\n", key, (long long)s.rel_buckets,
+			(long long)s.rel_max_pos, (long long)bad, (long long)(2 * n), (long long)mx);
+		CHECK_MSG(bad == 0, "%s: %lld relative positions differ", key, (long long)bad);
+		n_cfg++;
+	}
+	CHECK(n_cfg == 2);
+	json_decref(j);
+}
+
+/* f32 rows [rows][w->in] of a weight */
+static float *mat_rows(const struct tfm_mat *w)
+{
+	float *f = malloc((size_t)(w->in * w->out) * sizeof *f);
+	for (int64_t r = 0; r < w->out; r++)
+		tfm_k_row_to_f32(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes,
+				 f + r * w->in, w->in);
+	return f;
+}
+
+/* dst[rows][out] = src[rows][in] W^T + b, in double */
+static void proj(float *dst, const float *src, int64_t rows, const struct tfm_mat *w,
+		 const float *b)
+{
+	float *wf = mat_rows(w);
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t o = 0; o < w->out; o++) {
+			double a = b ? b[o] : 0;
+			for (int64_t i = 0; i < w->in; i++)
+				a += (double)src[r * w->in + i] * wf[o * w->in + i];
+			dst[r * w->out + o] = (float)a;
+		}
+	free(wf);
+}
+
+/* The disentangled attention of deberta.c (position rows projected for the
+ * rows reached, three matmuls and gathers per head) against the scalar
+ * reference (every term a dot product of its own, the full position
+ * tables), layer 0 of six fixtures over a whole context of random inputs
+ * (24 to 64 tokens: log buckets, clamped rows, c2p and p2c alone and
+ * together, v1's split in_proj and pos_proj without a bias), ref and cpu,
+ * 1 and 3 threads. */
+static void t_deberta_ref(void)
+{
+	static const char *const names[] = {"deberta-v3", "deberta-v2-cls", "deberta-v2-mlm",
+					    "deberta-v2-tag", "deberta-v1", "deberta-v1-cls"};
+	static const char *const devs[] = {"ref", "cpu"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		for (int dv = 0; dv < 2; dv++)
+			for (int th = 1; th <= 3; th += 2) {
+				char *dir = t_path("tests/fixtures/encoders/%s", names[i]);
+				struct tfm_model_opts o = {.n_threads = th, .device = devs[dv]};
+				struct tfm_model *m = NULL;
+				struct tfm_ctx *c = NULL;
+				CHECK_OK(tfm_model_open(&m, dir, &o));
+				if (m)
+					CHECK_OK(tfm_ctx_new(&c, m, 0));
+				free(dir);
+				if (!c) {
+					tfm_model_close(m);
+					continue;
+				}
+				tfm_ctx_set_par_min(c, 0); /* the threaded kernels too */
+				const struct tfm_spec *s = &m->spec;
+				struct tfm_layer *L = &m->layers[0];
+				int64_t n = c->n_batch, d = s->n_embd, qd = m->q_dim, R = 2 * s->rel_span;
+				uint32_t x = 12345;
+				for (int64_t k = 0; k < n * d; k++) {
+					x = x * 1664525u + 1013904223u;
+					c->xn[k] = (float)((x >> 8) / 16777216.0 * 4 - 2);
+				}
+				tfm_deberta_attention(c, 0, n);
+				float *got = malloc((size_t)(n * qd) * sizeof *got);
+				float *want = malloc((size_t)(n * qd) * sizeof *want);
+				float *pk = malloc((size_t)(R * qd) * sizeof *pk);
+				float *pq = malloc((size_t)(R * qd) * sizeof *pq);
+				int32_t *c2p = malloc((size_t)(2 * n) * sizeof *c2p);
+				int32_t *p2c = malloc((size_t)(2 * n) * sizeof *p2c);
+				memcpy(got, c->att, (size_t)(n * qd) * sizeof *got);
+				if (s->rel_c2p)
+					proj(pk, m->rel_emb, R, s->rel_share_key ? &L->wk : &L->pos_k,
+					     s->rel_share_key ? L->bk : L->pos_k_b);
+				if (s->rel_p2c)
+					proj(pq, m->rel_emb, R, s->rel_share_key ? &L->wq : &L->pos_q,
+					     s->rel_share_key ? L->bq : L->pos_q_b);
+				for (int64_t dd = -(n - 1); dd < n; dd++) {
+					int64_t r = tfm_deberta_rel_pos(s, dd);
+					int64_t a = r + s->rel_span, b = -r + s->rel_span;
+					c2p[dd + n - 1] = (int32_t)(a < 0 ? 0 : a >= R ? R - 1 : a);
+					p2c[dd + n - 1] = (int32_t)(b < 0 ? 0 : b >= R ? R - 1 : b);
+				}
+				tfm_deberta_attn_ref(want, c->q, c->k, c->v, s->rel_c2p ? pk : NULL,
+						     s->rel_p2c ? pq : NULL, c2p, p2c, n, s->n_head,
+						     m->head_dim, m->attn_scale);
+				double e = t_maxdiff(got, want, n * qd);
+				fprintf(stderr, "  disentangled attention %-14s %s %d thr, %lld tokens: "
+					"vs reference %.2g\n", names[i], devs[dv], th, (long long)n, e);
+				CHECK_MSG(e <= 1e-5, "%s %s/%d: %g", names[i], devs[dv], th, e);
+				free(got), free(want), free(pk), free(pq), free(c2p), free(p2c);
+				tfm_ctx_free(c);
+				tfm_model_close(m);
+			}
+}
+
 static const struct t_case t_cases[] = {
+	{"deberta_relpos", t_deberta_relpos},
+	{"deberta_ref", t_deberta_ref},
 	{"llamacpp_keys", t_llamacpp_keys},
 	{"fixtures", t_fixtures},
 	{"refusals", t_refusals},

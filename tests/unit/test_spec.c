@@ -115,6 +115,27 @@ static void t_small_models(void)
 		CHECK(s.gated && s.act == TFM_ACT_GELU && !s.norm_bias && s.no_first_attn_norm);
 		CHECK(s.head == TFM_HEAD_EMBED && !s.pooler && s.head_transform);
 	}
+	/* microsoft/deberta-v3-base's config: DebertaV2Model.num_parameters()
+	 * of transformers 4.57.1 (relative embeddings 512 x 768 and their
+	 * LayerNorm, projections shared with the content keys and queries) */
+	CHECK_OK(spec_of("deberta-v3-base.json", &s, &c, 512));
+	CHECK(c.total == 183831552LL);
+	CHECK(s.pos_attn == TFM_POS_DEBERTA && s.rel_span == 256 && s.rel_buckets == 256 &&
+	      s.rel_max_pos == 512 && s.rel_c2p && s.rel_p2c && s.rel_share_key && s.rel_norm);
+	CHECK(s.pos_embd == TFM_POS_EMBD_NONE && s.n_token_types == 0 && !s.pooler);
+	CHECK_CLOSE(s.attn_scale, 1 / sqrt(64.0 * 3), 1e-7, 0);
+	/* deberta-v2-xlarge's shape keys (ConvLayer of 3 taps, attention_head_size
+	 * 64): DebertaV2Model(config).num_parameters() = 884,593,152 */
+	CHECK_OK(spec_of("deberta-v2-xlarge.json", &s, &c, 512));
+	CHECK(c.total == 884593152LL);
+	CHECK(s.conv_kernel == 3 && s.conv_groups == 1 && s.conv_act == TFM_CONV_ACT_GELU);
+	/* microsoft/deberta-base's shape keys (DeBERTa v1): DebertaModel(config)
+	 * .num_parameters() = 138,601,728 (in_proj, q_bias, v_bias, pos_proj
+	 * without a bias, pos_q_proj, 1024 relative rows) */
+	CHECK_OK(spec_of("deberta-base.json", &s, &c, 512));
+	CHECK(c.total == 138601728LL);
+	CHECK(s.attn_bias_qv && !s.attn_bias_qkv && !s.rel_pos_k_bias && s.rel_span == 512 &&
+	      s.rel_buckets == 0 && !s.rel_norm && !s.rel_share_key);
 
 	CHECK_OK(spec_of("t5-small.json", &s, &c, 512));
 	CHECK(c.total == 60506624LL);
