@@ -2,7 +2,8 @@
  * BERT (BertProcessing, or the TemplateProcessing BERT tokenizers declare):
  * [CLS] A [SEP], pairs [CLS] A [SEP] B [SEP] with token types 0 up to the
  * first [SEP] and 1 after it.  RoBERTa (RobertaProcessing): <s> A </s>,
- * pairs <s> A </s></s> B </s>, types all 0.  Other post-processors are
+ * pairs <s> A </s></s> B </s>, types all 0 (XLM-R's unigram the same).
+ * T5's unigram: A </s>, pairs A </s> B </s>.  Other post-processors are
  * refused. */
 #include "text/tokenizer-impl.h"
 
@@ -14,9 +15,13 @@
  * <s> A </s> (</s> B </s>), types all 0.  0: neither. */
 static int template_of(const struct tfm_tokenizer *t)
 {
+	/* unigram: XLM-R's <s> A </s>, T5's A </s> (pairs A </s> B </s>) */
+	if (t->kind == TFM_TOK_UGM && t->add_eos && t->eos >= 0 && !t->add_bos)
+		return 3;
 	if (t->cls < 0 || t->sep < 0 || t->bos != t->cls || t->eos != t->sep || !t->add_eos)
 		return 0;
-	return t->kind == TFM_TOK_WPM ? 1 : t->kind == TFM_TOK_BPE && t->add_bos ? 2 : 0;
+	return t->kind == TFM_TOK_WPM ? 1 : (t->kind == TFM_TOK_BPE || t->kind == TFM_TOK_UGM) &&
+	       t->add_bos ? 2 : 0;
 }
 
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
@@ -30,7 +35,7 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 				  "post-processor ([CLS] text [SEP], <s> text </s>); this tokenizer "
 				  "has neither");
 	int st = tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
-	if (st || tpl == 1)
+	if (st || tpl == 1 || t->kind == TFM_TOK_UGM) /* unigram adds its closing token */
 		return st;
 	int32_t *x = realloc(*ids, (*n + 1) * sizeof *x); /* RoBERTa: the closing </s> */
 	if (!x) {
@@ -94,6 +99,21 @@ int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen,
 	if (st)
 		goto out;
 	size_t m = nx + ny + 3 + (tpl == 2);
+	if (tpl == 3) { /* A </s> B </s> */
+		if (!(*ids = tfm_malloc((nx + ny + 2) * sizeof **ids)) ||
+		    !(*types = tfm_calloc(nx + ny + 2, sizeof **types))) {
+			free(*ids);
+			*ids = NULL;
+			st = TFM_E_NOMEM;
+			goto out;
+		}
+		memcpy(*ids, x, nx * sizeof *x);
+		(*ids)[nx] = t->eos;
+		memcpy(*ids + nx + 1, y, ny * sizeof *y);
+		(*ids)[nx + ny + 1] = t->eos;
+		*n = nx + ny + 2;
+		goto out;
+	}
 	*ids = tfm_malloc(m * sizeof **ids);
 	*types = tfm_malloc(m * sizeof **types);
 	if (!*ids || !*types) {
