@@ -1,8 +1,10 @@
 /* vocab-import.c: tfm_tokenizer_to_gguf: the tokenizer.ggml.* keys, as
  * llama.cpp's converters write them, from a checkpoint's tokenizer files:
  * a llama2.c tokenizer.bin, a SentencePiece tokenizer.model (a small
- * protobuf reader), a Hugging Face tokenizer.json (byte-level BPE,
- * SentencePiece-style BPE with byte fallback, or WordPiece), vocab.json + merges.txt, or a BERT vocab.txt.  Special token
+ * protobuf reader; BPE or unigram), a Hugging Face tokenizer.json
+ * (byte-level BPE, SentencePiece-style BPE with byte fallback, WordPiece,
+ * or Unigram: its normalizer and pre-tokenizer through ugm-import.c),
+ * vocab.json + merges.txt, or a BERT vocab.txt.  Special token
  * ids and add_bos/add_eos come from tokenizer_config.json when present. */
 #include "unigram.h"
 

@@ -896,8 +896,34 @@ static const char ugm_head[] =
 static const char ugm_meta[] =
 	"{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"always\","
 	"\"split\":true}";
-#define UGM_CMAP_GOOD "iAEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABhBQAAYgA="
-#define UGM_CMAP_BAD "iAEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAOgDAABhBQAAYgA="
+/* The charsmap in base64: units[0x61] is 'a' with a leaf, offset 1, so
+ * its value unit is units[0x60]: val, the offset of the replacement in
+ * the strings "b\0". */
+static void ugm_cmap(char *out, uint32_t val)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint8_t blob[4 + 0x62 * 4 + 2] = { 0 };
+	uint32_t u[0x62] = { 0 };
+	u[0x61] = 1u << 10 | 1u << 8 | 0x61;
+	u[0x60] = val;
+	blob[0] = 0x88; /* 0x188 bytes of trie, little-endian */
+	blob[1] = 0x01;
+	for (int i = 0; i < 0x62; i++)
+		for (int k = 0; k < 4; k++)
+			blob[4 + 4 * i + k] = (uint8_t)(u[i] >> 8 * k);
+	blob[sizeof blob - 2] = 'b';
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof blob; i += 3) {
+		uint32_t v = (uint32_t)blob[i] << 16 | (i + 1 < sizeof blob ? blob[i + 1] << 8 : 0) |
+			     (i + 2 < sizeof blob ? blob[i + 2] : 0);
+		out[k++] = b64[v >> 18];
+		out[k++] = b64[(v >> 12) & 63];
+		out[k++] = i + 1 < sizeof blob ? b64[(v >> 6) & 63] : '=';
+		out[k++] = i + 2 < sizeof blob ? b64[v & 63] : '=';
+	}
+	out[k] = 0;
+}
 
 static struct tfm_tokenizer *ugm_json(const char *norm, const char *pre, int want)
 {
@@ -914,11 +940,12 @@ static struct tfm_tokenizer *ugm_json(const char *norm, const char *pre, int wan
  * refused by name. */
 static void t_unigram_hostile(void)
 {
-	char norm[2048];
+	char norm[2048], cm[1024];
 	int32_t *ids = NULL;
 	size_t n = 0;
+	ugm_cmap(cm, 0);
 	snprintf(norm, sizeof norm, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"%s\"}",
-		 UGM_CMAP_GOOD);
+		 cm);
 	struct tfm_tokenizer *t = ugm_json(norm, ugm_meta, TFM_OK);
 	if (t) {
 		static const int32_t want[] = { 4, 4 }; /* "a b" -> "b b" -> ▁b ▁b */
@@ -929,8 +956,9 @@ static void t_unigram_hostile(void)
 	}
 	/* the value after 'a' points past the two bytes of strings: refused
 	 * when it is reached */
+	ugm_cmap(cm, 1000);
 	snprintf(norm, sizeof norm, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"%s\"}",
-		 UGM_CMAP_BAD);
+		 cm);
 	if ((t = ugm_json(norm, ugm_meta, TFM_OK))) {
 		CHECK_ST(tfm_tokenize(t, "xa", 2, 0, &ids, &n), TFM_E_FORMAT);
 		CHECK(strstr(tfm_errmsg(), "precompiled_charsmap") != NULL);
