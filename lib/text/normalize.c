@@ -254,11 +254,14 @@ void tfm_ugm_free(struct tfm_ugm *u)
 
 /* Characters that stay in the grapheme of the character before them
  * (UAX #29 Extend and SpacingMark, reduced to what changes the charsmap's
- * lookups: combining marks, ZWJ, emoji modifiers and tags). */
+ * lookups: combining marks, ZWNJ, ZWJ, U+FF9E/F, emoji modifiers and tags,
+ * variation selectors). */
 static int extends(uint32_t c)
 {
-	return (tfm_uc_flags(c) & TFM_UC_MARK) || c == 0x200d || (c >= 0x1f3fb && c <= 0x1f3ff) ||
-	       (c >= 0xe0020 && c <= 0xe007f) || (c >= 0xfe00 && c <= 0xfe0f);
+	return (tfm_uc_flags(c) & TFM_UC_MARK) || c == 0x200c || c == 0x200d ||
+	       c == 0xff9e || c == 0xff9f || /* halfwidth (semi-)voiced marks: Extend */
+	       (c >= 0x1f3fb && c <= 0x1f3ff) || (c >= 0xe0020 && c <= 0xe007f) ||
+	       (c >= 0xfe00 && c <= 0xfe0f);
 }
 
 /* A grapheme break never joins a control character (GB4, GB5). */
