@@ -4,7 +4,7 @@
  * as JSON in tfm.tok.normalizer) and pre_tokenizer (tfm.tok.pre_tokenizer),
  * or a tokenizer.model's normalizer_spec flags.  Both are checked here with
  * the parsers the tokenizer loads them with, so a pipeline tfm cannot run
- * is refused when converting. */
+ * is refused when converting; so is a decoder tfm's decoding differs from. */
 #include "unigram.h"
 
 #include <jansson.h>
@@ -89,6 +89,43 @@ static int take_charsmap(struct tfm_ugm_keys *k, json_t *n)
 	return TFM_OK;
 }
 
+/* tfm decodes a unigram model one way: U+2581 -> ' ', <0xNN> -> the byte,
+ * the first word's space dropped when the pre-tokenizer prepends one.
+ * Decoders that do that are Metaspace and Llama's Sequence of Replace,
+ * ByteFallback, Fuse and Strip(1 leading space); others are refused. */
+static int check_decoder(json_t *d)
+{
+	const char *type = json_string_value(json_object_get(d, "type"));
+	size_t i;
+	json_t *e;
+	int st;
+	if (!d || json_is_null(d))
+		return TFM_OK;
+	if (type && !strcmp(type, "Sequence")) {
+		json_array_foreach(json_object_get(d, "decoders"), i, e)
+			if ((st = check_decoder(e)))
+				return st;
+		return TFM_OK;
+	}
+	const char *r = json_string_value(json_object_get(d, "replacement"));
+	const char *pat = json_string_value(json_object_get(json_object_get(d, "pattern"),
+							    "String"));
+	const char *c = json_string_value(json_object_get(d, "content"));
+	if (type && ((!strcmp(type, "Metaspace") && (!r || !strcmp(r, "\xe2\x96\x81"))) ||
+		     !strcmp(type, "ByteFallback") || !strcmp(type, "Fuse") ||
+		     (!strcmp(type, "Replace") && pat && !strcmp(pat, "\xe2\x96\x81") && c &&
+		      !strcmp(c, " ")) ||
+		     (!strcmp(type, "Strip") && c && !strcmp(c, " ") &&
+		      json_integer_value(json_object_get(d, "start")) <= 1 &&
+		      json_integer_value(json_object_get(d, "stop")) == 0)))
+		return TFM_OK;
+	char *dump = json_dumps(d, JSON_COMPACT);
+	st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: unigram decoder not supported: %.300s",
+			dump ? dump : "?");
+	free(dump);
+	return st;
+}
+
 int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, json_t *root)
 {
 	struct tfm_ugm u;
@@ -100,7 +137,7 @@ int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, json_t *root)
 							"byte_fallback"));
 	if (!n)
 		n = json_null();
-	if ((st = take_charsmap(k, n)))
+	if ((st = take_charsmap(k, n)) || (st = check_decoder(json_object_get(root, "decoder"))))
 		goto done;
 	if (k->cmap && (st = tfm_charsmap_init(&u.cmap, k->cmap, k->cmap_n))) {
 		tfm_adderr(st, "tokenizer.json");

@@ -277,4 +277,8 @@ $bad"
 	run sh -c "echo hi | tfm-tok -m '$T/m'"
 	assert_failure 65
 	assert_output --partial "Whitespace"
+	jq '.decoder = {"type": "WordPiece", "prefix": "##"}' "$T/orig.json" > "$j"
+	run sh -c "echo hi | tfm-tok -m '$T/m'"
+	assert_failure 65
+	assert_output --partial "decoder not supported"
 }
