@@ -407,12 +407,10 @@ static int spm_normalize(const struct tfm_ugm *u, const char *s, size_t n, struc
 	return st;
 }
 
-int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, int first,
-		      char **out, size_t *outn)
+int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, char **out, size_t *outn)
 {
 	struct buf a = { 0 }, b = { 0 };
 	int st = put(&a, s, n);
-	(void)first;
 	if (!st && !u->hf) {
 		st = spm_normalize(u, s, n, &b);
 		struct buf t = a;

@@ -240,7 +240,7 @@ int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	size_t n = 0;
 	struct node *lat = NULL;
 	int32_t *path = NULL;
-	int st = tfm_ugm_normalize(u, text, len, first, &s, &n);
+	int st = tfm_ugm_normalize(u, text, len, &s, &n);
 	if (st)
 		return st;
 	if (n > INT32_MAX / 4) {

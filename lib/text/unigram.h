@@ -57,8 +57,7 @@ void tfm_ugm_free(struct tfm_ugm *u);
 /* Normalize text: tokenizer.json's steps (hf), or SentencePiece's
  * normalizer (charsmap longest match, extra whitespace removed, dummy
  * prefix, spaces as U+2581).  *out is malloc'd. */
-int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, int first,
-		      char **out, size_t *outn);
+int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, char **out, size_t *outn);
 
 int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u);
 
