@@ -150,11 +150,16 @@ int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, json_t *root)
 	if ((st = tfm_ugm_parse_normalizer(&u, k->norm, strlen(k->norm))) ||
 	    (st = tfm_ugm_parse_pre_tokenizer(&u, k->pretok, strlen(k->pretok))))
 		goto done;
-	for (int i = 0; i < u.n_step; i++)
+	/* llama.cpp's flags, for llama.cpp (tfm runs the steps themselves) */
+	k->add_prefix = u.prepend != 0;
+	for (int i = 0; i < u.n_step; i++) {
+		if (u.step[i].op == TFM_NORM_REPEAT && u.step[i].patn == 1 && u.step[i].pat[0] == ' ')
+			k->remove_ws = 1;
 		if (u.step[i].op == TFM_NORM_PRECOMPILED && !k->cmap) {
 			st = tfm_seterr(TFM_E_FORMAT, "tokenizer.json: Precompiled without a charsmap");
 			goto done;
 		}
+	}
 	st = TFM_OK;
 done:
 	json_decref(n);
@@ -170,9 +175,12 @@ int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g)
 		return st;
 	if (k->byte_fallback && (st = tfm_gguf_set_bool(g, "tfm.tok.byte_fallback", 1)))
 		return st;
+	if ((st = tfm_gguf_set_bool(g, "tokenizer.ggml.remove_extra_whitespaces", k->remove_ws)))
+		return st;
 	if (k->spm)
-		return tfm_gguf_set_bool(g, "tokenizer.ggml.remove_extra_whitespaces", k->remove_ws);
-	if ((st = tfm_gguf_set_str(g, "tfm.tok.normalizer", k->norm)) ||
+		return TFM_OK;
+	if ((st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", k->add_prefix)) ||
+	    (st = tfm_gguf_set_str(g, "tfm.tok.normalizer", k->norm)) ||
 	    (st = tfm_gguf_set_str(g, "tfm.tok.pre_tokenizer", k->pretok)))
 		return st;
 	return TFM_OK;

@@ -69,7 +69,7 @@ struct tfm_ugm_keys {
 	char *norm, *pretok;      /* tfm.tok.normalizer / pre_tokenizer (JSON), malloc'd */
 	int byte_fallback;
 	int spm;                  /* SentencePiece's normalizer: the flags below */
-	int add_prefix, remove_ws;
+	int add_prefix, remove_ws; /* (from tokenizer.json: for llama.cpp only) */
 };
 struct json_t;
 int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, struct json_t *root);
