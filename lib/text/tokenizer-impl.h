@@ -94,6 +94,7 @@ struct tfm_tokenizer {
 	int32_t *special;         /* [n_special] */
 	int64_t n_special;
 	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
+	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
 };
 
 /* Build the common part: pieces copied into the arena, map filled, max_len. */

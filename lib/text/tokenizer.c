@@ -516,6 +516,14 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		spm_find_bytes(t);
 		if ((st = tfm_ugm_from_gguf(t, g)))
 			goto fail;
+		const char *pair = tfm_gguf_get_str_or(g, "tfm.tok.pair", "");
+		t->pair_style = !strcmp(pair, "bert") ? 1 : !strcmp(pair, "roberta") ? 2 :
+				!strcmp(pair, "t5") ? 3 : 0;
+		if (*pair && !t->pair_style) {
+			st = tfm_seterr(TFM_E_FORMAT, "tfm.tok.pair '%.40s' is not bert, roberta or "
+					"t5", pair);
+			goto fail;
+		}
 		/* decoding drops the space the first word was given */
 		t->add_space_prefix = t->ugm->hf ? t->ugm->prepend != 0 : t->ugm->add_prefix;
 		break;

@@ -179,6 +179,8 @@ int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g)
 		return st;
 	if (k->spm)
 		return TFM_OK;
+	if (k->pair && (st = tfm_gguf_set_str(g, "tfm.tok.pair", k->pair)))
+		return st;
 	if ((st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", k->add_prefix)) ||
 	    (st = tfm_gguf_set_str(g, "tfm.tok.normalizer", k->norm)) ||
 	    (st = tfm_gguf_set_str(g, "tfm.tok.pre_tokenizer", k->pretok)))
@@ -191,5 +193,5 @@ void tfm_ugm_keys_free(struct tfm_ugm_keys *k)
 	free(k->cmap);
 	free(k->norm);
 	free(k->pretok);
-	memset(k, 0, sizeof *k);
+	memset(k, 0, sizeof *k); /* pair is a static string */
 }

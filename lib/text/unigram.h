@@ -70,6 +70,7 @@ struct tfm_ugm_keys {
 	int byte_fallback;
 	int spm;                  /* SentencePiece's normalizer: the flags below */
 	int add_prefix, remove_ws; /* (from tokenizer.json: for llama.cpp only) */
+	const char *pair;         /* tfm.tok.pair: "roberta", "bert", "t5" or NULL */
 };
 struct json_t;
 int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, struct json_t *root);

@@ -848,35 +848,51 @@ static int from_unigram(struct vb *v, json_t *root, json_t *model)
 	return TFM_OK;
 }
 
-/* The TemplateProcessing pair is bos A eos eos B eos (XLM-R's), or a
- * RobertaProcessing. */
-static int is_roberta_pair(const struct vb *v, json_t *pp)
+/* A post-processor's pair template as tfm.tok.pair names it: "roberta"
+ * (bos A eos eos B eos, types 0: XLM-R; RobertaProcessing), "bert" (bos A
+ * eos B eos, B and its eos type 1: DeBERTa-v3, ALBERT; BertProcessing),
+ * "t5" (A eos B eos, types 0); NULL for any other. */
+static const char *pair_style(const struct vb *v, json_t *pp)
 {
+	static const struct { const char *name, *items, *types; } styles[] = {
+		{ "roberta", "bAeeBe", "000000" }, { "bert", "bAeBe", "00011" },
+		{ "t5", "AeBe", "0000" } };
 	const char *type = jstr(pp, "type");
 	if (type && !strcmp(type, "RobertaProcessing"))
-		return 1;
+		return "roberta";
+	if (type && !strcmp(type, "BertProcessing"))
+		return "bert";
 	if (!type || strcmp(type, "TemplateProcessing"))
-		return 0;
+		return NULL;
 	json_t *pair = json_object_get(pp, "pair"), *sp = json_object_get(pp, "special_tokens");
-	const char *w = "bAeeBe"; /* b, e: the bos and eos ids; A, B: the sequences */
-	if (json_array_size(pair) != 6)
-		return 0;
-	for (size_t i = 0; i < 6; i++) {
-		json_t *it = json_array_get(pair, i), *st = json_object_get(it, "SpecialToken");
-		json_t *sq = json_object_get(it, "Sequence");
-		if (w[i] == 'A' || w[i] == 'B') {
-			const char *id = jstr(sq, "id");
-			if (!id || id[0] != w[i] || id[1])
-				return 0;
+	for (int k = 0; k < 3; k++) {
+		const char *w = styles[k].items; /* b, e: the bos and eos ids; A, B: sequences */
+		size_t n = strlen(w), i;
+		if (json_array_size(pair) != n || (w[0] == 'b' && (!v->add_bos || v->bos < 0)) ||
+		    !v->add_eos || v->eos < 0)
 			continue;
+		for (i = 0; i < n; i++) {
+			json_t *it = json_array_get(pair, i), *st = json_object_get(it, "SpecialToken");
+			json_t *sq = json_object_get(it, "Sequence"), *x = st ? st : sq;
+			json_t *ty = json_object_get(x, "type_id");
+			if (json_integer_value(ty) != styles[k].types[i] - '0')
+				break;
+			if (w[i] == 'A' || w[i] == 'B') {
+				const char *id = jstr(sq, "id");
+				if (!id || id[0] != w[i] || id[1])
+					break;
+				continue;
+			}
+			const char *name = jstr(st, "id");
+			json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
+			if (json_array_size(ids) != 1 || json_integer_value(json_array_get(ids, 0)) !=
+			    (w[i] == 'b' ? v->bos : v->eos))
+				break;
 		}
-		const char *name = jstr(st, "id");
-		json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
-		if (json_array_size(ids) != 1 || json_integer_value(json_array_get(ids, 0)) !=
-		    (w[i] == 'b' ? v->bos : v->eos))
-			return 0;
+		if (i == n)
+			return styles[k].name;
 	}
-	return 1;
+	return NULL;
 }
 
 static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
@@ -934,9 +950,9 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 		goto done;
 	}
 	post_processor(v, json_object_get(root, "post_processor"));
-	if (v->is_ugm && v->add_bos && v->add_eos && is_roberta_pair(v, json_object_get(root,
-								      "post_processor"))) {
-		v->cls = v->bos; /* XLM-R: pairs <s> A </s></s> B </s> */
+	if (v->is_ugm && (v->ugm.pair = pair_style(v, json_object_get(root, "post_processor"))) &&
+	    strcmp(v->ugm.pair, "t5")) {
+		v->cls = v->bos; /* what llama.cpp's encoders read */
 		v->sep = v->eos;
 	}
 	st = TFM_OK;

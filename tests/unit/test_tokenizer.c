@@ -935,6 +935,53 @@ static struct tfm_tokenizer *ugm_json(const char *norm, const char *pre, int wan
 	return via_gguf(names, data, sizes, 1, want);
 }
 
+/* DeBERTa-v3's layout as transformers converts it: Strip, the charsmap,
+ * runs of spaces, Metaspace in a Sequence; [CLS] A [SEP], pairs
+ * [CLS] A [SEP] B [SEP] with B and its [SEP] of type 1.  The ids and
+ * types are what tokenizers 0.22 gives for this JSON. */
+static void t_unigram_bert_pair(void)
+{
+	static const char json[] =
+		"{\"model\":{\"type\":\"Unigram\",\"unk_id\":3,\"vocab\":[[\"[PAD]\",0],"
+		"[\"[CLS]\",0],[\"[SEP]\",0],[\"[UNK]\",0],[\"\xe2\x96\x81\",-1],[\"a\",-2],"
+		"[\"b\",-2],[\"\xe2\x96\x81" "b\",-1.5]]},"
+		"\"added_tokens\":[{\"id\":1,\"content\":\"[CLS]\",\"special\":true},"
+		"{\"id\":2,\"content\":\"[SEP]\",\"special\":true}],"
+		"\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Strip\","
+		"\"strip_left\":true,\"strip_right\":true},{\"type\":\"Replace\",\"pattern\":"
+		"{\"Regex\":\" {2,}\"},\"content\":\" \"}]},"
+		"\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":"
+		"\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"always\","
+		"\"split\":true}]},"
+		"\"post_processor\":{\"type\":\"TemplateProcessing\","
+		"\"single\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},{\"Sequence\":"
+		"{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}}],"
+		"\"pair\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},{\"Sequence\":"
+		"{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}},"
+		"{\"Sequence\":{\"id\":\"B\",\"type_id\":1}},{\"SpecialToken\":{\"id\":\"[SEP]\","
+		"\"type_id\":1}}],\"special_tokens\":{\"[CLS]\":{\"id\":\"[CLS]\",\"ids\":[1]},"
+		"\"[SEP]\":{\"id\":\"[SEP]\",\"ids\":[2]}}}}";
+	const char *names[] = { "tokenizer.json" };
+	const void *data[] = { json };
+	size_t sizes[] = { strlen(json) };
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	int32_t *ids = NULL, *types = NULL;
+	size_t n = 0;
+	if (!t)
+		return;
+	/* "  a   b " -> "a b" -> ▁a ▁b: ▁ a ▁b */
+	static const int32_t seq[] = { 1, 4, 5, 7, 2 };
+	CHECK_OK(tfm_tokenize_seq(t, "  a   b ", 8, 0, &ids, &n));
+	CHECK(same(ids, n, seq, 5));
+	free(ids);
+	static const int32_t pair[] = { 1, 4, 5, 2, 7, 2 }, ptypes[] = { 0, 0, 0, 0, 1, 1 };
+	CHECK_OK(tfm_tokenize_pair(t, "a", 1, "b", 1, &ids, &types, &n));
+	CHECK(same(ids, n, pair, 6) && same(types, n, ptypes, 6));
+	free(ids), free(types);
+	CHECK_ST(tfm_tokenize_words(t, "a", 1, &ids, &types, &n), TFM_E_UNSUPPORTED);
+	tfm_tokenizer_free(t);
+}
+
 /* Charsmaps that lie about their sizes or point past their strings are
  * refused, normalizers and pre-tokenizers tfm does not implement are
  * refused by name. */
@@ -1013,5 +1060,6 @@ static const struct t_case t_cases[] = {
 	{ "hostile_vocab", t_hostile_vocab },
 	{ "unigram_fixtures", t_unigram_fixtures },
 	{ "unigram_hostile", t_unigram_hostile },
+	{ "unigram_bert_pair", t_unigram_bert_pair },
 };
 T_MAIN(t_cases)
