@@ -25,8 +25,7 @@ static int template_of(const struct tfm_tokenizer *t)
 	}
 	if (t->cls < 0 || t->sep < 0 || t->bos != t->cls || t->eos != t->sep || !t->add_eos)
 		return 0;
-	return t->kind == TFM_TOK_WPM ? 1 : (t->kind == TFM_TOK_BPE || t->kind == TFM_TOK_UGM) &&
-	       t->add_bos ? 2 : 0;
+	return t->kind == TFM_TOK_WPM ? 1 : t->kind == TFM_TOK_BPE && t->add_bos ? 2 : 0;
 }
 
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,

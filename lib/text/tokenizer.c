@@ -1,6 +1,6 @@
 /* tokenizer.c: the tokenizer handle: loading from GGUF tokenizer.ggml.* keys
  * or a llama2.c tokenizer.bin, encode dispatch, decoding.  The per-model
- * encoders live in spm.c, bpe.c and wordpiece.c. */
+ * encoders live in spm.c, bpe.c, wordpiece.c and unigram.c. */
 #include "unigram.h"
 
 #include <stdlib.h>
@@ -506,7 +506,7 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		break;
 	}
 	case TFM_TOK_UGM:
-		/* the keys say; SentencePiece's defaults are unk 0, bos 1, eos 2 */
+		/* no defaults: what the keys name (tfm-convert writes them all) */
 		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", -1);
 		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", -1);
 		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", -1);
