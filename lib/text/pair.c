@@ -2,8 +2,9 @@
  * BERT (BertProcessing, or the TemplateProcessing BERT tokenizers declare):
  * [CLS] A [SEP], pairs [CLS] A [SEP] B [SEP] with token types 0 up to the
  * first [SEP] and 1 after it.  RoBERTa (RobertaProcessing): <s> A </s>,
- * pairs <s> A </s></s> B </s>, types all 0.  Other post-processors are
- * refused. */
+ * pairs <s> A </s></s> B </s>, types all 0.  A unigram model takes the one
+ * of these its tfm.tok.pair names (XLM-R's roberta, DeBERTa-v3's bert), or
+ * T5's A </s>, pairs A </s> B </s>.  Other post-processors are refused. */
 #include "text/tokenizer-impl.h"
 
 #include <stdlib.h>
@@ -14,6 +15,14 @@
  * <s> A </s> (</s> B </s>), types all 0.  0: neither. */
 static int template_of(const struct tfm_tokenizer *t)
 {
+	/* unigram: the template tfm.tok.pair names (its post-processor's) */
+	if (t->kind == TFM_TOK_UGM) {
+		int s = t->pair_style;
+		if (!t->add_eos || t->eos < 0 || (s != 3 && (!t->add_bos || t->bos < 0)) ||
+		    (s == 3 && t->add_bos))
+			return 0;
+		return s;
+	}
 	if (t->cls < 0 || t->sep < 0 || t->bos != t->cls || t->eos != t->sep || !t->add_eos)
 		return 0;
 	return t->kind == TFM_TOK_WPM ? 1 : t->kind == TFM_TOK_BPE && t->add_bos ? 2 : 0;
@@ -30,7 +39,7 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 				  "post-processor ([CLS] text [SEP], <s> text </s>); this tokenizer "
 				  "has neither");
 	int st = tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
-	if (st || tpl == 1)
+	if (st || tpl == 1 || t->kind == TFM_TOK_UGM) /* unigram adds its closing token */
 		return st;
 	int32_t *x = realloc(*ids, (*n + 1) * sizeof *x); /* RoBERTa: the closing </s> */
 	if (!x) {
@@ -50,7 +59,7 @@ int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t l
 	struct tfm_ids a = {0}, sp = {0};
 	*ids = *spans = NULL;
 	*n = 0;
-	if (template_of(t) != 1)
+	if (t->kind != TFM_TOK_WPM || template_of(t) != 1)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "words and their offsets need a WordPiece "
 				  "tokenizer closing with [SEP]");
 	int st = tfm_ids_push(&a, t->cls);
@@ -94,6 +103,21 @@ int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen,
 	if (st)
 		goto out;
 	size_t m = nx + ny + 3 + (tpl == 2);
+	if (tpl == 3) { /* A </s> B </s> */
+		if (!(*ids = tfm_malloc((nx + ny + 2) * sizeof **ids)) ||
+		    !(*types = tfm_calloc(nx + ny + 2, sizeof **types))) {
+			free(*ids);
+			*ids = NULL;
+			st = TFM_E_NOMEM;
+			goto out;
+		}
+		memcpy(*ids, x, nx * sizeof *x);
+		(*ids)[nx] = t->eos;
+		memcpy(*ids + nx + 1, y, ny * sizeof *y);
+		(*ids)[nx + ny + 1] = t->eos;
+		*n = nx + ny + 2;
+		goto out;
+	}
 	*ids = tfm_malloc(m * sizeof **ids);
 	*types = tfm_malloc(m * sizeof **types);
 	if (!*ids || !*types) {
@@ -103,17 +127,18 @@ int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen,
 		goto out;
 	}
 	size_t k = 0;
-	(*ids)[k++] = t->cls;
+	(*ids)[k++] = t->kind == TFM_TOK_UGM ? t->bos : t->cls;
 	memcpy(*ids + k, x, nx * sizeof *x);
 	k += nx;
-	(*ids)[k++] = t->sep;
+	int32_t sep = t->kind == TFM_TOK_UGM ? t->eos : t->sep;
+	(*ids)[k++] = sep;
 	if (tpl == 2)
-		(*ids)[k++] = t->sep;
+		(*ids)[k++] = sep;
 	for (size_t i = 0; i < m; i++)
 		(*types)[i] = tpl == 1 && i >= k;
 	memcpy(*ids + k, y, ny * sizeof *y);
 	k += ny;
-	(*ids)[k++] = t->sep;
+	(*ids)[k++] = sep;
 	*n = k;
 out:
 	free(x);

@@ -6,7 +6,7 @@
 
 #include "tfm.h"
 
-enum tfm_tok_kind { TFM_TOK_SPM = 1, TFM_TOK_BPE = 2, TFM_TOK_WPM = 3 };
+enum tfm_tok_kind { TFM_TOK_SPM = 1, TFM_TOK_BPE = 2, TFM_TOK_WPM = 3, TFM_TOK_UGM = 4 };
 
 /* llama.cpp's token types (tokenizer.ggml.token_type). */
 enum tfm_tok_type {
@@ -93,6 +93,8 @@ struct tfm_tokenizer {
 	 * tokenizer_st_partition): every non-normal token, longest first. */
 	int32_t *special;         /* [n_special] */
 	int64_t n_special;
+	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
+	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
 };
 
 /* Build the common part: pieces copied into the arena, map filled, max_len. */
@@ -109,6 +111,12 @@ int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
  * pre-tokenized word it belongs to, as pairs in spans (NULL: none). */
 int tfm_wpm_encode_spans(const struct tfm_tokenizer *t, const char *text, size_t len,
 			 struct tfm_ids *out, struct tfm_ids *spans);
+/* Unigram: first: the text starts the input (Metaspace's "first"). */
+int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int first,
+		   struct tfm_ids *out);
+/* From the GGUF keys (the vocabulary and types already read). */
+int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g);
+void tfm_ugm_destroy(struct tfm_ugm *u);
 int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m, const size_t *lens);
 /* The merge table alone ("left right" -> rank in t->merges), for
  * SentencePiece vocabularies that come with merges. */
@@ -135,6 +143,20 @@ int tfm_uc_flags(uint32_t cp);
 uint32_t tfm_uc_lower(uint32_t cp);
 uint32_t tfm_uc_upper(uint32_t cp); /* inverse of tfm_uc_lower (a scan) */
 uint32_t tfm_uc_nfd_first(uint32_t cp);
+
+/* SentencePiece's precompiled_charsmap (charsmap.c). */
+struct tfm_charsmap {
+	uint32_t *unit;           /* [n_units] double-array trie */
+	size_t n_units;
+	char *norm;               /* [n_norm + 1] replacement strings */
+	size_t n_norm;
+};
+int tfm_charsmap_init(struct tfm_charsmap *m, const uint8_t *blob, size_t n);
+void tfm_charsmap_free(struct tfm_charsmap *m);
+/* The key that is a prefix of s[0, n): the shortest (tokenizers) or the
+ * longest (SentencePiece); *key_len 0 when none, else its replacement. */
+int tfm_charsmap_match(const struct tfm_charsmap *m, const char *s, size_t n, int longest,
+		       size_t *key_len, const char **out, size_t *out_len);
 
 /* GPT-2 byte <-> unicode mapping. */
 uint32_t tfm_bpe_byte_to_cp(uint8_t b);

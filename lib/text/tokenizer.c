@@ -1,7 +1,7 @@
 /* tokenizer.c: the tokenizer handle: loading from GGUF tokenizer.ggml.* keys
  * or a llama2.c tokenizer.bin, encode dispatch, decoding.  The per-model
- * encoders live in spm.c, bpe.c and wordpiece.c. */
-#include "tokenizer-impl.h"
+ * encoders live in spm.c, bpe.c, wordpiece.c and unigram.c. */
+#include "unigram.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +208,7 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t)
 	free(t->pre);
 	free(t->special);
 	tfm_pretok_free(t->pretok);
+	tfm_ugm_destroy(t->ugm);
 	free(t);
 }
 
@@ -466,13 +467,14 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	if (!model)
 		return tfm_seterr(TFM_E_FORMAT, "GGUF has no tokenizer (tokenizer.ggml.model missing)");
 	int kind = !strcmp(model, "llama") ? TFM_TOK_SPM : !strcmp(model, "gpt2") ? TFM_TOK_BPE :
-		   !strcmp(model, "bert") ? TFM_TOK_WPM : 0;
+		   !strcmp(model, "bert") ? TFM_TOK_WPM : !strcmp(model, "t5") ? TFM_TOK_UGM : 0;
 	if (!kind)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer model '%s' is not supported "
-				  "(llama, gpt2 and bert are)", model);
+				  "(llama, gpt2, bert and t5 are)", model);
 	if (!(t = tok_new(kind)))
 		return TFM_E_NOMEM;
-	if ((st = gguf_vocab(t, g)) || (st = gguf_types_scores(t, g, kind == TFM_TOK_SPM)))
+	if ((st = gguf_vocab(t, g)) ||
+	    (st = gguf_types_scores(t, g, kind == TFM_TOK_SPM || kind == TFM_TOK_UGM)))
 		goto fail;
 	t->pre = tfm_strdup(tfm_gguf_get_str_or(g, "tokenizer.ggml.pre", "default"));
 	if (!t->pre) {
@@ -503,6 +505,28 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 			goto fail;
 		break;
 	}
+	case TFM_TOK_UGM:
+		/* no defaults: what the keys name (tfm-convert writes them all) */
+		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", -1);
+		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", -1);
+		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", -1);
+		t->cls = gguf_id(g, t, "tokenizer.ggml.cls_token_id", -1);
+		t->sep = gguf_id(g, t, "tokenizer.ggml.seperator_token_id", -1);
+		t->escape_ws = 1;
+		spm_find_bytes(t);
+		if ((st = tfm_ugm_from_gguf(t, g)))
+			goto fail;
+		const char *pair = tfm_gguf_get_str_or(g, "tfm.tok.pair", "");
+		t->pair_style = !strcmp(pair, "bert") ? 1 : !strcmp(pair, "roberta") ? 2 :
+				!strcmp(pair, "t5") ? 3 : 0;
+		if (*pair && !t->pair_style) {
+			st = tfm_seterr(TFM_E_FORMAT, "tfm.tok.pair '%.40s' is not bert, roberta or "
+					"t5", pair);
+			goto fail;
+		}
+		/* decoding drops the space the first word was given */
+		t->add_space_prefix = t->ugm->hf ? t->ugm->prepend != 0 : t->ugm->add_prefix;
+		break;
 	case TFM_TOK_WPM:
 		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", 100);
 		t->sep = gguf_id(g, t, "tokenizer.ggml.seperator_token_id", 102);
@@ -517,8 +541,9 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	t->pad = gguf_id(g, t, "tokenizer.ggml.padding_token_id", t->pad);
 	t->add_bos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_bos_token", t->add_bos);
 	t->add_eos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_eos_token", t->add_eos);
-	t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
-							t->add_space_prefix);
+	if (kind != TFM_TOK_UGM)
+		t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
+								t->add_space_prefix);
 	if ((st = eos_set(t, g)) || (st = tok_finish(t)))
 		goto fail;
 	*out = t;
@@ -614,18 +639,25 @@ static int cmp_special(const void *x, const void *y, void *ctx)
 }
 
 /* After the types are known: the special-token list for partition(). */
+static int is_special(const struct tfm_tokenizer *t, int64_t i)
+{
+	/* a unigram model's <0xNN> pieces are pieces like any other
+	 * (tokenizers' vocabulary), not tokens matched before encoding */
+	return t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0 &&
+	       !(t->kind == TFM_TOK_UGM && t->type[i] == TFM_TOKT_BYTE);
+}
+
 static int tok_finish(struct tfm_tokenizer *t)
 {
 	int64_t n = 0;
 	for (int64_t i = 0; i < t->n_vocab; i++)
-		if (t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0)
-			n++;
+		n += is_special(t, i);
 	if (!n)
 		return TFM_OK;
 	if (!(t->special = tfm_malloc((size_t)n * sizeof *t->special)))
 		return TFM_E_NOMEM;
 	for (int64_t i = 0; i < t->n_vocab; i++)
-		if (t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0)
+		if (is_special(t, i))
 			t->special[t->n_special++] = (int32_t)i;
 	qsort_r(t->special, (size_t)n, sizeof *t->special, cmp_special, t);
 	return TFM_OK;
@@ -639,7 +671,8 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
 	int st = TFM_OK;
 	*ids = NULL;
 	*n = 0;
-	if (add_bos && t->bos >= 0)
+	/* a unigram model adds what its post-processor adds (T5: no BOS) */
+	if (add_bos && t->bos >= 0 && (t->kind != TFM_TOK_UGM || t->add_bos))
 		st = tfm_ids_push(&a, t->bos);
 	if (!st && len > 0)
 		st = partition(t, text, len, parse_special, &f);
@@ -658,13 +691,15 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
 			break;
 		case TFM_TOK_BPE: st = tfm_bpe_encode(t, s, m, &a); break;
 		case TFM_TOK_WPM: st = tfm_wpm_encode(t, s, m, &a); break;
+		case TFM_TOK_UGM: st = tfm_ugm_encode(t, s, m, f.v[i].off == 0, &a); break;
 		default: st = tfm_seterr(TFM_E_INTERNAL, "tokenizer kind %d", t->kind);
 		}
 		prev_special = 0;
 	}
 	free(f.v);
 	/* BERT-style models close a sequence with [SEP] when they open it. */
-	if (!st && add_bos && t->kind == TFM_TOK_WPM && t->add_eos && t->eos >= 0)
+	if (!st && add_bos && (t->kind == TFM_TOK_WPM || t->kind == TFM_TOK_UGM) && t->add_eos &&
+	    t->eos >= 0)
 		st = tfm_ids_push(&a, t->eos);
 	if (st) {
 		free(a.v);
@@ -729,6 +764,7 @@ int tfm_token_decode(const struct tfm_tokenizer *t, int32_t prev, int32_t id, ch
 	}
 	switch (t->kind) {
 	case TFM_TOK_SPM:
+	case TFM_TOK_UGM:
 	case TFM_TOK_WPM:
 		for (size_t i = 0; i < n;) {
 			if (t->escape_ws || t->kind == TFM_TOK_WPM) {
@@ -785,7 +821,7 @@ int tfm_detokenize(const struct tfm_tokenizer *t, const int32_t *ids, size_t n,
 		}
 		/* The first word of a sequence carries SentencePiece's dummy prefix. */
 		if (k == 0 && m > 0 && buf[0] == ' ' && (t->kind == TFM_TOK_WPM ||
-		    (t->kind == TFM_TOK_SPM && t->add_space_prefix))) {
+		    ((t->kind == TFM_TOK_SPM || t->kind == TFM_TOK_UGM) && t->add_space_prefix))) {
 			memmove(buf, buf + 1, (size_t)m - 1);
 			m--;
 		}

@@ -1,7 +1,7 @@
 /* tokenizer.h: tokenizers behind one handle: SentencePiece-style BPE with
  * scores and byte fallback ("llama"), byte-level BPE with merges and a
  * pre-tokenizer chosen by name ("gpt2" + tokenizer.ggml.pre), WordPiece
- * ("bert").  Built from a GGUF's tokenizer.ggml.* keys or a llama2.c
+ * ("bert"), SentencePiece unigram ("t5").  Built from a GGUF's tokenizer.ggml.* keys or a llama2.c
  * tokenizer.bin; the same module writes those keys from Hugging Face files
  * for tfm-convert. */
 #ifndef TFM_TOKENIZER_H

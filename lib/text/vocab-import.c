@@ -1,10 +1,12 @@
 /* vocab-import.c: tfm_tokenizer_to_gguf: the tokenizer.ggml.* keys, as
  * llama.cpp's converters write them, from a checkpoint's tokenizer files:
  * a llama2.c tokenizer.bin, a SentencePiece tokenizer.model (a small
- * protobuf reader), a Hugging Face tokenizer.json (byte-level BPE,
- * SentencePiece-style BPE with byte fallback, or WordPiece), vocab.json + merges.txt, or a BERT vocab.txt.  Special token
+ * protobuf reader; BPE or unigram), a Hugging Face tokenizer.json
+ * (byte-level BPE, SentencePiece-style BPE with byte fallback, WordPiece,
+ * or Unigram: its normalizer and pre-tokenizer through ugm-import.c),
+ * vocab.json + merges.txt, or a BERT vocab.txt.  Special token
  * ids and add_bos/add_eos come from tokenizer_config.json when present. */
-#include "tokenizer-impl.h"
+#include "unigram.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@ struct vb {
 	int has_scores;
 	int64_t id_limit;   /* ids must be below: the model's rows, or about the entries */
 	int limit_is_model; /* id_limit is the model's vocab_size */
+	int is_ugm;         /* unigram: the keys below too */
+	struct tfm_ugm_keys ugm;
 };
 
 static void vb_init(struct vb *v)
@@ -46,6 +50,7 @@ static void vb_free(struct vb *v)
 	free(v->score);
 	free(v->type);
 	free(v->merges);
+	tfm_ugm_keys_free(&v->ugm);
 }
 
 /* Set token id to s (growing the vocabulary; gaps are filled later). */
@@ -279,6 +284,8 @@ static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
 	const uint8_t *sub;
 	size_t subn;
 	int64_t id = 0, model_type = 1;
+	int ws_suffix = 0, escape_ws = 1;
+	v->ugm.remove_ws = 1;
 	v->bos = 1;
 	v->eos = 2;
 	v->unk = 0;
@@ -311,6 +318,15 @@ static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
 				return st;
 		} else if ((field == 2 || field == 3) && wt == 2) { /* trainer / normalizer spec */
 			while ((r = pb_next(sub, subn, &j, &fl, &w2, &v2, &s2, &s2n)) == 1) {
+				if (field == 3 && fl == 2 && w2 == 2) { /* precompiled_charsmap */
+					free(v->ugm.cmap);
+					v->ugm.cmap = NULL;
+					v->ugm.cmap_n = s2n;
+					if (s2n && !(v->ugm.cmap = tfm_malloc(s2n)))
+						return TFM_E_NOMEM;
+					if (s2n)
+						memcpy(v->ugm.cmap, s2, s2n);
+				}
 				if (w2 != 0)
 					continue;
 				int64_t x = (int64_t)(int32_t)v2;
@@ -324,8 +340,16 @@ static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
 					v->eos = x;
 				else if (field == 2 && fl == 43)
 					v->pad = x;
+				else if (field == 2 && fl == 35)
+					v->ugm.byte_fallback = v2 != 0;
+				else if (field == 2 && fl == 24)
+					ws_suffix = v2 != 0;
 				else if (field == 3 && fl == 3)
 					v->add_space_prefix = v2 != 0;
+				else if (field == 3 && fl == 4)
+					v->ugm.remove_ws = v2 != 0;
+				else if (field == 3 && fl == 5)
+					escape_ws = v2 != 0;
 			}
 			if (r < 0)
 				goto bad;
@@ -334,9 +358,25 @@ static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
 	if (r < 0 || v->n == 0)
 		goto bad;
 	if (model_type == 1) {
-		v->model = "t5"; /* unigram: llama.cpp's UGM; tfm cannot run it yet */
-		tfm_log(TFM_LOG_WARN, "tokenizer.model: SentencePiece unigram vocabulary written as "
-			"'t5'; tfm's tokenizers do not support it yet");
+		/* unigram: llama.cpp's UGM, with SentencePiece's normalizer */
+		if (!escape_ws || ws_suffix)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.model: unigram with %s is not "
+					  "supported", ws_suffix ? "treat_whitespace_as_suffix" :
+					  "escape_whitespaces false");
+		if (v->ugm.cmap) {
+			struct tfm_charsmap m;
+			if ((st = tfm_charsmap_init(&m, v->ugm.cmap, v->ugm.cmap_n)))
+				return tfm_adderr(st, "tokenizer.model");
+			tfm_charsmap_free(&m);
+		}
+		v->model = "t5";
+		v->is_ugm = 1;
+		v->ugm.spm = 1;
+		v->pre = "default";
+		v->has_scores = 1;
+		v->add_bos = 0; /* SentencePiece adds nothing; T5 closes with </s> */
+		v->add_eos = 0;
+		return TFM_OK;
 	} else if (model_type == 2) {
 		v->model = "llama";
 	} else {
@@ -762,6 +802,99 @@ static int from_spm_bpe(struct vb *v, json_t *root, json_t *model)
 	return TFM_OK;
 }
 
+/* tokenizer.json's Unigram: "vocab" [[piece, score], ...] in id order,
+ * unk_id, byte_fallback; the normalizer and pre-tokenizer go to
+ * tfm.tok.* keys (ugm-import.c). */
+static int from_unigram(struct vb *v, json_t *root, json_t *model)
+{
+	json_t *voc = json_object_get(model, "vocab"), *e;
+	size_t i;
+	int st;
+	if (!json_is_array(voc) || !json_array_size(voc))
+		return tfm_seterr(TFM_E_FORMAT, "tokenizer.json: Unigram vocab is not a list");
+	json_array_foreach(voc, i, e) {
+		json_t *p = json_array_get(e, 0), *sc = json_array_get(e, 1);
+		if (!json_is_string(p) || !json_is_number(sc))
+			return tfm_seterr(TFM_E_FORMAT, "tokenizer.json: Unigram vocab entry %zu is "
+					  "not [piece, score]", i);
+		const char *s = json_string_value(p);
+		size_t n = json_string_length(p);
+		unsigned x;
+		char close;
+		int type = n == 6 && sscanf(s, "<0x%2X%c", &x, &close) == 2 && close == '>'
+			   ? TFM_TOKT_BYTE : TFM_TOKT_NORMAL;
+		if (memchr(s, 0, n))
+			return tfm_seterr(TFM_E_FORMAT, "tokenizer.json: Unigram piece %zu has a NUL", i);
+		if ((st = vb_set(v, (int64_t)i, s, n, (float)json_number_value(sc), type)))
+			return st;
+	}
+	if ((st = tfm_ugm_keys_from_json(&v->ugm, root)) || (st = added_tokens(v, root)))
+		return st;
+	json_t *unk = json_object_get(model, "unk_id");
+	if (json_is_integer(unk)) {
+		if (json_integer_value(unk) < 0 || json_integer_value(unk) >= v->n)
+			return tfm_seterr(TFM_E_FORMAT, "tokenizer.json: unk_id %lld out of the "
+					  "vocabulary", (long long)json_integer_value(unk));
+		v->unk = json_integer_value(unk);
+		v->type[v->unk] = TFM_TOKT_UNKNOWN;
+	} else if (unk && !json_is_null(unk)) {
+		return tfm_seterr(TFM_E_FORMAT, "tokenizer.json: unk_id is not an integer");
+	}
+	v->model = "t5";
+	v->pre = "default";
+	v->is_ugm = 1;
+	v->has_scores = 1;
+	v->add_bos = v->add_eos = 0; /* the post_processor says */
+	return TFM_OK;
+}
+
+/* A post-processor's pair template as tfm.tok.pair names it: "roberta"
+ * (bos A eos eos B eos, types 0: XLM-R; RobertaProcessing), "bert" (bos A
+ * eos B eos, B and its eos type 1: DeBERTa-v3, ALBERT; BertProcessing),
+ * "t5" (A eos B eos, types 0); NULL for any other. */
+static const char *pair_style(const struct vb *v, json_t *pp)
+{
+	static const struct { const char *name, *items, *types; } styles[] = {
+		{ "roberta", "bAeeBe", "000000" }, { "bert", "bAeBe", "00011" },
+		{ "t5", "AeBe", "0000" } };
+	const char *type = jstr(pp, "type");
+	if (type && !strcmp(type, "RobertaProcessing"))
+		return "roberta";
+	if (type && !strcmp(type, "BertProcessing"))
+		return "bert";
+	if (!type || strcmp(type, "TemplateProcessing"))
+		return NULL;
+	json_t *pair = json_object_get(pp, "pair"), *sp = json_object_get(pp, "special_tokens");
+	for (int k = 0; k < 3; k++) {
+		const char *w = styles[k].items; /* b, e: the bos and eos ids; A, B: sequences */
+		size_t n = strlen(w), i;
+		if (json_array_size(pair) != n || (w[0] == 'b' && (!v->add_bos || v->bos < 0)) ||
+		    !v->add_eos || v->eos < 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			json_t *it = json_array_get(pair, i), *st = json_object_get(it, "SpecialToken");
+			json_t *sq = json_object_get(it, "Sequence"), *x = st ? st : sq;
+			json_t *ty = json_object_get(x, "type_id");
+			if (json_integer_value(ty) != styles[k].types[i] - '0')
+				break;
+			if (w[i] == 'A' || w[i] == 'B') {
+				const char *id = jstr(sq, "id");
+				if (!id || id[0] != w[i] || id[1])
+					break;
+				continue;
+			}
+			const char *name = jstr(st, "id");
+			json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
+			if (json_array_size(ids) != 1 || json_integer_value(json_array_get(ids, 0)) !=
+			    (w[i] == 'b' ? v->bos : v->eos))
+				break;
+		}
+		if (i == n)
+			return styles[k].name;
+	}
+	return NULL;
+}
+
 static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 {
 	json_t *root = load_json(f);
@@ -808,12 +941,20 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 				v->type[id] = TFM_TOKT_CONTROL;
 		}
 		wpm_specials(v);
+	} else if (type && !strcmp(type, "Unigram")) {
+		if ((st = from_unigram(v, root, model)))
+			goto done;
 	} else {
 		st = tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer.json: model type '%s' is not supported "
-				"(BPE and WordPiece are)", type ? type : "?");
+				"(BPE, WordPiece and Unigram are)", type ? type : "?");
 		goto done;
 	}
 	post_processor(v, json_object_get(root, "post_processor"));
+	if (v->is_ugm && (v->ugm.pair = pair_style(v, json_object_get(root, "post_processor"))) &&
+	    strcmp(v->ugm.pair, "t5")) {
+		v->cls = v->bos; /* what llama.cpp's encoders read */
+		v->sep = v->eos;
+	}
 	st = TFM_OK;
 done:
 	json_decref(root);
@@ -929,7 +1070,8 @@ static int write_keys(const struct vb *v, struct tfm_gguf *g)
 	if ((v->add_bos >= 0 && (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_bos_token", v->add_bos))) ||
 	    (v->add_eos >= 0 && (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_eos_token", v->add_eos))) ||
 	    (v->add_space_prefix >= 0 &&
-	     (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", v->add_space_prefix))))
+	     (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", v->add_space_prefix))) ||
+	    (v->is_ugm && (st = tfm_ugm_keys_write(&v->ugm, g))))
 		return st;
 	return TFM_OK;
 }

@@ -222,3 +222,63 @@ chat_request() {
 	run tfm-tok --template "$T" --pieces
 	assert_failure 64
 }
+
+# SentencePiece unigram models (scripts/make-unigram-fixtures): XLM-R's
+# nmt_nfkc charsmap, a T5-like pipeline (WhitespaceSplit), byte fallback.
+# expected.json: the ids of transformers' fast tokenizer with and without
+# special tokens (tokenizers always reads special tokens in the text, so
+# --special), and its decoded text.
+@test "unigram: tfm-tok gives the fast tokenizer's ids and decodes as it does" {
+	T=$BATS_TEST_TMPDIR
+	bad= n=0 nd=0
+	for name in xlmr t5 bf; do
+		d=$ROOT/tests/data/tok-unigram-$name
+		tfm-convert -o "$T/$name.gguf" "$d" || fail "$name: tfm-convert failed"
+		while IFS='|' read -r b64 ids plain dec; do
+			got=$(printf '%s' "$b64" | base64 -d | tfm-tok --special --bos -m "$T/$name.gguf") ||
+				fail "$name text $n: tfm-tok failed"
+			[ "$got" = "$ids" ] || bad="$bad$name text $n: got [$got], want [$ids]
+"
+			got=$(printf '%s' "$b64" | base64 -d | tfm-tok --special -m "$T/$name.gguf")
+			[ "$got" = "$plain" ] || bad="$bad$name text $n, plain: got [$got], want [$plain]
+"
+			# tfm drops control tokens when decoding, transformers writes them
+			if ! printf '%s' "$b64" | base64 -d | grep -q '</s>'; then
+				got=$(echo "$plain" | tfm-tok --decode -m "$T/$name.gguf" | base64 -w0)
+				[ "$got" = "$dec" ] || bad="$bad$name text $n: decoded [$(echo "$got" |
+					base64 -d)], want [$(echo "$dec" | base64 -d)]
+"
+				nd=$((nd + 1))
+			fi
+			n=$((n + 1))
+		done < <(jq -r '.texts[] | [(.text | @base64), (.ids | join(" ")),
+			(.ids_plain | join(" ")), (.decoded | @base64)] | join("|")' "$d/expected.json")
+	done
+	[ -z "$bad" ] || fail "differ from transformers':
+$bad"
+	[ "$n" -ge 100 ] && [ "$nd" -ge 100 ]
+}
+
+@test "unigram: normalizers tfm does not run and corrupt charsmaps exit 65" {
+	T=$BATS_TEST_TMPDIR
+	cp -r "$ROOT/tests/data/tok-unigram-xlmr" "$T/m"
+	j=$T/m/tokenizer.json
+	cp "$j" "$T/orig.json"
+	jq '.normalizer.normalizers += [{"type": "NFKD"}]' "$T/orig.json" > "$j"
+	run sh -c "echo hi | tfm-tok -m '$T/m'"
+	assert_failure 65
+	assert_output --partial '"NFKD"'
+	# a trie of 4000 bytes in a blob of 12
+	jq '.normalizer.normalizers[0].precompiled_charsmap = "oA8AAAAAAAAAAAAA"' "$T/orig.json" > "$j"
+	run sh -c "echo hi | tfm-tok -m '$T/m'"
+	assert_failure 65
+	assert_output --partial "precompiled_charsmap"
+	jq '.pre_tokenizer = {"type": "Whitespace"}' "$T/orig.json" > "$j"
+	run sh -c "echo hi | tfm-tok -m '$T/m'"
+	assert_failure 65
+	assert_output --partial "Whitespace"
+	jq '.decoder = {"type": "WordPiece", "prefix": "##"}' "$T/orig.json" > "$j"
+	run sh -c "echo hi | tfm-tok -m '$T/m'"
+	assert_failure 65
+	assert_output --partial "decoder not supported"
+}

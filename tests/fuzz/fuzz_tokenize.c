@@ -1,8 +1,9 @@
 /* fuzz_tokenize.c: arbitrary bytes through the real vocabularies of
  * ../shared and tests/data: llama.cpp's SentencePiece (llama-spm), GPT-2
  * byte-level BPE and BERT WordPiece vocabularies, llama2.c's tok512, the
- * MiniLM tokenizer.json and the Llama-3-style tokenizer.json (its
- * pre-tokenizer regex).  The first byte picks the vocabulary and whether
+ * MiniLM tokenizer.json, the Llama-3-style tokenizer.json (its
+ * pre-tokenizer regex) and two unigram tokenizer.json (XLM-R's nmt_nfkc
+ * charsmap; byte fallback).  The first byte picks the vocabulary and whether
  * BOS is added and special tokens are parsed; the rest is the text.
  * Byte-level BPE must give back valid UTF-8 text exactly. */
 #include "fuzz.h"
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_TOK = 6 };
+enum { N_TOK = 8 };
 static struct tfm_tokenizer *toks[N_TOK];
 static int byte_level[N_TOK];
 
@@ -82,6 +83,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 					      "generation_config.json" };
 	toks[5] = from_files("tests/data/tok-llama3", llama3, 3);
 	byte_level[5] = 1;
+	static const char *const ugm[] = { "tokenizer.json", "tokenizer_config.json" };
+	toks[6] = from_files("tests/data/tok-unigram-xlmr", ugm, 2);
+	toks[7] = from_files("tests/data/tok-unigram-bf", ugm, 2);
 	return 0;
 }
 

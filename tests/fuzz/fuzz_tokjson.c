@@ -1,5 +1,6 @@
 /* fuzz_tokjson.c: a Hugging Face tokenizer.json (byte-level BPE with its
- * pre-tokenizer, or WordPiece; added tokens, post-processor) from untrusted
+ * pre-tokenizer, WordPiece, or Unigram with its normalizer: a base64
+ * precompiled_charsmap; added tokens, post-processor) from untrusted
  * bytes, imported into GGUF tokenizer keys as tfm-convert does, read back
  * and run (tokimport.h). */
 #include "tokimport.h"

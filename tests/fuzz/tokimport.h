@@ -24,9 +24,7 @@ static inline void fuzz_tok_import(struct tfm_ckpt *c, const uint8_t *text, size
 		fuzz_walk_gguf(g);
 		st = tfm_tokenizer_from_gguf(&t, g);
 		fuzz_check_status(st);
-		/* t5 (SentencePiece unigram) is written for llama.cpp but not run */
-		const char *model = tfm_gguf_get_str_or(g, "tokenizer.ggml.model", "");
-		FUZZ_ASSERT(st == TFM_OK || (st == TFM_E_UNSUPPORTED && strcmp(model, "t5") == 0));
+		FUZZ_ASSERT(st == TFM_OK);
 		if (!st)
 			fuzz_tokenizer(t, text, len);
 		tfm_tokenizer_free(t);

@@ -785,6 +785,263 @@ static void t_pretok(void)
 	CHECK(ok == all);
 }
 
+/* The ids of a list of ints in j. */
+static int same_json(const int32_t *ids, size_t n, json_t *w)
+{
+	int ok = n == json_array_size(w);
+	for (size_t k = 0; ok && k < n; k++)
+		ok = ids[k] == json_integer_value(json_array_get(w, k));
+	return ok;
+}
+
+/* tests/data/tok-unigram-* (scripts/make-unigram-fixtures): SentencePiece
+ * unigram models converted by transformers (XLM-R's nmt_nfkc charsmap, a
+ * T5-like one with WhitespaceSplit, one with byte fallback), through
+ * tfm_convert as tfm-tok -m reads them.  Each text's ids from the fast
+ * tokenizer with and without special tokens (special tokens in the text
+ * are parsed, as tokenizers always does), the decoded text, the pairs;
+ * then the same vocabulary from the .model file against SentencePiece's
+ * own ids. */
+static void t_unigram_fixtures(void)
+{
+	static const char *const names[] = { "xlmr", "t5", "bf" };
+	int n_text = 0, n_spm = 0, n_pair = 0, n_dec = 0;
+	for (int f = 0; f < 3; f++) {
+		struct tfm_convert *cv = NULL;
+		struct tfm_convert_opts co = { .dtype = -1 };
+		struct tfm_tokenizer *t = NULL, *ts = NULL;
+		json_error_t je;
+		char *dir = t_path("tests/data/tok-unigram-%s", names[f]);
+		char *ep = t_path("%s/expected.json", dir), *mp = t_path("%s/spiece.model", dir);
+		json_t *exp = json_load_file(ep, 0, &je), *e;
+		size_t i;
+		CHECK_MSG(exp != NULL, "%s: %s", ep, je.text);
+		CHECK_OK(tfm_convert_open(&cv, dir, &co));
+		if (cv)
+			CHECK_OK(tfm_tokenizer_from_gguf(&t, tfm_convert_gguf(cv)));
+		/* the .model (t5, bf) as a tokenizer.model: SentencePiece's pipeline */
+		struct tfm_blob b = { 0 };
+		if (f > 0 && tfm_blob_open(&b, mp) == TFM_OK) {
+			const char *fn[] = { "tokenizer.model" };
+			const void *data[] = { b.data };
+			size_t sizes[] = { b.size };
+			ts = via_gguf(fn, data, sizes, 1, TFM_OK);
+		}
+		json_array_foreach(json_object_get(exp, "texts"), i, e) {
+			const char *s = json_string_value(json_object_get(e, "text"));
+			int32_t *ids = NULL;
+			size_t n = 0;
+			if (!t || !s)
+				break;
+			for (int plain = 0; plain < 2; plain++) {
+				CHECK_OK(tfm_tokenize_special(t, s, strlen(s), !plain, 1, &ids, &n));
+				CHECK_MSG(same_json(ids, n, json_object_get(e, plain ? "ids_plain" : "ids")),
+					  "%s: '%s' (%s): %zu ids", names[f], s, plain ? "plain" : "special", n);
+				if (plain) {
+					/* tfm drops control tokens when decoding; transformers writes them */
+					char *text = NULL;
+					const char *want = json_string_value(json_object_get(e, "decoded"));
+					CHECK_OK(tfm_detokenize(t, ids, n, &text, NULL));
+					if (!strstr(s, "</s>")) {
+						CHECK_MSG(text && !strcmp(text, want), "%s: decode '%s': '%s'",
+							  names[f], want, text ? text : "");
+						n_dec++;
+					}
+					free(text);
+				}
+				free(ids);
+			}
+			json_t *sw = json_object_get(e, "spm_ids");
+			if (ts && sw) {
+				CHECK_OK(tfm_tokenize(ts, s, strlen(s), 0, &ids, &n));
+				CHECK_MSG(same_json(ids, n, sw), "%s tokenizer.model: '%s': %zu ids", names[f],
+					  s, n);
+				free(ids);
+				n_spm++;
+			}
+			n_text++;
+		}
+		json_array_foreach(json_object_get(exp, "pairs"), i, e) {
+			const char *a = json_string_value(json_object_get(e, "a"));
+			const char *bb = json_string_value(json_object_get(e, "b"));
+			int32_t *ids = NULL, *types = NULL;
+			size_t n = 0;
+			if (!t)
+				break;
+			CHECK_OK(tfm_tokenize_pair(t, a, strlen(a), bb, strlen(bb), &ids, &types, &n));
+			CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "%s: pair '%s' '%s'",
+				  names[f], a, bb);
+			free(ids), free(types);
+			n_pair++;
+		}
+		tfm_blob_close(&b);
+		tfm_tokenizer_free(t);
+		tfm_tokenizer_free(ts);
+		tfm_convert_close(cv);
+		json_decref(exp);
+		free(dir), free(ep), free(mp);
+	}
+	printf("unigram: %d texts, %d decoded, %d tokenizer.model texts, %d pairs\n", n_text, n_dec,
+	       n_spm, n_pair);
+	CHECK(n_text >= 100 && n_spm >= 60 && n_pair >= 9);
+}
+
+/* A tokenizer.json of a five-piece unigram model with a hand-made
+ * charsmap ('a' -> "b": a double-array trie of 0x62 units, the value unit
+ * after 'a' is the offset of "b"). */
+static const char ugm_head[] =
+	"{\"model\":{\"type\":\"Unigram\",\"unk_id\":0,\"vocab\":[[\"<unk>\",0],"
+	"[\"\xe2\x96\x81\",-1],[\"a\",-2],[\"b\",-2],[\"\xe2\x96\x81" "b\",-1.5]]},"
+	"\"normalizer\":%s,\"pre_tokenizer\":%s,\"added_tokens\":[]}";
+static const char ugm_meta[] =
+	"{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"always\","
+	"\"split\":true}";
+/* The charsmap in base64: units[0x61] is 'a' with a leaf, offset 1, so
+ * its value unit is units[0x60]: val, the offset of the replacement in
+ * the strings "b\0". */
+static void ugm_cmap(char *out, uint32_t val)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint8_t blob[4 + 0x62 * 4 + 2] = { 0 };
+	uint32_t u[0x62] = { 0 };
+	u[0x61] = 1u << 10 | 1u << 8 | 0x61;
+	u[0x60] = val;
+	blob[0] = 0x88; /* 0x188 bytes of trie, little-endian */
+	blob[1] = 0x01;
+	for (int i = 0; i < 0x62; i++)
+		for (int k = 0; k < 4; k++)
+			blob[4 + 4 * i + k] = (uint8_t)(u[i] >> 8 * k);
+	blob[sizeof blob - 2] = 'b';
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof blob; i += 3) {
+		uint32_t v = (uint32_t)blob[i] << 16 | (i + 1 < sizeof blob ? blob[i + 1] << 8 : 0) |
+			     (i + 2 < sizeof blob ? blob[i + 2] : 0);
+		out[k++] = b64[v >> 18];
+		out[k++] = b64[(v >> 12) & 63];
+		out[k++] = i + 1 < sizeof blob ? b64[(v >> 6) & 63] : '=';
+		out[k++] = i + 2 < sizeof blob ? b64[v & 63] : '=';
+	}
+	out[k] = 0;
+}
+
+static struct tfm_tokenizer *ugm_json(const char *norm, const char *pre, int want)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof buf, ugm_head, norm, pre);
+	const char *names[] = { "tokenizer.json" };
+	const void *data[] = { buf };
+	size_t sizes[] = { strlen(buf) };
+	return via_gguf(names, data, sizes, 1, want);
+}
+
+/* DeBERTa-v3's layout as transformers converts it: Strip, the charsmap,
+ * runs of spaces, Metaspace in a Sequence; [CLS] A [SEP], pairs
+ * [CLS] A [SEP] B [SEP] with B and its [SEP] of type 1.  The ids and
+ * types are what tokenizers 0.22 gives for this JSON. */
+static void t_unigram_bert_pair(void)
+{
+	static const char json[] =
+		"{\"model\":{\"type\":\"Unigram\",\"unk_id\":3,\"vocab\":[[\"[PAD]\",0],"
+		"[\"[CLS]\",0],[\"[SEP]\",0],[\"[UNK]\",0],[\"\xe2\x96\x81\",-1],[\"a\",-2],"
+		"[\"b\",-2],[\"\xe2\x96\x81" "b\",-1.5]]},"
+		"\"added_tokens\":[{\"id\":1,\"content\":\"[CLS]\",\"special\":true},"
+		"{\"id\":2,\"content\":\"[SEP]\",\"special\":true}],"
+		"\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Strip\","
+		"\"strip_left\":true,\"strip_right\":true},{\"type\":\"Replace\",\"pattern\":"
+		"{\"Regex\":\" {2,}\"},\"content\":\" \"}]},"
+		"\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":"
+		"\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"always\","
+		"\"split\":true}]},"
+		"\"post_processor\":{\"type\":\"TemplateProcessing\","
+		"\"single\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},{\"Sequence\":"
+		"{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}}],"
+		"\"pair\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},{\"Sequence\":"
+		"{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}},"
+		"{\"Sequence\":{\"id\":\"B\",\"type_id\":1}},{\"SpecialToken\":{\"id\":\"[SEP]\","
+		"\"type_id\":1}}],\"special_tokens\":{\"[CLS]\":{\"id\":\"[CLS]\",\"ids\":[1]},"
+		"\"[SEP]\":{\"id\":\"[SEP]\",\"ids\":[2]}}}}";
+	const char *names[] = { "tokenizer.json" };
+	const void *data[] = { json };
+	size_t sizes[] = { strlen(json) };
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	int32_t *ids = NULL, *types = NULL;
+	size_t n = 0;
+	if (!t)
+		return;
+	/* "  a   b " -> "a b" -> ▁a ▁b: ▁ a ▁b */
+	static const int32_t seq[] = { 1, 4, 5, 7, 2 };
+	CHECK_OK(tfm_tokenize_seq(t, "  a   b ", 8, 0, &ids, &n));
+	CHECK(same(ids, n, seq, 5));
+	free(ids);
+	static const int32_t pair[] = { 1, 4, 5, 2, 7, 2 }, ptypes[] = { 0, 0, 0, 0, 1, 1 };
+	CHECK_OK(tfm_tokenize_pair(t, "a", 1, "b", 1, &ids, &types, &n));
+	CHECK(same(ids, n, pair, 6) && same(types, n, ptypes, 6));
+	free(ids), free(types);
+	CHECK_ST(tfm_tokenize_words(t, "a", 1, &ids, &types, &n), TFM_E_UNSUPPORTED);
+	tfm_tokenizer_free(t);
+}
+
+/* Charsmaps that lie about their sizes or point past their strings are
+ * refused, normalizers and pre-tokenizers tfm does not implement are
+ * refused by name. */
+static void t_unigram_hostile(void)
+{
+	char norm[2048], cm[1024];
+	int32_t *ids = NULL;
+	size_t n = 0;
+	ugm_cmap(cm, 0);
+	snprintf(norm, sizeof norm, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"%s\"}",
+		 cm);
+	struct tfm_tokenizer *t = ugm_json(norm, ugm_meta, TFM_OK);
+	if (t) {
+		static const int32_t want[] = { 4, 4 }; /* "a b" -> "b b" -> ▁b ▁b */
+		CHECK_OK(tfm_tokenize(t, "a b", 3, 0, &ids, &n));
+		CHECK(same(ids, n, want, 2));
+		free(ids);
+		tfm_tokenizer_free(t);
+	}
+	/* the value after 'a' points past the two bytes of strings: refused
+	 * when it is reached */
+	ugm_cmap(cm, 1000);
+	snprintf(norm, sizeof norm, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"%s\"}",
+		 cm);
+	if ((t = ugm_json(norm, ugm_meta, TFM_OK))) {
+		CHECK_ST(tfm_tokenize(t, "xa", 2, 0, &ids, &n), TFM_E_FORMAT);
+		CHECK(strstr(tfm_errmsg(), "precompiled_charsmap") != NULL);
+		tfm_tokenizer_free(t);
+	}
+	static const char *const bad_maps[] = {
+		"oA8AAAAAAAAAAAAA",   /* a trie of 4000 bytes in 12 */
+		"BgAAAAAAAAAAAAAA",   /* 6 bytes: not whole units */
+		"AAAAAA==",           /* an empty trie */
+		"AQI",                /* 2 bytes */
+		"not base64!",
+	};
+	for (size_t k = 0; k < sizeof bad_maps / sizeof *bad_maps; k++) {
+		snprintf(norm, sizeof norm, "{\"type\":\"Sequence\",\"normalizers\":[{\"type\":"
+			 "\"Precompiled\",\"precompiled_charsmap\":\"%s\"}]}", bad_maps[k]);
+		ugm_json(norm, ugm_meta, TFM_E_FORMAT);
+	}
+	static const struct { const char *norm, *pre, *name; } refused[] = {
+		{ "{\"type\":\"NFKD\"}", NULL, "NFKD" },
+		{ "{\"type\":\"Lowercase\"}", NULL, "Lowercase" },
+		{ "{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"StripAccents\"}]}", NULL,
+		  "StripAccents" },
+		{ "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\s+\"},\"content\":\" \"}", NULL,
+		  "Replace" },
+		{ "null", "{\"type\":\"Whitespace\"}", "Whitespace" },
+		{ "null", "{\"type\":\"Metaspace\",\"replacement\":\"_\"}", "replacement" },
+		{ "null", "null", "Metaspace is needed" },
+	};
+	for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
+		ugm_json(refused[k].norm, refused[k].pre ? refused[k].pre : ugm_meta,
+			 TFM_E_UNSUPPORTED);
+		CHECK_MSG(strstr(tfm_errmsg(), refused[k].name) != NULL, "%s: %s", refused[k].name,
+			  tfm_errmsg());
+	}
+}
+
 static const struct t_case t_cases[] = {
 	{"import_llama3", t_import_llama3},
 	{ "fixture_tokenizers", t_fixture_tokenizers },
@@ -801,5 +1058,8 @@ static const struct t_case t_cases[] = {
 	{ "roundtrip", t_roundtrip },
 	{ "pretok_unknown", t_pretok_unknown },
 	{ "hostile_vocab", t_hostile_vocab },
+	{ "unigram_fixtures", t_unigram_fixtures },
+	{ "unigram_hostile", t_unigram_hostile },
+	{ "unigram_bert_pair", t_unigram_bert_pair },
 };
 T_MAIN(t_cases)

@@ -1,0 +1,346 @@
+/* unigram.c: the SentencePiece unigram model (GGUF tokenizer.ggml.model
+ * "t5") with the semantics of the tokenizers library's Unigram: the text
+ * normalized (normalize.c), split by Metaspace into words that begin with
+ * U+2581, and each word cut by Viterbi into the pieces of highest total
+ * score (log probability).  A character no piece starts with costs the
+ * lowest score - 10 and becomes the unknown token; runs of them fuse into
+ * one, or into their <0xNN> byte tokens with byte_fallback.  Pieces are
+ * found with a byte trie, so a word costs O(length x longest piece). */
+#include "unigram.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPM_SPACE "\xe2\x96\x81"
+
+static uint64_t edge_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+/* child of node by byte c, -1 if none */
+static int32_t child(const struct tfm_ugm *u, size_t node, unsigned char c)
+{
+	uint64_t key = ((uint64_t)node << 8 | c) + 1;
+	for (size_t i = edge_hash(key) & (u->ecap - 1);; i = (i + 1) & (u->ecap - 1)) {
+		if (!u->ekey[i])
+			return -1;
+		if (u->ekey[i] == key)
+			return u->eval[i];
+	}
+}
+
+static void add_edge(struct tfm_ugm *u, size_t node, unsigned char c, int32_t to)
+{
+	uint64_t key = ((uint64_t)node << 8 | c) + 1;
+	size_t i = edge_hash(key) & (u->ecap - 1);
+	while (u->ekey[i])
+		i = (i + 1) & (u->ecap - 1);
+	u->ekey[i] = key;
+	u->eval[i] = to;
+}
+
+/* Which pieces text can match: all of the model's vocabulary for
+ * tokenizers (its trie holds every entry), normal and user-defined ones
+ * for SentencePiece. */
+static int matchable(const struct tfm_tokenizer *t, const struct tfm_ugm *u, int64_t i)
+{
+	if (!t->plen[i])
+		return 0;
+	if (u->hf)
+		return t->type[i] != TFM_TOKT_UNUSED; /* the [PADn] fill */
+	return t->type[i] == TFM_TOKT_NORMAL || t->type[i] == TFM_TOKT_USER_DEFINED;
+}
+
+int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u)
+{
+	size_t total = 1;
+	double lo = INFINITY;
+	for (int64_t i = 0; i < t->n_vocab; i++) {
+		if (!matchable(t, u, i))
+			continue;
+		total += t->plen[i];
+		if (t->score[i] < lo)
+			lo = t->score[i];
+	}
+	u->unk_score = (lo == INFINITY ? 0 : lo) - 10.0;
+	u->ecap = 16;
+	while (u->ecap < total * 2)
+		u->ecap <<= 1;
+	u->ekey = tfm_calloc(u->ecap, sizeof *u->ekey);
+	u->eval = tfm_calloc(u->ecap, sizeof *u->eval);
+	u->id = tfm_malloc(total * sizeof *u->id);
+	if (!u->ekey || !u->eval || !u->id)
+		return TFM_E_NOMEM;
+	u->n_nodes = 1;
+	u->id[0] = -1;
+	for (int64_t i = 0; i < t->n_vocab; i++) {
+		if (!matchable(t, u, i))
+			continue;
+		size_t node = 0;
+		for (uint32_t k = 0; k < t->plen[i]; k++) {
+			unsigned char c = (unsigned char)t->piece[i][k];
+			int32_t nx = child(u, node, c);
+			if (nx < 0) {
+				nx = (int32_t)u->n_nodes++;
+				u->id[nx] = -1;
+				add_edge(u, node, c, nx);
+			}
+			node = (size_t)nx;
+		}
+		if (u->id[node] < 0) /* the first of duplicate pieces */
+			u->id[node] = (int32_t)i;
+	}
+	return TFM_OK;
+}
+
+void tfm_ugm_destroy(struct tfm_ugm *u)
+{
+	if (!u)
+		return;
+	tfm_ugm_free(u);
+	free(u);
+}
+
+/* One lattice position: the best path that ends here. */
+struct node { double score; int32_t id; int32_t from; }; /* from -1: unreached */
+
+/* Append the ids of the unknown run w[0, n): byte tokens when the model
+ * falls back to bytes and has them all, else one unknown token. */
+static int unknown(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *w, size_t n,
+		   struct tfm_ids *out)
+{
+	int all = u->byte_fallback;
+	for (size_t k = 0; all && k < n; k++)
+		all = t->byte_tok[(unsigned char)w[k]] >= 0;
+	if (all) {
+		for (size_t k = 0; k < n; k++) {
+			int st = tfm_ids_push(out, t->byte_tok[(unsigned char)w[k]]);
+			if (st)
+				return st;
+		}
+		return TFM_OK;
+	}
+	if (t->unk < 0)
+		return tfm_seterr(TFM_E_FORMAT, "unigram: no piece for '%.*s' and no unknown token",
+				  (int)(n < 32 ? n : 32), w);
+	return tfm_ids_push(out, t->unk);
+}
+
+/* Viterbi over w[0, n) (tokenizers' encode_optimized): at each character
+ * boundary every piece that starts there extends the best path; a
+ * character no single-character piece covers gets the unknown score. */
+static int viterbi(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *w, size_t n,
+		   struct node *lat, int32_t *path, struct tfm_ids *out)
+{
+	for (size_t i = 0; i <= n; i++)
+		lat[i] = (struct node){ 0, -1, -1 };
+	lat[0].from = 0;
+	for (size_t s = 0; s < n;) {
+		size_t cl = tfm_utf8_len((unsigned char)w[s]);
+		if (cl > n - s)
+			cl = n - s;
+		double base = lat[s].score;
+		int single = 0;
+		size_t node = 0;
+		for (size_t e = s; e < n; e++) {
+			int32_t nx = child(u, node, (unsigned char)w[e]);
+			if (nx < 0)
+				break;
+			node = (size_t)nx;
+			int32_t id = u->id[node];
+			if (id < 0)
+				continue;
+			double c = base + t->score[id];
+			if (lat[e + 1].from < 0 || c > lat[e + 1].score)
+				lat[e + 1] = (struct node){ c, id, (int32_t)s };
+			if (e + 1 - s == cl)
+				single = 1;
+		}
+		if (!single) {
+			double c = base + u->unk_score;
+			if (lat[s + cl].from < 0 || c > lat[s + cl].score)
+				lat[s + cl] = (struct node){ c, -1, (int32_t)s };
+		}
+		s += cl;
+	}
+	/* back from the end; path holds the start of each token */
+	size_t k = 0;
+	for (size_t e = n; e > 0; e = (size_t)lat[e].from)
+		path[k++] = (int32_t)e;
+	int st = TFM_OK;
+	size_t unk_start = 0;
+	int in_unk = 0;
+	for (size_t j = k; !st && j-- > 0;) {
+		size_t e = (size_t)path[j], s = (size_t)lat[e].from;
+		int32_t id = lat[e].id;
+		if (id < 0) { /* fuse a run of unknown characters */
+			if (!in_unk)
+				unk_start = s;
+			in_unk = 1;
+			continue;
+		}
+		if (in_unk)
+			st = unknown(t, u, w + unk_start, s - unk_start, out);
+		in_unk = 0;
+		if (!st)
+			st = tfm_ids_push(out, id);
+	}
+	if (!st && in_unk)
+		st = unknown(t, u, w + unk_start, n - unk_start, out);
+	return st;
+}
+
+/* Metaspace: spaces become U+2581, the text gets one first (prepend
+ * scheme "always", or "first" at the start of the input) unless it has
+ * one, and with split it is cut before each U+2581.  Each word then goes
+ * through viterbi. */
+static int metaspace(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *s,
+		     size_t n, int first, char *buf, struct node *lat, int32_t *path,
+		     struct tfm_ids *out)
+{
+	size_t k = 0;
+	if (n == 0)
+		return TFM_OK;
+	if ((u->prepend == 1 || (u->prepend == 2 && first)) &&
+	    !(n >= 1 && s[0] == ' ') && !(n >= 3 && !memcmp(s, SPM_SPACE, 3))) {
+		memcpy(buf, SPM_SPACE, 3);
+		k = 3;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == ' ') {
+			memcpy(buf + k, SPM_SPACE, 3);
+			k += 3;
+		} else {
+			buf[k++] = s[i];
+		}
+	}
+	if (!u->split)
+		return viterbi(t, u, buf, k, lat, path, out);
+	int st = TFM_OK;
+	for (size_t a = 0; !st && a < k;) {
+		size_t b = a + 1;
+		while (b < k && !(k - b >= 3 && !memcmp(buf + b, SPM_SPACE, 3)))
+			b++;
+		st = viterbi(t, u, buf + a, b - a, lat, path, out);
+		a = b;
+	}
+	return st;
+}
+
+int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int first,
+		   struct tfm_ids *out)
+{
+	const struct tfm_ugm *u = t->ugm;
+	char *s = NULL, *buf = NULL;
+	size_t n = 0;
+	struct node *lat = NULL;
+	int32_t *path = NULL;
+	int st = tfm_ugm_normalize(u, text, len, &s, &n);
+	if (st)
+		return st;
+	if (n > INT32_MAX / 4) {
+		st = tfm_seterr(TFM_E_INVAL, "unigram: text of %zu bytes", n);
+		goto done;
+	}
+	/* Metaspace at most triples a byte (' ' -> U+2581), plus the prefix */
+	buf = tfm_malloc(n * 3 + 4);
+	lat = tfm_malloc((n * 3 + 5) * sizeof *lat);
+	path = tfm_malloc((n * 3 + 5) * sizeof *path);
+	if (!buf || !lat || !path) {
+		st = TFM_E_NOMEM;
+		goto done;
+	}
+	if (!u->hf) { /* SentencePiece: the whole normalized text at once */
+		st = viterbi(t, u, s, n, lat, path, out);
+		goto done;
+	}
+	if (!u->ws_split) {
+		st = metaspace(t, u, s, n, first, buf, lat, path, out);
+		goto done;
+	}
+	for (size_t i = 0; !st && i < n;) { /* WhitespaceSplit first */
+		size_t j = i;
+		uint32_t c = tfm_utf8_decode(s, n, &j);
+		if ((c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+		    (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
+		    c == 0x205f || c == 0x3000) {
+			i = j;
+			continue;
+		}
+		size_t w = i;
+		while (j < n) {
+			size_t k = j;
+			c = tfm_utf8_decode(s, n, &k);
+			if ((c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+			    (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+			    c == 0x202f || c == 0x205f || c == 0x3000)
+				break;
+			j = k;
+		}
+		st = metaspace(t, u, s + w, j - w, first && w == 0, buf, lat, path, out);
+		first = 0;
+		i = j;
+	}
+done:
+	free(s);
+	free(buf);
+	free(lat);
+	free(path);
+	return st;
+}
+
+static int gguf_bool(const struct tfm_gguf *g, const char *key, int dflt)
+{
+	return tfm_gguf_get_int_or(g, key, dflt) != 0;
+}
+
+int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	struct tfm_ugm *u = tfm_calloc(1, sizeof *u);
+	int st = TFM_OK;
+	if (!u)
+		return TFM_E_NOMEM;
+	t->ugm = u;
+	const void *data;
+	int64_t n;
+	int et;
+	if (tfm_gguf_find(g, "tokenizer.ggml.precompiled_charsmap") >= 0) {
+		if ((st = tfm_gguf_get_arr(g, "tokenizer.ggml.precompiled_charsmap", &et, &n, &data)))
+			return st;
+		if (et != TFM_GGUF_UINT8 && et != TFM_GGUF_INT8)
+			return tfm_seterr(TFM_E_FORMAT, "tokenizer.ggml.precompiled_charsmap is not "
+					  "a byte array");
+		if (n > 0) {
+			if ((st = tfm_charsmap_init(&u->cmap, data, (size_t)n)))
+				return st;
+			u->has_cmap = 1;
+		}
+	}
+	u->byte_fallback = gguf_bool(g, "tfm.tok.byte_fallback", 0);
+	const char *nj = tfm_gguf_get_str_or(g, "tfm.tok.normalizer", NULL);
+	const char *pj = tfm_gguf_get_str_or(g, "tfm.tok.pre_tokenizer", NULL);
+	if (nj || pj) {
+		if (!nj || !pj)
+			return tfm_seterr(TFM_E_FORMAT, "unigram: tfm.tok.normalizer and "
+					  "tfm.tok.pre_tokenizer go together");
+		if ((st = tfm_ugm_parse_normalizer(u, nj, strlen(nj))) ||
+		    (st = tfm_ugm_parse_pre_tokenizer(u, pj, strlen(pj))))
+			return st;
+	} else {
+		/* SentencePiece's normalizer, as llama.cpp's converter describes it */
+		u->add_prefix = gguf_bool(g, "tokenizer.ggml.add_space_prefix", 1);
+		u->remove_ws = gguf_bool(g, "tokenizer.ggml.remove_extra_whitespaces", 1);
+		if (!gguf_bool(g, "tokenizer.ggml.escape_whitespaces", 1))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "unigram: escape_whitespaces false is "
+					  "not supported");
+		if (gguf_bool(g, "tokenizer.ggml.treat_whitespace_as_suffix", 0))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "unigram: "
+					  "treat_whitespace_as_suffix is not supported");
+	}
+	return tfm_ugm_build(t, u);
+}

@@ -1,0 +1,80 @@
+/* unigram.h: the SentencePiece unigram tokenizer (GGUF tokenizer.ggml.model
+ * "t5", llama.cpp's UGM): its state, the normalizer steps of tokenizer.json
+ * (normalize.c) and the Viterbi encoder (unigram.c).  Private to lib/text. */
+#ifndef TFM_UNIGRAM_H
+#define TFM_UNIGRAM_H
+
+#include "tokenizer-impl.h"
+
+enum tfm_norm_op {
+	TFM_NORM_PRECOMPILED = 1, /* the charsmap, per grapheme as tokenizers applies it */
+	TFM_NORM_STRIP,           /* Strip: Unicode whitespace at the left/right end */
+	TFM_NORM_REPLACE,         /* Replace of a literal string */
+	TFM_NORM_REPEAT,          /* Replace of the regex "c{n,}" (or "c+"): runs of c */
+	TFM_NORM_PREPEND          /* Prepend to non-empty text */
+};
+
+struct tfm_norm_step {
+	int op;
+	int left, right;          /* STRIP */
+	char pat[8];              /* REPLACE/REPEAT: the pattern (REPEAT: one character) */
+	size_t patn;
+	char *with;               /* replacement (REPLACE/REPEAT/PREPEND), malloc'd */
+	size_t withn;
+	unsigned min_rep;         /* REPEAT: n of {n,} */
+};
+
+struct tfm_ugm {
+	/* piece trie: edges (node << 8 | byte) -> child in an open-addressing
+	 * table; id[node] the piece ending there (-1 none) */
+	uint64_t *ekey;           /* [ecap], 0 = empty (keys are stored + 1) */
+	int32_t *eval;            /* [ecap] */
+	size_t ecap;
+	int32_t *id;              /* [n_nodes] */
+	size_t n_nodes;
+	double unk_score;         /* lowest score - 10, as tokenizers and SentencePiece */
+	int byte_fallback;
+	struct tfm_charsmap cmap;
+	int has_cmap;
+	int hf;                   /* tokenizer.json's pipeline, else SentencePiece's own */
+	/* hf: the normalizer steps and the pre-tokenizer */
+	struct tfm_norm_step *step;
+	int n_step;
+	int ws_split;             /* WhitespaceSplit before Metaspace */
+	int prepend;              /* Metaspace prepend_scheme: 0 never, 1 always, 2 first */
+	int split;                /* Metaspace split at U+2581 */
+	/* SentencePiece: normalizer_spec */
+	int remove_ws, add_prefix;
+};
+
+/* Parse tokenizer.json's normalizer (the JSON text, Precompiled's charsmap
+ * left out) and pre_tokenizer into u; what tfm does not implement is
+ * TFM_E_UNSUPPORTED naming it.  The importer calls them to refuse early. */
+int tfm_ugm_parse_normalizer(struct tfm_ugm *u, const char *json, size_t n);
+int tfm_ugm_parse_pre_tokenizer(struct tfm_ugm *u, const char *json, size_t n);
+void tfm_ugm_free(struct tfm_ugm *u);
+
+/* Normalize text: tokenizer.json's steps (hf), or SentencePiece's
+ * normalizer (charsmap longest match, extra whitespace removed, dummy
+ * prefix, spaces as U+2581).  *out is malloc'd. */
+int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, char **out, size_t *outn);
+
+int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u);
+
+/* For tfm-convert (ugm-import.c): the keys beside the vocabulary that a
+ * unigram tokenizer.json or tokenizer.model needs. */
+struct tfm_ugm_keys {
+	uint8_t *cmap;            /* tokenizer.ggml.precompiled_charsmap, malloc'd */
+	size_t cmap_n;
+	char *norm, *pretok;      /* tfm.tok.normalizer / pre_tokenizer (JSON), malloc'd */
+	int byte_fallback;
+	int spm;                  /* SentencePiece's normalizer: the flags below */
+	int add_prefix, remove_ws; /* (from tokenizer.json: for llama.cpp only) */
+	const char *pair;         /* tfm.tok.pair: "roberta", "bert", "t5" or NULL */
+};
+struct json_t;
+int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, struct json_t *root);
+int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g);
+void tfm_ugm_keys_free(struct tfm_ugm_keys *k);
+
+#endif
