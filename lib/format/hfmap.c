@@ -578,6 +578,7 @@ static const struct arch archs[] = {
 	{"mpt", {"transformer.", ""}, {mpt}},
 	{"bert", {"bert.", ""}, {bert}},
 	{"roberta", {"roberta.", ""}, {roberta, bert}},
+	{"xlm-roberta", {"roberta.", ""}, {roberta, bert}},
 	{"distilbert", {"distilbert.", ""}, {distilbert}},
 	{"electra", {"electra.", ""}, {electra, bert}},
 	{"deberta-v2", {"deberta.", ""}, {deberta_v2, bert}},

@@ -328,8 +328,8 @@ int tfm_fill_mask(struct tfm_ctx *c, const int32_t *tok, const int32_t *types, i
 		 * activation, RoBERTa's lm_head and ELECTRA's generator gelu
 		 * whatever hidden_act says; ELECTRA and ALBERT map to the
 		 * embeddings' width (io), where the tied decoder reads */
-		int act = !strcmp(s->arch, "roberta") || !strcmp(s->arch, "electra") ? TFM_ACT_GELU
-										     : s->act;
+		int act = !strcmp(s->arch, "roberta") || !strcmp(s->arch, "xlm-roberta") ||
+			  !strcmp(s->arch, "electra") ? TFM_ACT_GELU : s->act;
 		int64_t w = m->mlm.out;
 		float eps = m->mlm_norm.eps > 0 ? m->mlm_norm.eps : (float)s->norm_eps;
 		m->be->matmul(&c->kx, c->h, c->x + pos * d, &m->mlm, 1);

@@ -1340,6 +1340,30 @@ static const struct tfm_cfg_key k_deberta[] = {
 	{ "vocab_size", "50265" },
 	{ NULL, NULL },
 };
+static const struct tfm_cfg_key k_xlm_roberta[] = {
+	{ "attention_probs_dropout_prob", "0.1" },
+	{ "bos_token_id", "0" },
+	{ "classifier_dropout", "null" },
+	{ "eos_token_id", "2" },
+	{ "hidden_act", "\"gelu\"" },
+	{ "hidden_dropout_prob", "0.1" },
+	{ "hidden_size", "768" },
+	{ "initializer_range", "0.02" },
+	{ "intermediate_size", "3072" },
+	{ "layer_norm_eps", "1e-12" },
+	{ "max_position_embeddings", "512" },
+	{ "model_type", "\"xlm-roberta\"" },
+	{ "num_attention_heads", "12" },
+	{ "num_hidden_layers", "12" },
+	{ "pad_token_id", "1" },
+	{ "position_embedding_type", "\"absolute\"" },
+	{ "sep_token_id", "null" },
+	{ "tie_word_embeddings", "true" },
+	{ "type_vocab_size", "2" },
+	{ "use_cache", "true" },
+	{ "vocab_size", "30522" },
+	{ NULL, NULL },
+};
 
 const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "llama", k_llama },
@@ -1385,5 +1409,6 @@ const struct tfm_cfg_keys tfm_cfg_keys[] = {
 	{ "modernbert", k_modernbert },
 	{ "deberta-v2", k_deberta_v2 },
 	{ "deberta", k_deberta },
+	{ "xlm-roberta", k_xlm_roberta },
 	{ NULL, NULL },
 };

@@ -152,6 +152,7 @@ int tfm_preset_olmoe(struct tfm_spec *s, const json_t *c);
 int tfm_preset_llama4(struct tfm_spec *s, const json_t *c);
 int tfm_preset_olmo(struct tfm_spec *s, const json_t *c);
 int tfm_preset_roberta(struct tfm_spec *s, const json_t *c);
+int tfm_preset_xlm_roberta(struct tfm_spec *s, const json_t *c);
 int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_electra(struct tfm_spec *s, const json_t *c);
 int tfm_preset_deberta_v2(struct tfm_spec *s, const json_t *c);

@@ -101,6 +101,18 @@ int tfm_preset_roberta(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
+/* XLM-RoBERTa: RoBERTa's model (XLMRobertaModel is RobertaModel) with
+ * XLMRobertaConfig's defaults (vocab_size 30522, as BertConfig's); its
+ * tokenizer is a SentencePiece unigram (lib/text/unigram.c). */
+int tfm_preset_xlm_roberta(struct tfm_spec *s, const json_t *c)
+{
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	int st = tfm_preset_roberta(s, c);
+	s->n_vocab = gi(c, "vocab_size", 30522);
+	set_arch(s, "xlm-roberta", "bert");
+	return st;
+}
+
 /* ELECTRA: BERT's encoder; its embeddings are embedding_size wide with
  * their LayerNorm, then embeddings_project (when embedding_size differs
  * from hidden_size); no pooler in ElectraModel; ElectraClassificationHead

@@ -749,6 +749,7 @@ static const struct preset {
 	{ "deepseek_v3", p_deepseek_v3 }, { "phi3", p_phi3 }, { "gpt2", p_gpt2 },
 	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
 	{ "mpt", p_mpt }, { "opt", p_opt }, { "bert", tfm_preset_bert }, { "roberta", tfm_preset_roberta },
+	{ "xlm-roberta", tfm_preset_xlm_roberta },
 	{ "distilbert", tfm_preset_distilbert }, { "electra", tfm_preset_electra },
 	{ "deberta-v2", tfm_preset_deberta_v2 }, { "deberta", tfm_preset_deberta },
 	{ "albert", tfm_preset_albert },

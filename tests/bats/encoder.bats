@@ -109,6 +109,45 @@ min_cos() {
 	cmp "$T/got" "$T/want"
 }
 
+@test "encoder: XLM-RoBERTa with its SentencePiece unigram tokenizer: --classify and --fill as transformers" {
+	X=$ROOT/tests/fixtures/encoders/xlm-roberta-cls
+	jq -r '.[].text' "$X/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$X" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$X/cli.json" '
+		{"neg": 0, "neu": 1, "pos": 2} as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$X/cli.json")" ]
+	# the single lines' ids as transformers' tokenizer (tfm-tok --bos: the
+	# unigram tokenizer's whole frame, <s> ... </s>)
+	grep -v '	' "$T/lines" | tfm-tok -l --bos -m "$X" > "$T/got"
+	jq -r '.[] | select(.text | contains("\t") | not) | .ids | map(tostring) | join(" ")' \
+		"$X/cli.json" > "$T/want"
+	cmp "$T/got" "$T/want"
+	X2=$ROOT/tests/fixtures/encoders/xlm-roberta-mlm
+	jq -r '.[].text' "$X2/cli.json" > "$T/mlines"
+	run tfm-run --fill -m "$X2" -F jsonl -f "$T/mlines"
+	assert_success
+	echo "$output" > "$T/f.jsonl"
+	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
+	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$X2/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$X2/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
+		 range(0; 5) as $k |
+		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
+	echo "max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	# pseudo-perplexity runs through the unigram frame <s> ... </s> and <mask>
+	run tfm-ppl -m "$X2" -f "$T/lines" -c 24 -F json
+	assert_success
+	echo "$output" | jq -e '.mode == "pseudo" and .tokens > 10 and .ppl > 1'
+}
+
 @test "encoder: --classify of a modernbert cross-encoder matches transformers for lines and pairs" {
 	MP=$ROOT/tests/fixtures/encoders/modernbert-pair
 	jq -r '.[].text' "$MP/cli.json" > "$T/lines"
