@@ -20,6 +20,42 @@ min_cos() {
 		 ((($a | map(. * .) | add) * ($b | map(. * .) | add)) | sqrt)] | min'
 }
 
+# like_cli_classify DIR: tfm-run --classify over the texts of DIR/cli.json
+# (lines and TAB pairs): as many results, each label's score and logit
+# within 1e-4 of transformers' (labels by the config's label2id)
+like_cli_classify() {
+	jq -r '.[].text' "$1/cli.json" > "$T/lines"
+	run tfm-run --classify -m "$1" -F jsonl -f "$T/lines"
+	assert_success
+	echo "$output" > "$T/c.jsonl"
+	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$1/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$1/cli.json" \
+		--slurpfile cfg "$1/config.json" '
+		$cfg[0].label2id as $id |
+		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
+		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
+		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
+	echo "classify max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+}
+
+# like_cli_fill DIR: tfm-run --fill over the texts of DIR/cli.json: the
+# same five best ids at each mask, probabilities within 1e-4
+like_cli_fill() {
+	jq -r '.[].text' "$1/cli.json" > "$T/mlines"
+	run tfm-run --fill -m "$1" -F jsonl -f "$T/mlines"
+	assert_success
+	echo "$output" > "$T/f.jsonl"
+	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
+	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$1/cli.json")" ]
+	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$1/cli.json" '
+		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
+		 range(0; 5) as $k |
+		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
+	echo "fill max diff $d"
+	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+}
+
 @test "encoder: all-MiniLM-L6-v2 token ids equal transformers'" {
 	jq -r '.rows[].ids | map(tostring) | join(" ")' "$M/expected-embeddings.json" > "$T/want"
 	run tfm-tok -l --bos -m "$M" < "$M/sentences.txt"
@@ -69,19 +105,7 @@ min_cos() {
 }
 
 @test "encoder: --classify gives transformers' logits and scores for lines and pairs" {
-	jq -r '.[].text' "$CLS3/cli.json" > "$T/lines"
-	run tfm-run --classify -m "$CLS3" -F jsonl -f "$T/lines"
-	assert_success
-	echo "$output" > "$T/c.jsonl"
-	# each label's score and logit within 1e-4 of transformers'
-	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$CLS3/cli.json" '
-		{"neg": 0, "neu": 1, "pos": 2} as $id |
-		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
-		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
-		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
-	echo "max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
-	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$CLS3/cli.json")" ]
+	like_cli_classify "$CLS3"
 	run tfm-run --classify -m "$CLS3" --top 1 -p 'the cat sat'
 	assert_success
 	assert_output --regexp '^pos	0\.[0-9]+$'
@@ -89,18 +113,7 @@ min_cos() {
 
 @test "encoder: a RoBERTa cross-encoder: <s> A </s></s> B </s> as its RobertaProcessing says" {
 	RP=$ROOT/tests/fixtures/encoders/roberta-pair
-	jq -r '.[].text' "$RP/cli.json" > "$T/lines"
-	run tfm-run --classify -m "$RP" -F jsonl -f "$T/lines"
-	assert_success
-	echo "$output" > "$T/c.jsonl"
-	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$RP/cli.json" '
-		{"irrelevant": 0, "relevant": 1} as $id |
-		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
-		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
-		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
-	echo "max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
-	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$RP/cli.json")" ]
+	like_cli_classify "$RP"
 	# the single texts' ids, <s> ... as transformers' tokenizer (tfm-tok --bos
 	# adds <s>; the closing </s> is the encoder's post-processor)
 	grep -v '	' "$T/lines" | tfm-tok -l --bos -m "$RP" > "$T/got"
@@ -111,18 +124,7 @@ min_cos() {
 
 @test "encoder: XLM-RoBERTa with its SentencePiece unigram tokenizer: --classify and --fill as transformers" {
 	X=$ROOT/tests/fixtures/encoders/xlm-roberta-cls
-	jq -r '.[].text' "$X/cli.json" > "$T/lines"
-	run tfm-run --classify -m "$X" -F jsonl -f "$T/lines"
-	assert_success
-	echo "$output" > "$T/c.jsonl"
-	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$X/cli.json" '
-		{"neg": 0, "neu": 1, "pos": 2} as $id |
-		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
-		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
-		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
-	echo "max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
-	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$X/cli.json")" ]
+	like_cli_classify "$X"
 	# the single lines' ids as transformers' tokenizer (tfm-tok --bos: the
 	# unigram tokenizer's whole frame, <s> ... </s>)
 	grep -v '	' "$T/lines" | tfm-tok -l --bos -m "$X" > "$T/got"
@@ -130,18 +132,7 @@ min_cos() {
 		"$X/cli.json" > "$T/want"
 	cmp "$T/got" "$T/want"
 	X2=$ROOT/tests/fixtures/encoders/xlm-roberta-mlm
-	jq -r '.[].text' "$X2/cli.json" > "$T/mlines"
-	run tfm-run --fill -m "$X2" -F jsonl -f "$T/mlines"
-	assert_success
-	echo "$output" > "$T/f.jsonl"
-	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
-	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$X2/cli.json")" ]
-	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$X2/cli.json" '
-		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
-		 range(0; 5) as $k |
-		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
-	echo "max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	like_cli_fill "$X2"
 	# pseudo-perplexity runs through the unigram frame <s> ... </s> and <mask>
 	run tfm-ppl -m "$X2" -f "$T/lines" -c 24 -F json
 	assert_success
@@ -150,18 +141,7 @@ min_cos() {
 
 @test "encoder: --classify of a modernbert cross-encoder matches transformers for lines and pairs" {
 	MP=$ROOT/tests/fixtures/encoders/modernbert-pair
-	jq -r '.[].text' "$MP/cli.json" > "$T/lines"
-	run tfm-run --classify -m "$MP" -F jsonl -f "$T/lines"
-	assert_success
-	echo "$output" > "$T/c.jsonl"
-	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$MP/cli.json")" ]
-	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$MP/cli.json" '
-		{"irrelevant": 0, "relevant": 1} as $id |
-		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
-		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
-		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
-	echo "max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	like_cli_classify "$MP"
 	# the longest line runs past the local layers' window (2 keys either side)
 	[ "$(jq '[.[].ids | length] | max' "$MP/cli.json")" -gt 5 ]
 }
@@ -275,19 +255,7 @@ min_cos() {
 
 @test "encoder: --fill gives transformers' five best tokens and probabilities for each mask" {
 	MLM=$ROOT/tests/fixtures/encoders/bert-mlm
-	jq -r '.[].text' "$MLM/cli.json" > "$T/lines"
-	run tfm-run --fill -m "$MLM" -F jsonl -f "$T/lines"
-	assert_success
-	echo "$output" > "$T/f.jsonl"
-	# the same ids in the same order, probabilities within 1e-4
-	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
-	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$MLM/cli.json")" ]
-	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$MLM/cli.json" '
-		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
-		 range(0; 5) as $k |
-		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
-	echo "max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	like_cli_fill "$MLM"
 	run tfm-run --fill -m "$MLM" --top 1 -p 'The cat is [MASK].'
 	assert_success
 	assert_output --regexp "^1	4	$(jq -r '.[0].masks[0].tokens[0]' "$MLM/cli.json" | sed 's/\[/\\[/; s/\]/\\]/')	0\.[0-9]+$"
@@ -377,30 +345,7 @@ min_cos() {
 
 @test "encoder: a DeBERTa-v2 classifier and masked LM through tfm-run (WordPiece fixtures)" {
 	DC=$ROOT/tests/fixtures/encoders/deberta-v2-cls
-	jq -r '.[].text' "$DC/cli.json" > "$T/lines"
-	run tfm-run --classify -m "$DC" -F jsonl -f "$T/lines"
-	assert_success
-	echo "$output" > "$T/c.jsonl"
-	[ "$(jq -s length "$T/c.jsonl")" -eq "$(jq length "$DC/cli.json")" ]
-	# lines and pairs (token types 0 / 1): each label's score and logit
-	d=$(jq -n --slurpfile g "$T/c.jsonl" --slurpfile r "$DC/cli.json" '
-		{"a": 0, "b": 1, "c": 2} as $id |
-		[range(0; $r[0] | length) as $i | $g[$i].labels[] |
-		 ((.score - $r[0][$i].probs[$id[.label]]) | fabs),
-		 ((.logit - $r[0][$i].logits[$id[.label]]) | fabs)] | max')
-	echo "classify max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	like_cli_classify "$DC"
 	DM=$ROOT/tests/fixtures/encoders/deberta-v2-mlm
-	jq -r '.[].text' "$DM/cli.json" > "$T/mlines"
-	run tfm-run --fill -m "$DM" -F jsonl -f "$T/mlines"
-	assert_success
-	echo "$output" > "$T/f.jsonl"
-	[ "$(jq -c '[.masks[] | [.pos, [.top[].id]]]' "$T/f.jsonl")" = \
-	  "$(jq -c '.[] | [.masks[] | [.pos, .ids]]' "$DM/cli.json")" ]
-	d=$(jq -n --slurpfile g "$T/f.jsonl" --slurpfile r "$DM/cli.json" '
-		[range(0; $r[0] | length) as $i | range(0; $r[0][$i].masks | length) as $m |
-		 range(0; 5) as $k |
-		 ($g[$i].masks[$m].top[$k].score - $r[0][$i].masks[$m].scores[$k]) | fabs] | max')
-	echo "fill max diff $d"
-	awk -v d="$d" 'BEGIN { exit !(d <= 1e-4) }'
+	like_cli_fill "$DM"
 }
