@@ -74,6 +74,9 @@ static int encode_rows(struct tfm_ctx *c, const int32_t *tok, const int32_t *typ
 		if (len[i] > c->n_ctx)
 			return tfm_seterr(TFM_E_INVAL, "a sequence of %lld tokens (the context holds "
 					  "%lld)", (long long)len[i], (long long)c->n_ctx);
+	if (s->n_token_types <= 0)
+		types = NULL; /* no token-type embeddings (ModernBERT, DeBERTa-v3): transformers
+			       * ignores the tokenizer's types too */
 	for (int64_t i = 0; types && i < n; i++)
 		if (types[i] < 0 || types[i] >= nt)
 			return tfm_seterr(TFM_E_INVAL, "token type %d at %lld (the model has %lld)",

@@ -25,7 +25,9 @@ static int template_of(const struct tfm_tokenizer *t)
 	}
 	if (t->cls < 0 || t->sep < 0 || t->bos != t->cls || t->eos != t->sep || !t->add_eos)
 		return 0;
-	return t->kind == TFM_TOK_WPM ? 1 : t->kind == TFM_TOK_BPE && t->add_bos ? 2 : 0;
+	if (t->kind == TFM_TOK_BPE) /* RoBERTa's pairs unless tfm.tok.pair says BERT's */
+		return !t->add_bos ? 0 : t->pair_style == 1 ? 1 : 2;
+	return t->kind == TFM_TOK_WPM ? 1 : 0;
 }
 
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
@@ -39,7 +41,8 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 				  "post-processor ([CLS] text [SEP], <s> text </s>); this tokenizer "
 				  "has neither");
 	int st = tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
-	if (st || tpl == 1 || t->kind == TFM_TOK_UGM) /* unigram adds its closing token */
+	/* WordPiece and unigram add their closing token */
+	if (st || t->kind == TFM_TOK_WPM || t->kind == TFM_TOK_UGM)
 		return st;
 	int32_t *x = realloc(*ids, (*n + 1) * sizeof *x); /* RoBERTa: the closing </s> */
 	if (!x) {

@@ -503,6 +503,14 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		t->add_bos = 0;
 		if ((st = gguf_merges(t, g, 1)))
 			goto fail;
+		/* an encoder's pair template (RoBERTa's is the default) */
+		const char *bp = tfm_gguf_get_str_or(g, "tfm.tok.pair", "");
+		t->pair_style = !strcmp(bp, "bert") ? 1 : !strcmp(bp, "roberta") ? 2 : 0;
+		if (*bp && !t->pair_style) {
+			st = tfm_seterr(TFM_E_FORMAT, "tfm.tok.pair '%.40s' is not bert or roberta "
+					"(byte-level BPE)", bp);
+			goto fail;
+		}
 		break;
 	}
 	case TFM_TOK_UGM:

@@ -29,6 +29,7 @@ struct vb {
 	int64_t id_limit;   /* ids must be below: the model's rows, or about the entries */
 	int limit_is_model; /* id_limit is the model's vocab_size */
 	int is_ugm;         /* unigram: the keys below too */
+	const char *pair;   /* BPE: a post-processor's pair template (tfm.tok.pair), or NULL */
 	struct tfm_ugm_keys ugm;
 };
 
@@ -950,10 +951,16 @@ static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
 		goto done;
 	}
 	post_processor(v, json_object_get(root, "post_processor"));
-	if (v->is_ugm && (v->ugm.pair = pair_style(v, json_object_get(root, "post_processor"))) &&
-	    strcmp(v->ugm.pair, "t5")) {
+	const char *ps = pair_style(v, json_object_get(root, "post_processor"));
+	if (v->is_ugm && (v->ugm.pair = ps) && strcmp(ps, "t5")) {
 		v->cls = v->bos; /* what llama.cpp's encoders read */
 		v->sep = v->eos;
+	} else if (!v->is_ugm && !strcmp(v->model, "gpt2") && ps && strcmp(ps, "t5")) {
+		/* a byte-level BPE encoder's frame: RoBERTa's, or BERT's
+		 * [CLS] A [SEP] B [SEP] (ModernBERT's TemplateProcessing) */
+		v->cls = v->bos;
+		v->sep = v->eos;
+		v->pair = ps;
 	}
 	st = TFM_OK;
 done:
@@ -1071,7 +1078,8 @@ static int write_keys(const struct vb *v, struct tfm_gguf *g)
 	    (v->add_eos >= 0 && (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_eos_token", v->add_eos))) ||
 	    (v->add_space_prefix >= 0 &&
 	     (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", v->add_space_prefix))) ||
-	    (v->is_ugm && (st = tfm_ugm_keys_write(&v->ugm, g))))
+	    (v->is_ugm && (st = tfm_ugm_keys_write(&v->ugm, g))) ||
+	    (v->pair && (st = tfm_gguf_set_str(g, "tfm.tok.pair", v->pair))))
 		return st;
 	return TFM_OK;
 }

@@ -139,6 +139,18 @@ like_cli_fill() {
 	echo "$output" | jq -e '.mode == "pseudo" and .tokens > 10 and .ppl > 1'
 }
 
+@test "encoder: a byte-level BPE with BERT's template (ModernBERT's tokenizer): [CLS] A [SEP] B [SEP]" {
+	MB=$ROOT/tests/fixtures/encoders/modernbert-bpe
+	like_cli_classify "$MB"
+	# the ids of lines and pairs as transformers' tokenizer
+	tfm-convert -o "$T/mb.gguf" "$MB"
+	jq -r '.[] | select(.text | contains("\t") | not) | .ids | map(tostring) | join(" ")' \
+		"$MB/cli.json" > "$T/want"
+	grep -v '	' "$T/lines" | tfm-tok -l --bos -m "$T/mb.gguf" | sed 's/$/ 2/' > "$T/got"
+	cmp "$T/got" "$T/want"
+	grep -qa 'tfm.tok.pair' "$T/mb.gguf"
+}
+
 @test "encoder: --classify of a modernbert cross-encoder matches transformers for lines and pairs" {
 	MP=$ROOT/tests/fixtures/encoders/modernbert-pair
 	like_cli_classify "$MP"
