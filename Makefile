@@ -14,7 +14,7 @@ CC       ?= cc
 NVCC     ?= nvcc
 B        := build
 
-PKGS     := openblas libarchive libzstd jansson libpcre2-8
+PKGS     := openblas libarchive libzstd jansson libpcre2-8 libutf8proc
 VERSION  := $(shell sed -n 's/^\#define TFM_VERSION "\(.*\)"/\1/p' lib/tfm.h)
 SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

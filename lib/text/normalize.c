@@ -1,6 +1,7 @@
 /* normalize.c: the unigram tokenizer's text normalization.  Either the
  * steps of a tokenizer.json normalizer (Sequence, Precompiled, Strip,
- * Replace of a string or of a run "c{n,}", Prepend) and its pre-tokenizer
+ * Replace of a string or of a run "c{n,}", Prepend, NFC / NFD / NFKC / NFKD,
+ * Lowercase, StripAccents: utf8proc's tables) and its pre-tokenizer
  * settings (Metaspace, WhitespaceSplit), or SentencePiece's own normalizer
  * (a tokenizer.model, or a GGUF written by llama.cpp).  Anything else is
  * refused by name: a normalizer skipped would change the ids silently. */
@@ -9,6 +10,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #define SPM_SPACE "\xe2\x96\x81"
 
@@ -164,8 +166,16 @@ static int parse_norm(struct tfm_ugm *u, json_t *n)
 			return TFM_E_NOMEM;
 		return add_step(u, s);
 	}
-	/* NFKC, NFKD, NFC, NFD, StripAccents, Lowercase, BertNormalizer, ...:
-	 * tfm has no full Unicode decomposition or case tables */
+	static const struct { const char *name; int op; } uni[] = {
+		{ "NFC", TFM_NORM_NFC }, { "NFD", TFM_NORM_NFD }, { "NFKC", TFM_NORM_NFKC },
+		{ "NFKD", TFM_NORM_NFKD }, { "Lowercase", TFM_NORM_LOWER },
+		{ "StripAccents", TFM_NORM_STRIP_ACCENTS } };
+	for (size_t k = 0; k < sizeof uni / sizeof uni[0]; k++)
+		if (!strcmp(type, uni[k].name)) {
+			s.op = uni[k].op;
+			return add_step(u, s);
+		}
+	/* BertNormalizer, Nmt, ByteLevel, ...: not in the unigram tokenizers */
 	return refuse("normalizer", n);
 }
 
@@ -407,6 +417,58 @@ static int spm_normalize(const struct tfm_ugm *u, const char *s, size_t n, struc
 	return st;
 }
 
+/* NFC, NFD, NFKC, NFKD of s[n] (utf8proc_map; NUL bytes are kept), or
+ * each code point lowered (utf8proc_tolower, and U+0130 to i U+0307, as
+ * Rust's char::to_lowercase: its only lower case of two code points) or
+ * dropped when it is a mark (StripAccents: Mn, Mc, Me).  Text that is not
+ * UTF-8 is refused: the Rust normalizers never see it. */
+static int unicode(int op, const char *s, size_t n, struct buf *o)
+{
+	if (op == TFM_NORM_LOWER || op == TFM_NORM_STRIP_ACCENTS) {
+		for (size_t i = 0; i < n;) {
+			utf8proc_int32_t c;
+			utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+							      (utf8proc_ssize_t)(n - i), &c);
+			if (k <= 0)
+				return tfm_seterr(TFM_E_FORMAT, "unigram normalizer: text that is not "
+						  "UTF-8 (byte %zu)", i);
+			i += (size_t)k;
+			if (op == TFM_NORM_STRIP_ACCENTS) {
+				utf8proc_category_t g = utf8proc_category(c);
+				if (g == UTF8PROC_CATEGORY_MN || g == UTF8PROC_CATEGORY_MC ||
+				    g == UTF8PROC_CATEGORY_ME)
+					continue;
+			} else if (c == 0x130) { /* the one lower case of two code points */
+				int st = put(o, "i\xcc\x87", 3);
+				if (st)
+					return st;
+				continue;
+			} else {
+				c = utf8proc_tolower(c);
+			}
+			utf8proc_uint8_t e[4];
+			utf8proc_ssize_t m = utf8proc_encode_char(c, e);
+			int st = put(o, (const char *)e, (size_t)m);
+			if (st)
+				return st;
+		}
+		return TFM_OK;
+	}
+	utf8proc_option_t opt = UTF8PROC_STABLE |
+		(op == TFM_NORM_NFC || op == TFM_NORM_NFKC ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE) |
+		(op == TFM_NORM_NFKC || op == TFM_NORM_NFKD ? UTF8PROC_COMPAT : 0);
+	utf8proc_uint8_t *d = NULL;
+	utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &d, opt);
+	if (m < 0) {
+		free(d);
+		return tfm_seterr(m == UTF8PROC_ERROR_NOMEM ? TFM_E_NOMEM : TFM_E_FORMAT,
+				  "unigram normalizer: %s", utf8proc_errmsg(m));
+	}
+	int st = put(o, (const char *)d, (size_t)m);
+	free(d);
+	return st;
+}
+
 int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, char **out, size_t *outn)
 {
 	struct buf a = { 0 }, b = { 0 };
@@ -437,6 +499,12 @@ int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, char **o
 			if (a.n && !(st = put(&b, sp->with, sp->withn)))
 				st = put(&b, a.p, a.n);
 			break;
+		case TFM_NORM_NFC:
+		case TFM_NORM_NFD:
+		case TFM_NORM_NFKC:
+		case TFM_NORM_NFKD:
+		case TFM_NORM_LOWER:
+		case TFM_NORM_STRIP_ACCENTS: st = unicode(sp->op, a.p, a.n, &b); break;
 		default: st = tfm_seterr(TFM_E_INTERNAL, "normalizer step %d", sp->op);
 		}
 		struct buf t = a;

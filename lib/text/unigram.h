@@ -11,7 +11,13 @@ enum tfm_norm_op {
 	TFM_NORM_STRIP,           /* Strip: Unicode whitespace at the left/right end */
 	TFM_NORM_REPLACE,         /* Replace of a literal string */
 	TFM_NORM_REPEAT,          /* Replace of the regex "c{n,}" (or "c+"): runs of c */
-	TFM_NORM_PREPEND          /* Prepend to non-empty text */
+	TFM_NORM_PREPEND,         /* Prepend to non-empty text */
+	TFM_NORM_NFC,             /* the Unicode normalization forms (utf8proc) */
+	TFM_NORM_NFD,
+	TFM_NORM_NFKC,
+	TFM_NORM_NFKD,
+	TFM_NORM_LOWER,           /* Lowercase: each code point's lower case */
+	TFM_NORM_STRIP_ACCENTS    /* StripAccents: marks (general category M) removed */
 };
 
 struct tfm_norm_step {
