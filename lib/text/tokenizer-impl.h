@@ -92,6 +92,7 @@ struct tfm_tokenizer {
 	/* Tokens matched in raw text before encoding (llama.cpp's
 	 * tokenizer_st_partition): every non-normal token, longest first. */
 	int32_t *special;         /* [n_special] */
+	uint8_t *strip;           /* [n_vocab] or NULL: 1 lstrip, 2 rstrip (tfm.tok.lstrip/rstrip) */
 	int64_t n_special;
 	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
 	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */

@@ -207,6 +207,7 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t)
 	free(t->merge_arena);
 	free(t->pre);
 	free(t->special);
+	free(t->strip);
 	tfm_pretok_free(t->pretok);
 	tfm_ugm_destroy(t->ugm);
 	free(t);
@@ -381,6 +382,38 @@ static int32_t gguf_id(const struct tfm_gguf *g, const struct tfm_tokenizer *t, 
 }
 
 /* The ids that end generation. */
+/* tfm.tok.lstrip / tfm.tok.rstrip: the added tokens whose match takes in
+ * the whitespace left / right of them (t->strip bits 1, 2). */
+static int strip_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	static const char *const key[] = { "tfm.tok.lstrip", "tfm.tok.rstrip" };
+	for (int k = 0; k < 2; k++) {
+		int64_t i = tfm_gguf_find(g, key[k]);
+		if (i < 0)
+			continue;
+		int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+		int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
+		if (!v || tfm_gguf_get_arr_i64(g, key[k], v, m)) {
+			free(v);
+			return tfm_seterr(TFM_E_FORMAT, "%s: not an integer array of token ids", key[k]);
+		}
+		if (!t->strip && !(t->strip = tfm_calloc((size_t)t->n_vocab, 1))) {
+			free(v);
+			return TFM_E_NOMEM;
+		}
+		for (int64_t j = 0; j < m; j++) {
+			if (v[j] < 0 || v[j] >= t->n_vocab) {
+				free(v);
+				return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary", key[k],
+						  (long long)v[j]);
+			}
+			t->strip[v[j]] |= (uint8_t)(1 << k);
+		}
+		free(v);
+	}
+	return TFM_OK;
+}
+
 static int eos_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 {
 	int64_t ids[8], n = 0;
@@ -552,7 +585,7 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	if (kind != TFM_TOK_UGM)
 		t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
 								t->add_space_prefix);
-	if ((st = eos_set(t, g)) || (st = tok_finish(t)))
+	if ((st = eos_set(t, g)) || (st = strip_set(t, g)) || (st = tok_finish(t)))
 		goto fail;
 	*out = t;
 	return TFM_OK;
@@ -593,6 +626,38 @@ static int frag_push(struct frags *f, int32_t id, size_t off, size_t len)
 	return TFM_OK;
 }
 
+/* The bytes of the Unicode White_Space character (Rust's
+ * char::is_whitespace, which tokenizers' lstrip / rstrip use) that s[n]
+ * starts with / ends with, or 0. */
+static size_t ws_len(const unsigned char *c, size_t n)
+{
+	if (n >= 1 && ((c[0] >= 9 && c[0] <= 13) || c[0] == ' '))
+		return 1;
+	if (n >= 2 && c[0] == 0xc2 && (c[1] == 0x85 || c[1] == 0xa0))
+		return 2;
+	if (n >= 3 && ((c[0] == 0xe1 && c[1] == 0x9a && c[2] == 0x80) ||
+		       (c[0] == 0xe2 && c[1] == 0x80 &&
+			((c[2] >= 0x80 && c[2] <= 0x8a) || c[2] == 0xa8 || c[2] == 0xa9 ||
+			 c[2] == 0xaf)) ||
+		       (c[0] == 0xe2 && c[1] == 0x81 && c[2] == 0x9f) ||
+		       (c[0] == 0xe3 && c[1] == 0x80 && c[2] == 0x80)))
+		return 3;
+	return 0;
+}
+
+static size_t ws_after(const char *s, size_t n)
+{
+	return ws_len((const unsigned char *)s, n);
+}
+
+static size_t ws_before(const char *s, size_t n)
+{
+	for (size_t k = 1; k <= 3 && k <= n; k++)
+		if (ws_len((const unsigned char *)s + n - k, k) == k)
+			return k;
+	return 0;
+}
+
 /* llama.cpp's tokenizer_st_partition: for each special token, longest
  * first, split every raw fragment at its occurrences. */
 static int partition(const struct tfm_tokenizer *t, const char *text, size_t len,
@@ -616,10 +681,17 @@ static int partition(const struct tfm_tokenizer *t, const char *text, size_t len
 			size_t pos = f.off, end = f.off + f.len;
 			const char *hit;
 			while (!st && (hit = memmem(text + pos, end - pos, p, pn))) {
-				size_t h = (size_t)(hit - text);
+				size_t h = (size_t)(hit - text), e = h + pn, w;
+				/* lstrip / rstrip: the whitespace beside it goes with it */
+				while (t->strip && (t->strip[id] & 1) && h > pos &&
+				       (w = ws_before(text + pos, h - pos)))
+					h -= w;
+				while (t->strip && (t->strip[id] & 2) && e < end &&
+				       (w = ws_after(text + e, end - e)))
+					e += w;
 				if (!(st = frag_push(&b, -1, pos, h - pos)))
-					st = frag_push(&b, id, h, pn);
-				pos = h + pn;
+					st = frag_push(&b, id, h, e - h);
+				pos = e;
 			}
 			if (!st)
 				st = frag_push(&b, -1, pos, end - pos);

@@ -30,6 +30,8 @@ struct vb {
 	int limit_is_model; /* id_limit is the model's vocab_size */
 	int is_ugm;         /* unigram: the keys below too */
 	const char *pair;   /* BPE: a post-processor's pair template (tfm.tok.pair), or NULL */
+	int32_t *strip[2];  /* added tokens with lstrip, rstrip (tfm.tok.lstrip, .rstrip) */
+	int64_t n_strip[2];
 	struct tfm_ugm_keys ugm;
 };
 
@@ -51,6 +53,8 @@ static void vb_free(struct vb *v)
 	free(v->score);
 	free(v->type);
 	free(v->merges);
+	free(v->strip[0]);
+	free(v->strip[1]);
 	tfm_ugm_keys_free(&v->ugm);
 }
 
@@ -557,6 +561,17 @@ static int added_tokens(struct vb *v, json_t *root)
 								       : TFM_TOKT_USER_DEFINED;
 		if ((st = vb_set(v, id, s, strlen(s), 0, type)))
 			return st;
+		/* lstrip / rstrip: the whitespace beside the token in the text is
+		 * part of its match (RoBERTa's, XLM-R's <mask>, ALBERT's [MASK]) */
+		for (int k = 0; k < 2; k++) {
+			if (!json_is_true(json_object_get(e, k ? "rstrip" : "lstrip")))
+				continue;
+			int32_t *x = tfm_realloc(v->strip[k], (size_t)(v->n_strip[k] + 1) * sizeof *x);
+			if (!x)
+				return TFM_E_NOMEM;
+			v->strip[k] = x;
+			x[v->n_strip[k]++] = (int32_t)id;
+		}
 	}
 	return TFM_OK;
 }
@@ -1079,7 +1094,11 @@ static int write_keys(const struct vb *v, struct tfm_gguf *g)
 	    (v->add_space_prefix >= 0 &&
 	     (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", v->add_space_prefix))) ||
 	    (v->is_ugm && (st = tfm_ugm_keys_write(&v->ugm, g))) ||
-	    (v->pair && (st = tfm_gguf_set_str(g, "tfm.tok.pair", v->pair))))
+	    (v->pair && (st = tfm_gguf_set_str(g, "tfm.tok.pair", v->pair))) ||
+	    (v->n_strip[0] && (st = tfm_gguf_set_arr(g, "tfm.tok.lstrip", TFM_GGUF_INT32,
+						      v->strip[0], v->n_strip[0]))) ||
+	    (v->n_strip[1] && (st = tfm_gguf_set_arr(g, "tfm.tok.rstrip", TFM_GGUF_INT32,
+						      v->strip[1], v->n_strip[1]))))
 		return st;
 	return TFM_OK;
 }

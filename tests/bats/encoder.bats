@@ -139,6 +139,17 @@ like_cli_fill() {
 	echo "$output" | jq -e '.mode == "pseudo" and .tokens > 10 and .ppl > 1'
 }
 
+@test "encoder: ALBERT with its unigram tokenizer (NFKD, accents stripped, lower case): --fill as transformers" {
+	A=$ROOT/tests/fixtures/encoders/albert-tok
+	like_cli_fill "$A"
+	# upper case and accents reach the model lowered and stripped; the
+	# spaces around [MASK] (lstrip) go with it
+	a=$(tfm-run --fill -m "$A" -F jsonl -p 'THE CAT IS [MASK].' | jq -c '.masks')
+	b=$(tfm-run --fill -m "$A" -F jsonl -p 'thé cAt ïs   [MASK].' | jq -c '.masks')
+	[ "$a" = "$b" ]
+	[ "$(echo "$a" | jq -c '[.[0].top[].id]')" = "$(jq -c '.[0].masks[0].ids' "$A/cli.json")" ]
+}
+
 @test "encoder: a byte-level BPE with BERT's template (ModernBERT's tokenizer): [CLS] A [SEP] B [SEP]" {
 	MB=$ROOT/tests/fixtures/encoders/modernbert-bpe
 	like_cli_classify "$MB"
