@@ -1045,7 +1045,43 @@ static void t_unigram_hostile(void)
 	}
 }
 
+/* Added tokens with lstrip / rstrip take in the whitespace beside them
+ * (Unicode White_Space: U+3000, U+2003 too); ids as tokenizers 0.22 gives
+ * them for this JSON (a unigram model, Metaspace always). */
+static void t_added_strip(void)
+{
+	static const char json[] =
+		"{\"added_tokens\":[{\"id\":5,\"content\":\"<m>\",\"lstrip\":true,\"rstrip\":true,"
+		"\"normalized\":false,\"special\":true},{\"id\":6,\"content\":\"<r>\",\"lstrip\":"
+		"false,\"rstrip\":true,\"normalized\":false,\"special\":true}],\"normalizer\":null,"
+		"\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\","
+		"\"prepend_scheme\":\"always\",\"split\":true},\"model\":{\"type\":\"Unigram\","
+		"\"unk_id\":0,\"vocab\":[[\"<unk>\",0],[\"\xe2\x96\x81\",-1],[\"a\",-2],[\"b\",-2],"
+		"[\"\xe2\x96\x81" "b\",-1.5],[\"<m>\",0],[\"<r>\",0]]}}";
+	static const struct { const char *text; int32_t ids[6]; size_t n; } cases[] = {
+		{ "a  \xe3\x80\x80<m> \tb", { 1, 2, 5, 4 }, 4 },
+		{ "a <m>b", { 1, 2, 5, 4 }, 4 },
+		{ "a<m>  b", { 1, 2, 5, 4 }, 4 },
+		{ "a <r>  b", { 1, 2, 1, 6, 4 }, 5 },
+		{ "a\xc2\xa0<r>\xe2\x80\x83" "b", { 1, 2, 0, 6, 4 }, 5 },
+		{ "<m>", { 5 }, 1 },
+	};
+	const char *names[] = { "tokenizer.json" };
+	const void *data[] = { json };
+	size_t sizes[] = { strlen(json) };
+	struct tfm_tokenizer *t = via_gguf(names, data, sizes, 1, TFM_OK);
+	for (size_t k = 0; t && k < sizeof cases / sizeof *cases; k++) {
+		int32_t *ids = NULL;
+		size_t n = 0;
+		CHECK_OK(tfm_tokenize_special(t, cases[k].text, strlen(cases[k].text), 0, 1, &ids, &n));
+		CHECK_MSG(same(ids, n, cases[k].ids, cases[k].n), "case %zu: %zu ids", k, n);
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+}
+
 static const struct t_case t_cases[] = {
+	{ "added_strip", t_added_strip },
 	{"import_llama3", t_import_llama3},
 	{ "fixture_tokenizers", t_fixture_tokenizers },
 	{ "pretok", t_pretok },
