@@ -412,6 +412,31 @@ static const struct ent deberta_v2[] = {
 	END
 };
 
+/* ---- T5's encoder (T5EncoderModel): shared is the token embedding
+ * (encoder.embed_tokens its tied copy); layer 0 of each block is the
+ * self-attention (q, k, v, o, no biases) with its RMS norm, layer 1 the FFN
+ * (wi, or wi_0 the gate and wi_1 the up projection of the gated forms);
+ * block 0's relative_attention_bias {n_head, buckets}, shared by every
+ * layer, is attn_rel_b ---- */
+static const struct ent t5[] = {
+	{"shared.weight", "token_embd.weight", 0},
+	{"encoder.embed_tokens.weight", NULL, SKIP},
+	{"encoder.block.#.layer.0.SelfAttention.q.weight", "blk.#.attn_q.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.k.weight", "blk.#.attn_k.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.v.weight", "blk.#.attn_v.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.o.weight", "blk.#.attn_output.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.relative_attention_bias.weight",
+	 "blk.#.attn_rel_b.weight", 0},
+	{"encoder.block.#.layer.0.layer_norm.weight", "blk.#.attn_norm.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wi.weight", "blk.#.ffn_up.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wi_0.weight", "blk.#.ffn_gate.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wi_1.weight", "blk.#.ffn_up.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wo.weight", "blk.#.ffn_down.weight", 0},
+	{"encoder.block.#.layer.1.layer_norm.weight", "blk.#.ffn_norm.weight", 0},
+	{"encoder.final_layer_norm.weight", "output_norm.weight", 0},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -585,6 +610,7 @@ static const struct arch archs[] = {
 	{"deberta", {"deberta.", ""}, {deberta_v1, deberta_v2, bert}},
 	{"albert", {"albert.", ""}, {albert}},
 	{"modernbert", {"model.", ""}, {modernbert}},
+	{"t5", {""}, {t5}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},

@@ -55,6 +55,10 @@ struct tfm_attn_args {
 	float scale;           /* multiplies q.k */
 	float softcap;         /* 0: none; else cap * tanh(s / cap) */
 	const float *alibi;    /* [n_head] slopes (bias slope * (j - p)), or NULL */
+	const float *rel_bias; /* T5: [n_head][2 rel_span + 1], the bias of key j for the query at
+	                          q: rel_bias[h][clamp(j - q, -rel_span, rel_span) + rel_span];
+	                          NULL: none */
+	int64_t rel_span;
 	int k_type, v_type;    /* enum tfm_type of the K and V caches (tfm_k_kv_type_ok) */
 };
 

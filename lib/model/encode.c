@@ -19,9 +19,9 @@ int tfm_encoder_check_spec(const struct tfm_spec *s)
 	if (s->chunk > 0 || s->mask != TFM_MASK_BIDIR)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with a %s mask not supported yet",
 				  arch, s->chunk ? "chunked" : "causal");
-	if (s->pos_attn == TFM_POS_ALIBI || s->pos_attn == TFM_POS_T5)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with %s positions not supported yet",
-				  arch, s->pos_attn == TFM_POS_ALIBI ? "ALiBi" : "T5 bucket");
+	if (s->pos_attn == TFM_POS_ALIBI)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with ALiBi positions not supported "
+				  "yet", arch);
 	if (s->head != TFM_HEAD_EMBED && s->head != TFM_HEAD_CLASSIFIER && s->head != TFM_HEAD_TOKEN)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: encoder with an LM head (masked LM) not "
 				  "supported yet", arch);

@@ -431,6 +431,7 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		.chunk = L->chunk,
 		.scale = s->attn_scale_inv_layer ? m->attn_scale / (float)(l + 1) : m->attn_scale,
 		.softcap = s->attn_softcap, .alibi = m->alibi, .bidir = s->mask == TFM_MASK_BIDIR,
+		.rel_bias = m->t5_bias, .rel_span = m->t5_span,
 		.k_type = m->k_type, .v_type = m->v_type,
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];

@@ -110,10 +110,11 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("this attention mask");
 	if (s->mask == TFM_MASK_WINDOW && s->window < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: sliding-window mask without a window size", arch);
-	if (s->pos_attn == TFM_POS_T5)
-		return UNSUP("T5 relative position buckets");
+	if (s->pos_attn == TFM_POS_T5 && s->family != TFM_FAMILY_ENCODER)
+		return UNSUP("T5 relative position buckets outside an encoder");
 	if (s->pos_attn != TFM_POS_NONE && s->pos_attn != TFM_POS_ROPE &&
-	    s->pos_attn != TFM_POS_ALIBI && s->pos_attn != TFM_POS_DEBERTA)
+	    s->pos_attn != TFM_POS_ALIBI && s->pos_attn != TFM_POS_DEBERTA &&
+	    s->pos_attn != TFM_POS_T5)
 		return UNSUP("this attention position scheme");
 	if (s->pos_attn == TFM_POS_ROPE) {
 		if (s->rope_scaling != TFM_ROPE_SCALE_NONE && s->rope_scaling != TFM_ROPE_SCALE_LINEAR &&
@@ -496,6 +497,59 @@ static int bind_transform(struct binder *b, int cl)
  * through their LayerNorm rel_embd_norm (rel.norm) into an f32 table: the
  * same for every layer and call (transformers' get_rel_embedding). */
 static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w);
+
+/* T5's relative position bucket (transformers' _relative_position_bucket)
+ * of the distance rel = key - query: half the buckets for each direction
+ * when bidirectional; below max_exact one bucket per distance, then
+ * logarithmic up to max_distance, computed in float32 as torch does. */
+static int64_t t5_bucket(int64_t rel, int bidir, int64_t nb, int64_t maxd)
+{
+	int64_t b = 0;
+	if (bidir) {
+		nb /= 2;
+		b = rel > 0 ? nb : 0;
+		rel = rel < 0 ? -rel : rel;
+	} else {
+		rel = rel < 0 ? -rel : 0;
+	}
+	int64_t exact = nb / 2;
+	if (rel < exact)
+		return b + rel;
+	float v = logf((float)rel / (float)exact) / (float)log((double)maxd / (double)exact) *
+		  (float)(nb - exact);
+	int64_t large = exact + (int64_t)v;
+	return b + (large < nb - 1 ? large : nb - 1);
+}
+
+/* T5's relative attention bias: block 0's attn_rel_b {n_head, buckets}
+ * (shared by every layer) as a table by distance, [n_head][2 D + 1] for
+ * key - query in [-D, D], D = max_distance (every farther key is in the
+ * last bucket of its side).  The encoder's buckets are bidirectional. */
+static int bind_t5_bias(struct binder *b)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	int64_t nb = s->t5_buckets, D = s->t5_max_distance, nh = s->n_head;
+	struct tfm_mat w;
+	float *f;
+	if (nb < 2 || D < 1 || D > (1 << 20))
+		return tfm_seterr(TFM_E_FORMAT, "%s: %lld relative buckets, max distance %lld", b->arch,
+				  (long long)nb, (long long)D);
+	int st = bind_mat(b, &w, "blk.0.attn_rel_b.weight", nh, nb, 1);
+	if (st || (st = mat_f32(b, &f, &w)))
+		return st;
+	if (!(m->t5_bias = tfm_amalloc((size_t)(nh * (2 * D + 1)) * sizeof(float))) ||
+	    (st = own(m, m->t5_bias)))
+		return st ? st : TFM_E_NOMEM;
+	int bidir = s->family == TFM_FAMILY_ENCODER;
+	for (int64_t r = -D; r <= D; r++) {
+		int64_t k = t5_bucket(r, bidir, nb, D);
+		for (int64_t h = 0; h < nh; h++)
+			m->t5_bias[h * (2 * D + 1) + r + D] = f[k * nh + h];
+	}
+	m->t5_span = D;
+	return TFM_OK;
+}
 
 static int bind_rel(struct binder *b)
 {
@@ -1091,6 +1145,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		goto fail;
 	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm",
 					    s->embd_proj_first ? s->n_embd : ew, 1)))
+		goto fail;
+	if (s->pos_attn == TFM_POS_T5 && (st = bind_t5_bias(&b)))
 		goto fail;
 	if (s->pos_attn == TFM_POS_DEBERTA && (st = bind_rel(&b)))
 		goto fail;

@@ -107,6 +107,9 @@ struct tfm_model {
 				      then mlm_norm and the output head (tied, out_b) */
 	float *mlm_b;              /* [n_embd], or NULL (spec.head_dense_bias 0) */
 	struct tfm_norm_w mlm_norm;
+	float *t5_bias;            /* T5: [n_head][2 t5_span + 1] the bias by distance key - query
+				      (tfm_attn_args.rel_bias), from block 0's attn_rel_b */
+	int64_t t5_span;
 	float *rel_emb;            /* deberta: [2 rel_span][n_embd] the relative embeddings, normed
 				      (rel_embd_norm) when spec.rel_norm; NULL otherwise */
 	float *conv_w;             /* deberta ConvLayer: [k][g][d/g out][d/g in] taps (spec.conv_kernel

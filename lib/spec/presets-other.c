@@ -528,13 +528,32 @@ int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
 		s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 1);
-	/* feed_forward_proj: "relu", "gated-gelu" (v1.1: tanh GELU), "gated-silu" */
+	/* feed_forward_proj: "relu", "gelu", "gated-gelu" (v1.1: transformers
+	 * makes it the tanh GELU), "gated-silu", ... (T5Config: the part after
+	 * the dash is the activation, "gated" before it a gated FFN) */
 	const char *ff = gs(c, "feed_forward_proj", "relu");
 	s->gated = !strncmp(ff, "gated-", 6);
 	const char *a = s->gated ? ff + 6 : ff;
-	if (!strcmp(a, "gelu"))
+	if (!strcmp(ff, "gated-gelu"))
 		a = "gelu_new";
-	return tfm_preset_act(a, &s->act);
+	tfm_cfg_mark(c, "dense_act_fn"); /* T5Config derives these two from it */
+	tfm_cfg_mark(c, "is_gated_act");
+	int st = tfm_preset_act(a, &s->act);
+	/* T5EncoderModel: the encoder stack alone, an embedding model (mean of
+	 * the last hidden states, as sentence-t5's pooling) */
+	json_t *ar = gj(c, "architectures");
+	const char *cls = json_is_array(ar) ? json_string_value(json_array_get(ar, 0)) : NULL;
+	if (!st && cls && !strcmp(cls, "T5EncoderModel")) {
+		s->family = TFM_FAMILY_ENCODER;
+		s->mask = TFM_MASK_BIDIR;
+		s->n_layer_dec = 0;
+		s->cross_attn = 0;
+		s->head = TFM_HEAD_EMBED;
+		s->pooling = TFM_POOL_MEAN;
+		s->head_scale = 0;
+		s->tied_output = 1; /* no LM head: tie_word_embeddings is the decoder's */
+	}
+	return st;
 }
 
 int tfm_preset_bart(struct tfm_spec *s, const json_t *c)

@@ -201,6 +201,23 @@ like_cli_fill() {
 	assert_output --partial 'line 4'
 }
 
+@test "encoder: T5's encoder stack runs (T5EncoderModel); the seq2seq model is refused (65)" {
+	E=$ROOT/tests/fixtures/encoders/t5-enc
+	tfm-convert -o "$T/t5.gguf" "$E"
+	# the parameters transformers' T5EncoderModel counts (scripts/make-fixtures-encoders)
+	[ "$(tfm-inspect -F json "$T/t5.gguf" | jq .params.total)" -eq 46712 ]
+	tfm-inspect -F json "$T/t5.gguf" | jq -e '.spec["model.family"] == "encoder" and
+		.spec["attn.pos"] == "t5" and .spec["head.pooling"] == "mean"'
+	cp -r "$E" "$T/full"
+	jq '.architectures = ["T5ForConditionalGeneration"]' "$E/config.json" > "$T/full/config.json"
+	run tfm-convert -o "$T/full.gguf" "$T/full"
+	if [ "$status" -eq 0 ]; then
+		run tfm-run --embed -m "$T/full.gguf" -p hi
+	fi
+	assert_failure 65
+	assert_output --partial 'encoder-decoder models not supported yet'
+}
+
 @test "encoder: refusals and usage errors" {
 	run tfm-run --classify -m "$M" -p hi
 	assert_failure 65

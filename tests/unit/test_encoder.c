@@ -223,14 +223,14 @@ static void t_fixtures(void)
 					    "deberta-v3-mlm", "deberta-v2-mlm", "deberta-v2-abs",
 					    "deberta-v2-conv", "deberta-v2-conv5", "deberta-v1",
 					    "deberta-v1-cls", "deberta-v1-mlm", "deberta-v1-abs",
-					    "deberta-v2-mlm-untied", "xlm-roberta-cls", "xlm-roberta-mlm", "modernbert-bpe", "albert-tok"};
+					    "deberta-v2-mlm-untied", "xlm-roberta-cls", "xlm-roberta-mlm", "modernbert-bpe", "albert-tok", "t5-enc", "t5-enc-gated", "t5-enc-gelu"};
 	static const char *const devs[] = {"ref", "cpu"};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(names[i], devs[dv], th, &ran);
-	CHECK(ran == 160);
+	CHECK(ran == 172);
 }
 
 /* The context's one-sequence contract and the inputs tfm_encode refuses. */

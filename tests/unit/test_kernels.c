@@ -304,7 +304,8 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						worst_of(tn[ti])->bad++;
 				}
 	/* attention: MHA, GQA, MQA; causal, windowed and chunked (llama4);
-	 * ring-buffer slots; soft-cap and ALiBi; bidirectional (encoders),
+	 * ring-buffer slots; soft-cap, ALiBi and T5's relative bias;
+	 * bidirectional (encoders),
 	 * whole or within window / 2 either side (ModernBERT's local layers:
 	 * an even and an odd window, and one over more than a key tile) */
 	/* heads, KV heads; the last with a value head size of its own (MLA) */
@@ -328,7 +329,10 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 		for (int di = 0; di < 4; di++)
 			for (int ni = 0; ni < 3; ni++)
 				for (int wi = 0; wi < 6; wi++)
-					for (int xi = 0; xi < 3; xi++) {
+					for (int xi = 0; xi < 4; xi++) {
+						/* xi 3: T5's bias by distance, f32 and f16 caches */
+						if (xi == 3 && ki > 1)
+							continue;
 						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
 						int64_t vd = heads[hi][2] ? heads[hi][2] : hd;
 						int blk = tfm_type_info(kvt[ki][0])->blck > 1 ||
@@ -346,12 +350,15 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						int64_t chunk = wi == 3 ? (ni == 2 ? 70 : 5) : 0;
 						int64_t slots = wi == 2 ? win + nt - 1 : wi == 3 ? chunk + nt - 1 : pos0 + nt;
 						int bidir = wi >= 4;
-						float al[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
+						float al[4] = {0.5f, 0.25f, 0.125f, 0.0625f}, rb[4 * 13];
+						for (int i = 0; i < 4 * 13; i++) /* span 6: -6..6 */
+							rb[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
 						struct tfm_attn_args a = {.n_tok = nt, .pos0 = pos0, .n_head = nh,
 							.n_head_kv = nkv, .head_dim = hd, .v_dim = heads[hi][2], .n_slots = slots,
 							.window = win, .chunk = chunk, .scale = 1.0f / sqrtf((float)hd),
 							.softcap = xi == 1 ? 2.0f : 0, .alibi = xi == 2 ? al : NULL,
-							.bidir = bidir, .k_type = kvt[ki][0], .v_type = kvt[ki][1]};
+							.bidir = bidir, .k_type = kvt[ki][0], .v_type = kvt[ki][1],
+							.rel_bias = xi == 3 ? rb : NULL, .rel_span = 6};
 						a.v_dim = heads[hi][2] ? vd : 0;
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);

@@ -619,6 +619,14 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 				if (a->alibi)
 					for (int64_t c = 0; c < nk; c++)
 						r[c] += a->alibi[h] * (float)(k0 + c - p);
+				if (a->rel_bias) { /* T5: by the distance to the query */
+					int64_t w = a->rel_span, qp = a->pos0 + t;
+					const float *rb = a->rel_bias + h * (2 * w + 1) + w;
+					for (int64_t c = 0; c < nk; c++) {
+						int64_t d = k0 + c - qp;
+						r[c] += rb[d < -w ? -w : d > w ? w : d];
+					}
+				}
 				float m1 = g_isa.max(r, nk);
 				float mn = m1 > mx[i] ? m1 : mx[i];
 				corr[q] = expf(mx[i] - mn); /* 0 on the first tile */

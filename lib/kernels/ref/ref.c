@@ -161,6 +161,11 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 					s = a->softcap * tanh(s / a->softcap);
 				if (a->alibi)
 					s += (double)a->alibi[h] * (double)(j - p);
+				if (a->rel_bias) {
+					int64_t r = j - (a->pos0 + t), w = a->rel_span;
+					r = r < -w ? -w : r > w ? w : r;
+					s += a->rel_bias[h * (2 * w + 1) + r + w];
+				}
 				sc[j - lo] = (float)s;
 			}
 			ref_softmax(sc, p - lo + 1);
