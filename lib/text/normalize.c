@@ -34,13 +34,10 @@ static int put(struct buf *b, const char *s, size_t n)
 	return TFM_OK;
 }
 
-/* Rust's char::is_whitespace (Unicode White_Space), which Strip and
- * WhitespaceSplit use. */
+/* Rust's char::is_whitespace (Unicode White_Space), which Strip uses. */
 static int is_ws(uint32_t c)
 {
-	return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-	       (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-	       c == 0x205f || c == 0x3000;
+	return (tfm_uc_flags(c) & TFM_UC_SPACE) != 0;
 }
 
 /* ---- parsing tokenizer.json ---- */

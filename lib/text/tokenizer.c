@@ -626,34 +626,19 @@ static int frag_push(struct frags *f, int32_t id, size_t off, size_t len)
 	return TFM_OK;
 }
 
-/* The bytes of the Unicode White_Space character (Rust's
+/* The bytes of the Unicode White_Space character (TFM_UC_SPACE: Rust's
  * char::is_whitespace, which tokenizers' lstrip / rstrip use) that s[n]
  * starts with / ends with, or 0. */
-static size_t ws_len(const unsigned char *c, size_t n)
-{
-	if (n >= 1 && ((c[0] >= 9 && c[0] <= 13) || c[0] == ' '))
-		return 1;
-	if (n >= 2 && c[0] == 0xc2 && (c[1] == 0x85 || c[1] == 0xa0))
-		return 2;
-	if (n >= 3 && ((c[0] == 0xe1 && c[1] == 0x9a && c[2] == 0x80) ||
-		       (c[0] == 0xe2 && c[1] == 0x80 &&
-			((c[2] >= 0x80 && c[2] <= 0x8a) || c[2] == 0xa8 || c[2] == 0xa9 ||
-			 c[2] == 0xaf)) ||
-		       (c[0] == 0xe2 && c[1] == 0x81 && c[2] == 0x9f) ||
-		       (c[0] == 0xe3 && c[1] == 0x80 && c[2] == 0x80)))
-		return 3;
-	return 0;
-}
-
 static size_t ws_after(const char *s, size_t n)
 {
-	return ws_len((const unsigned char *)s, n);
+	size_t j = 0;
+	return n && (tfm_uc_flags(tfm_utf8_decode(s, n, &j)) & TFM_UC_SPACE) ? j : 0;
 }
 
 static size_t ws_before(const char *s, size_t n)
 {
-	for (size_t k = 1; k <= 3 && k <= n; k++)
-		if (ws_len((const unsigned char *)s + n - k, k) == k)
+	for (size_t k = 1; k <= 4 && k <= n; k++)
+		if (ws_after(s + n - k, k) == k)
 			return k;
 	return 0;
 }

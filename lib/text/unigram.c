@@ -266,9 +266,7 @@ int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	for (size_t i = 0; !st && i < n;) { /* WhitespaceSplit first */
 		size_t j = i;
 		uint32_t c = tfm_utf8_decode(s, n, &j);
-		if ((c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-		    (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-		    c == 0x205f || c == 0x3000) {
+		if (tfm_uc_flags(c) & TFM_UC_SPACE) { /* Rust's char::is_whitespace */
 			i = j;
 			continue;
 		}
@@ -276,9 +274,7 @@ int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 		while (j < n) {
 			size_t k = j;
 			c = tfm_utf8_decode(s, n, &k);
-			if ((c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-			    (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
-			    c == 0x202f || c == 0x205f || c == 0x3000)
+			if (tfm_uc_flags(c) & TFM_UC_SPACE)
 				break;
 			j = k;
 		}
