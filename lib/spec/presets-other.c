@@ -106,7 +106,6 @@ int tfm_preset_roberta(struct tfm_spec *s, const json_t *c)
  * tokenizer is a SentencePiece unigram (lib/text/unigram.c). */
 int tfm_preset_xlm_roberta(struct tfm_spec *s, const json_t *c)
 {
-	s->n_vocab = gi(c, "vocab_size", 30522);
 	int st = tfm_preset_roberta(s, c);
 	s->n_vocab = gi(c, "vocab_size", 30522);
 	set_arch(s, "xlm-roberta", "bert");
