@@ -25,7 +25,8 @@ static const char usage[] =
 static const char options_help[] =
 	"\n"
 	"  -b, --batch N           tokens given to the model at once (default: the window)\n"
-	"  -c, --ctx N             window size in tokens (default 512)\n"
+	"  -c, --ctx N             window size in tokens (default 512; a masked LM: at most\n"
+	"                          its positions)\n"
 	"  -F, --format FMT        text (default), json or jsonl (one record per window)\n"
 	"  -f, --file FILE         the text (default: stdin)\n"
 	"  -h, --help              print this help and exit\n"
