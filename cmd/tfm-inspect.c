@@ -292,6 +292,11 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 								   o->v_type)));
 	json_object_set_new(r, "kv_bytes_per_token", json_real(c.kv_bytes_per_token));
 	json_object_set_new(r, "kv_bytes", json_real(tfm_spec_kv_bytes(s, elem, ctx)));
+	if (s->family == TFM_FAMILY_ENCDEC) { /* the cross-attention's K and V of a source */
+		json_object_set_new(r, "cross_kv_bytes_per_token",
+				    json_real(tfm_spec_cross_kv_bytes(s, elem, 1)));
+		json_object_set_new(r, "cross_kv_bytes", json_real(tfm_spec_cross_kv_bytes(s, elem, ctx)));
+	}
 	json_object_set_new(r, "state_bytes", json_real(c.state_bytes));
 	json_object_set_new(r, "flops_per_token", json_real(c.flops_per_token));
 
@@ -471,6 +476,11 @@ static void print_table(json_t *r, const struct opts *o)
 	       commas(a, (int64_t)RD("kv_bytes_per_token")), RS("kv_type"),
 	       commas(b, (int64_t)RD("kv_bytes")),
 	       commas(buf, json_integer_value(json_object_get(r, "ctx"))));
+	if (json_object_get(r, "cross_kv_bytes"))
+		printf("cross-attn kv     %s bytes/source token (%s); %s bytes for %s source tokens\n",
+		       commas(a, (int64_t)RD("cross_kv_bytes_per_token")), RS("kv_type"),
+		       commas(b, (int64_t)RD("cross_kv_bytes")),
+		       commas(buf, json_integer_value(json_object_get(r, "ctx"))));
 	if (RD("state_bytes") > 0)
 		printf("recurrent state   %s bytes (f32, included above)\n",
 		       commas(a, (int64_t)RD("state_bytes")));

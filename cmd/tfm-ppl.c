@@ -540,6 +540,98 @@ static int measure_pseudo(const struct opts *o, struct meta *m, struct tfm_ppl_a
 	return st;
 }
 
+/* An encoder-decoder model's text: one "source<TAB>target" pair a line
+ * (empty lines skipped).  Pair i's decoder input is its start token, then
+ * the target's tokens as the tokenizer frames them (T5: closed by </s>):
+ * tgt[tgt_off[i] .. + tgt_len[i]], whose rows 0 .. tgt_len[i] - 2 predict
+ * the target's tokens, all scored (teacher forcing, as transformers'
+ * labels); its source src[src_off[i] .. + src_len[i]]. */
+struct pairs {
+	int32_t *src, *tgt;
+	int64_t *src_off, *src_len, *tgt_off, *tgt_len;
+	int64_t n, n_src, n_tgt, longest;
+};
+
+static void pairs_free(struct pairs *p)
+{
+	free(p->src), free(p->tgt), free(p->src_off), free(p->src_len), free(p->tgt_off),
+	free(p->tgt_len);
+}
+
+/* Append ids[n] to *v (length *len, capacity *cap). */
+static int append(int32_t **v, int64_t *len, int64_t *cap, const int32_t *ids, int64_t n)
+{
+	if (*len + n > *cap) {
+		int64_t c = (*len + n) * 2;
+		int32_t *nv = realloc(*v, (size_t)c * sizeof **v);
+		if (!nv)
+			return TFM_E_NOMEM;
+		*v = nv, *cap = c;
+	}
+	memcpy(*v + *len, ids, (size_t)n * sizeof *ids);
+	*len += n;
+	return TFM_OK;
+}
+
+static int read_pairs(const struct tfm_tokenizer *tok, int32_t start, const char *text, size_t len,
+		      struct pairs *p)
+{
+	int64_t cs = 0, ct = 0, cp = 0, line = 0;
+	int st = TFM_OK;
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < len && !st;) {
+		const char *a = text + i, *e = memchr(a, '\n', len - i);
+		size_t n = e ? (size_t)(e - a) : len - i;
+		i += n + 1;
+		line++;
+		if (n && a[n - 1] == '\r')
+			n--;
+		if (!n)
+			continue;
+		const char *tab = memchr(a, '\t', n);
+		if (!tab)
+			return tfm_seterr(TFM_E_FORMAT, "line %lld: an encoder-decoder model reads "
+					  "source<TAB>target lines; no TAB", (long long)line);
+		if (p->n == cp) {
+			cp = cp ? 2 * cp : 64;
+			int64_t **arr[] = {&p->src_off, &p->src_len, &p->tgt_off, &p->tgt_len};
+			for (int k = 0; k < 4; k++) {
+				int64_t *nv = realloc(*arr[k], (size_t)cp * sizeof **arr[k]);
+				if (!nv)
+					return TFM_E_NOMEM;
+				*arr[k] = nv;
+			}
+		}
+		int32_t *ids = NULL;
+		size_t ns = 0, nt = 0;
+		int add = tfm_tokenizer_add_bos(tok);
+		if ((st = tfm_tokenize(tok, a, (size_t)(tab - a), add, &ids, &ns)))
+			break;
+		p->src_off[p->n] = p->n_src, p->src_len[p->n] = (int64_t)ns;
+		st = append(&p->src, &p->n_src, &cs, ids, (int64_t)ns);
+		free(ids);
+		ids = NULL;
+		if (st || (st = tfm_tokenize(tok, tab + 1, n - (size_t)(tab - a) - 1, add, &ids, &nt)))
+			break;
+		p->tgt_off[p->n] = p->n_tgt, p->tgt_len[p->n] = (int64_t)nt + 1;
+		if (!(st = append(&p->tgt, &p->n_tgt, &ct, &start, 1)))
+			st = append(&p->tgt, &p->n_tgt, &ct, ids, (int64_t)nt);
+		free(ids);
+		if (!st && (ns == 0 || nt == 0))
+			st = tfm_seterr(TFM_E_FORMAT, "line %lld: an empty %s", (long long)line,
+					ns ? "target" : "source");
+		if (st)
+			break;
+		int64_t l = (int64_t)ns > (int64_t)nt + 1 ? (int64_t)ns : (int64_t)nt + 1;
+		if (l > p->longest)
+			p->longest = l;
+		p->n++;
+	}
+	if (!st && !p->n)
+		st = tfm_seterr(TFM_E_FORMAT, "no source<TAB>target line in the text");
+	return st;
+}
+
 /* Evaluate the model over the text and accumulate. */
 static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *total)
 {
@@ -553,6 +645,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	float *logits = NULL;
 	double *kls = NULL; /* per-position KL, for the median and p99 */
 	size_t n_ids = 0;
+	struct pairs pr = {0}; /* encoder-decoder models */
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)o->threads, .vocab = o->vocab, .set = o->set,
 				     .k_type = o->k_type, .v_type = o->v_type,
@@ -588,9 +681,32 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	}
 	int add_bos = tfm_tokenizer_add_bos(tok);
 	int32_t bos = tfm_tokenizer_bos(tok);
-	if ((st = tfm_tokenize(tok, (const char *)text.data, len, add_bos, &ids, &n_ids)))
+	const struct tfm_spec *spec = tfm_model_spec(model);
+	int encdec = spec->family == TFM_FAMILY_ENCDEC;
+	int64_t n_vocab = spec->n_vocab, ctx = o->ctx;
+	if (encdec) {
+		/* seq2seq: a window is a pair, its target teacher-forced after
+		 * its source is encoded; the context holds the longest */
+		if (o->strided) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: an encoder-decoder model scores "
+					"source<TAB>target pairs: --mode strided does not apply",
+					spec->arch);
+			goto done;
+		}
+		if ((st = read_pairs(tok, spec->dec_start_id, (const char *)text.data, len, &pr)))
+			goto done;
+		if (o->ctx_given && pr.longest > ctx) {
+			st = tfm_seterr(TFM_E_FORMAT, "-c %lld: a source or target of %lld tokens",
+					(long long)ctx, (long long)pr.longest);
+			goto done;
+		}
+		if (!o->ctx_given)
+			ctx = pr.longest;
+		ids = pr.tgt, pr.tgt = NULL;
+		n_ids = (size_t)pr.n_tgt;
+	} else if ((st = tfm_tokenize(tok, (const char *)text.data, len, add_bos, &ids, &n_ids))) {
 		goto done;
-	int64_t n_vocab = tfm_model_spec(model)->n_vocab, ctx = o->ctx;
+	}
 	int64_t stride = o->strided ? (o->stride ? o->stride : ctx / 2) : ctx;
 	if (stride < 1 || stride > ctx) {
 		st = tfm_seterr(TFM_E_INVAL, "--stride %lld: must be between 1 and %lld",
@@ -605,7 +721,9 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	 *   [w * stride, min(w * stride + ctx, n)) and scores the targets the
 	 *   previous window did not reach; every target 1..n-1 is scored once. */
 	int64_t n_win;
-	if (!o->strided) {
+	if (encdec) {
+		n_win = pr.n;
+	} else if (!o->strided) {
 		if ((int64_t)n_ids < 2 * ctx) {
 			st = tfm_seterr(TFM_E_FORMAT, "the text has %zu token%s; -c %lld needs at least %lld",
 					n_ids, n_ids == 1 ? "" : "s", (long long)ctx, (long long)(2 * ctx));
@@ -628,7 +746,12 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		 (unsigned long long)fnv1a(text.data, text.size));
 	snprintf(m->tokens_hash, sizeof(m->tokens_hash), "%016llx",
 		 (unsigned long long)fnv1a((const uint8_t *)ids, n_ids * sizeof(*ids)));
-	snprintf(m->mode, sizeof(m->mode), "%s", o->strided ? "strided" : "chunked");
+	snprintf(m->mode, sizeof(m->mode), "%s", encdec ? "seq2seq" : o->strided ? "strided" : "chunked");
+	if (encdec) /* the sources too: another source is another measurement */
+		snprintf(m->tokens_hash, sizeof(m->tokens_hash), "%016llx",
+			 (unsigned long long)(fnv1a((const uint8_t *)ids, n_ids * sizeof(*ids)) ^
+					      fnv1a((const uint8_t *)pr.src,
+						    (size_t)pr.n_src * sizeof(*pr.src))));
 	m->text_bytes = (int64_t)text.size;
 	m->text_tokens = (int64_t)n_ids;
 	m->ctx = ctx;
@@ -654,6 +777,8 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	for (int64_t w = w0; w < w1; w++) {
 		int64_t b, l, lo, hi;
 		window(o->strided, w, ctx, stride, (int64_t)n_ids, &b, &l, &lo, &hi);
+		if (encdec)
+			b = pr.tgt_off[w], l = pr.tgt_len[w], lo = 0, hi = l - 1;
 		n_scored += hi - lo;
 	}
 	if (o->save_logits || o->kl_base) {
@@ -695,10 +820,14 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	for (int64_t w = w0; w < w1; w++) {
 		int64_t begin, wlen, first, last;
 		window(o->strided, w, ctx, stride, (int64_t)n_ids, &begin, &wlen, &first, &last);
+		if (encdec)
+			begin = pr.tgt_off[w], wlen = pr.tgt_len[w], first = 0, last = wlen - 1;
 		memcpy(win, ids + begin, (size_t)wlen * sizeof(int32_t));
-		if (!o->strided && add_bos && bos >= 0)
+		if (!o->strided && !encdec && add_bos && bos >= 0)
 			win[0] = bos; /* as llama-perplexity: BOS replaces the first token */
 		tfm_ctx_reset(c);
+		if (encdec && (st = tfm_seq2seq_encode(c, pr.src + pr.src_off[w], pr.src_len[w], NULL)))
+			goto done;
 		struct tfm_ppl_acc acc;
 		tfm_ppl_init(&acc);
 		for (int64_t j0 = 0; j0 < wlen; j0 += batch) {
@@ -775,6 +904,7 @@ done:
 	tfm_blob_close(&kb);
 	free(kls);
 	free(ids);
+	pairs_free(&pr);
 	free(win);
 	free(logits);
 	tfm_ctx_free(c);

@@ -388,21 +388,34 @@ static int generate(struct run *r, const char *text, size_t len)
 		goto done;
 	}
 	int32_t bos = tfm_tokenizer_bos(r->tok);
+	const struct tfm_spec *spec = tfm_model_spec(r->m);
+	int encdec = spec->family == TFM_FAMILY_ENCDEC;
 	tfm_ctx_reset(r->c);
 	tfm_sampler_reset(r->smp);
 	double t0 = now();
+	if (encdec) {
+		/* seq2seq: the line is the source; the decoder starts from its
+		 * start token, and the output line is the target alone */
+		if ((st = tfm_seq2seq_encode(r->c, ids, (int64_t)n_ids, NULL))) {
+			st = context_error(st);
+			goto done;
+		}
+		r->n_prompt += (int64_t)n_ids;
+		ids[0] = spec->dec_start_id;
+		n_ids = 1;
+	}
 	if ((st = tfm_eval(r->c, ids, (int64_t)n_ids, r->logits, 0))) {
 		st = context_error(st);
 		goto done;
 	}
 	t1 = now();
 	r->t_prompt += t1 - t0;
-	r->n_prompt += (int64_t)n_ids;
+	r->n_prompt += encdec ? 0 : (int64_t)n_ids;
 	/* Echo the prompt (text only) the way run.c does: piece by piece. */
 	int32_t prev = -1;
 	for (size_t i = 0; i < n_ids; i++) {
 		tfm_sampler_accept(r->smp, ids[i]);
-		if (r->echo && !r->jsonl && !(i == 0 && ids[i] == bos)) {
+		if (r->echo && !r->jsonl && !encdec && !(i == 0 && ids[i] == bos)) {
 			char piece[512];
 			int k = tfm_token_decode(r->tok, prev, ids[i], piece, sizeof(piece));
 			if (k < 0) {
@@ -414,6 +427,8 @@ static int generate(struct run *r, const char *text, size_t len)
 		}
 		prev = ids[i];
 	}
+	if (encdec) /* the target's first piece is the start of a text */
+		prev = -1;
 	r->hold_n = 0;
 	for (int64_t g = 0; g < r->count; g++) {
 		int32_t next = tfm_sampler_sample(r->smp, r->logits);
@@ -848,8 +863,24 @@ int main(int argc, char **argv)
 				vocab ? "" : " (llama2.c checkpoints need --vocab)");
 		goto fail;
 	}
-	sampling_defaults(tfm_model_gguf(r.m), given, &so);
 	const struct tfm_spec *spec = tfm_model_spec(r.m);
+	if (spec->family == TFM_FAMILY_ENCDEC) {
+		/* transformers' generate decodes greedily unless told to sample */
+		if (!(given & SET_TEMP))
+			so.temp = 0;
+		if (spec->dec_start_id < 0 || spec->dec_start_id >= spec->n_vocab) {
+			st = tfm_seterr(TFM_E_FORMAT, "%s: an encoder-decoder model without a valid "
+					"decoder start token (tok.dec_start_id %d)", model,
+					(int)spec->dec_start_id);
+			goto fail;
+		}
+		if (chat) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: --chat with an encoder-decoder model is "
+					"not supported", model);
+			goto fail;
+		}
+	}
+	sampling_defaults(tfm_model_gguf(r.m), given, &so);
 	r.n_vocab = spec->n_vocab;
 	if (n_ctx == 0)
 		n_ctx = spec->n_ctx_train > 0 && spec->n_ctx_train < 4096 ? spec->n_ctx_train : 4096;

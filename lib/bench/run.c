@@ -17,13 +17,38 @@ static uint64_t lcg(uint64_t *s)
 
 /* One timed run: tokens/s of the prompt and generated tokens (tok: the
  * depth's tokens, then the prompt's, then the generated ones); an encoder
- * (enc) reads the prompt as one sequence, or r->n_seq of them side by side
- * (embeddings of d floats). */
+ * (enc 1) reads the prompt as one sequence, or r->n_seq of them side by side
+ * (embeddings of d floats); an encoder-decoder (enc 2) see below. */
 static int model_once(struct tfm_ctx *c, int64_t d, int enc, const int32_t *tok,
 		      const struct tfm_bench_run *r, float *logits, double *tps)
 {
 	int st;
 	tfm_ctx_reset(c);
+	if (enc == 2) {
+		/* encoder-decoder: pp is the encoder over a source of n_prompt
+		 * tokens; tg the decoder's steps over a source of n_depth tokens
+		 * (at least 1) encoded beforehand, untimed */
+		if (r->n_prompt > 0 && r->n_gen > 0)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "bench: an encoder-decoder model: a "
+					  "prompt (encoder) or a generation (decoder) test, not both");
+		if (r->n_prompt > 0) {
+			double t0 = tfm_bench_now();
+			if ((st = tfm_seq2seq_encode(c, tok + r->n_depth, r->n_prompt, NULL)))
+				return st;
+			double dt = tfm_bench_now() - t0;
+			*tps = dt > 0 ? (double)r->n_prompt / dt : 0;
+			return TFM_OK;
+		}
+		if ((st = tfm_seq2seq_encode(c, tok, r->n_depth > 0 ? r->n_depth : 1, NULL)))
+			return st;
+		double t0 = tfm_bench_now();
+		for (int64_t i = 0; i < r->n_gen; i++)
+			if ((st = tfm_eval(c, tok + r->n_depth + i, 1, logits, 0)))
+				return st;
+		double dt = tfm_bench_now() - t0;
+		*tps = dt > 0 ? (double)r->n_gen / dt : 0;
+		return TFM_OK;
+	}
 	if (enc) {
 		/* one sequence, the hidden states (no LM head) */
 		if (r->n_depth > 0 || r->n_gen > 0 || r->n_prompt < 1)
@@ -75,9 +100,9 @@ int tfm_bench_model(struct tfm_model *m, struct tfm_bench_run *r)
 	if (r->n_prompt < 0 || r->n_gen < 0 || r->n_depth < 0 || r->n_prompt + r->n_gen < 1 ||
 	    r->reps < 1)
 		return tfm_seterr(TFM_E_INVAL, "bench: a prompt or generation, and reps >= 1");
-	int enc = s->family == TFM_FAMILY_ENCODER;
-	int64_t seqs = enc && r->n_seq > 1 ? r->n_seq : 1;
-	int64_t n = r->n_depth + r->n_prompt * seqs + r->n_gen;
+	int enc = s->family == TFM_FAMILY_ENCODER ? 1 : s->family == TFM_FAMILY_ENCDEC ? 2 : 0;
+	int64_t seqs = enc == 1 && r->n_seq > 1 ? r->n_seq : 1;
+	int64_t n = r->n_depth + r->n_prompt * seqs + r->n_gen + (enc == 2);
 	int32_t *tok = tfm_malloc((size_t)n * sizeof *tok);
 	float *logits = tfm_malloc((size_t)s->n_vocab * sizeof *logits);
 	if (!tok || !logits) {

@@ -412,28 +412,52 @@ static const struct ent deberta_v2[] = {
 	END
 };
 
-/* ---- T5's encoder (T5EncoderModel): shared is the token embedding
- * (encoder.embed_tokens its tied copy); layer 0 of each block is the
- * self-attention (q, k, v, o, no biases) with its RMS norm, layer 1 the FFN
- * (wi, or wi_0 the gate and wi_1 the up projection of the gated forms);
- * block 0's relative_attention_bias {n_head, buckets}, shared by every
- * layer, is attn_rel_b ---- */
+/* ---- T5 (T5EncoderModel, T5ForConditionalGeneration, mt5): llama.cpp's
+ * t5 names.  shared is the token embedding (encoder.embed_tokens and
+ * decoder.embed_tokens its tied copies); in each block layer 0 is the
+ * self-attention (q, k, v, o, no biases) with its RMS norm, in the
+ * decoder layer 1 the cross-attention (EncDecAttention) with its norm,
+ * and the last layer the FFN (wi, or wi_0 the gate and wi_1 the up
+ * projection of the gated forms); block 0's relative_attention_bias
+ * {n_head, buckets} of each stack, shared by its layers, is attn_rel_b ---- */
 static const struct ent t5[] = {
 	{"shared.weight", "token_embd.weight", 0},
 	{"encoder.embed_tokens.weight", NULL, SKIP},
-	{"encoder.block.#.layer.0.SelfAttention.q.weight", "blk.#.attn_q.weight", 0},
-	{"encoder.block.#.layer.0.SelfAttention.k.weight", "blk.#.attn_k.weight", 0},
-	{"encoder.block.#.layer.0.SelfAttention.v.weight", "blk.#.attn_v.weight", 0},
-	{"encoder.block.#.layer.0.SelfAttention.o.weight", "blk.#.attn_output.weight", 0},
+	{"decoder.embed_tokens.weight", NULL, SKIP},
+	{"lm_head.weight", "output.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.q.weight", "enc.blk.#.attn_q.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.k.weight", "enc.blk.#.attn_k.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.v.weight", "enc.blk.#.attn_v.weight", 0},
+	{"encoder.block.#.layer.0.SelfAttention.o.weight", "enc.blk.#.attn_o.weight", 0},
 	{"encoder.block.#.layer.0.SelfAttention.relative_attention_bias.weight",
-	 "blk.#.attn_rel_b.weight", 0},
-	{"encoder.block.#.layer.0.layer_norm.weight", "blk.#.attn_norm.weight", 0},
-	{"encoder.block.#.layer.1.DenseReluDense.wi.weight", "blk.#.ffn_up.weight", 0},
-	{"encoder.block.#.layer.1.DenseReluDense.wi_0.weight", "blk.#.ffn_gate.weight", 0},
-	{"encoder.block.#.layer.1.DenseReluDense.wi_1.weight", "blk.#.ffn_up.weight", 0},
-	{"encoder.block.#.layer.1.DenseReluDense.wo.weight", "blk.#.ffn_down.weight", 0},
-	{"encoder.block.#.layer.1.layer_norm.weight", "blk.#.ffn_norm.weight", 0},
-	{"encoder.final_layer_norm.weight", "output_norm.weight", 0},
+	 "enc.blk.#.attn_rel_b.weight", 0},
+	{"encoder.block.#.layer.0.layer_norm.weight", "enc.blk.#.attn_norm.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wi.weight", "enc.blk.#.ffn_up.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wi_0.weight", "enc.blk.#.ffn_gate.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wi_1.weight", "enc.blk.#.ffn_up.weight", 0},
+	{"encoder.block.#.layer.1.DenseReluDense.wo.weight", "enc.blk.#.ffn_down.weight", 0},
+	{"encoder.block.#.layer.1.layer_norm.weight", "enc.blk.#.ffn_norm.weight", 0},
+	{"encoder.final_layer_norm.weight", "enc.output_norm.weight", 0},
+	{"decoder.block.#.layer.0.SelfAttention.q.weight", "dec.blk.#.attn_q.weight", 0},
+	{"decoder.block.#.layer.0.SelfAttention.k.weight", "dec.blk.#.attn_k.weight", 0},
+	{"decoder.block.#.layer.0.SelfAttention.v.weight", "dec.blk.#.attn_v.weight", 0},
+	{"decoder.block.#.layer.0.SelfAttention.o.weight", "dec.blk.#.attn_o.weight", 0},
+	{"decoder.block.#.layer.0.SelfAttention.relative_attention_bias.weight",
+	 "dec.blk.#.attn_rel_b.weight", 0},
+	{"decoder.block.#.layer.0.layer_norm.weight", "dec.blk.#.attn_norm.weight", 0},
+	{"decoder.block.#.layer.1.EncDecAttention.q.weight", "dec.blk.#.cross_attn_q.weight", 0},
+	{"decoder.block.#.layer.1.EncDecAttention.k.weight", "dec.blk.#.cross_attn_k.weight", 0},
+	{"decoder.block.#.layer.1.EncDecAttention.v.weight", "dec.blk.#.cross_attn_v.weight", 0},
+	{"decoder.block.#.layer.1.EncDecAttention.o.weight", "dec.blk.#.cross_attn_o.weight", 0},
+	{"decoder.block.#.layer.1.EncDecAttention.relative_attention_bias.weight",
+	 "dec.blk.#.cross_attn_rel_b.weight", 0},
+	{"decoder.block.#.layer.1.layer_norm.weight", "dec.blk.#.cross_attn_norm.weight", 0},
+	{"decoder.block.#.layer.2.DenseReluDense.wi.weight", "dec.blk.#.ffn_up.weight", 0},
+	{"decoder.block.#.layer.2.DenseReluDense.wi_0.weight", "dec.blk.#.ffn_gate.weight", 0},
+	{"decoder.block.#.layer.2.DenseReluDense.wi_1.weight", "dec.blk.#.ffn_up.weight", 0},
+	{"decoder.block.#.layer.2.DenseReluDense.wo.weight", "dec.blk.#.ffn_down.weight", 0},
+	{"decoder.block.#.layer.2.layer_norm.weight", "dec.blk.#.ffn_norm.weight", 0},
+	{"decoder.final_layer_norm.weight", "dec.output_norm.weight", 0},
 	END
 };
 
@@ -611,6 +635,7 @@ static const struct arch archs[] = {
 	{"albert", {"albert.", ""}, {albert}},
 	{"modernbert", {"model.", ""}, {modernbert}},
 	{"t5", {""}, {t5}},
+	{"mt5", {""}, {t5}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},

@@ -52,6 +52,8 @@ struct tfm_attn_args {
 	int64_t chunk;         /* 0: none; else chunked local attention (llama4) */
 	int bidir;             /* every query sees every key [0, pos0 + n_tok) (encoders); with
 	                          window > 0 only those j with |j - p| <= window / 2 */
+	int64_t n_kv;          /* bidir and > 0: the keys are [0, n_kv) whatever pos0 and n_tok
+	                          (cross-attention over an encoded source) */
 	float scale;           /* multiplies q.k */
 	float softcap;         /* 0: none; else cap * tanh(s / cap) */
 	const float *alibi;    /* [n_head] slopes (bias slope * (j - p)), or NULL */

@@ -46,18 +46,27 @@ int tfm_model_bytes(const struct tfm_model *m, struct tfm_model_bytes *b)
 		mat(&a, &m->output, 1, 1);
 	else
 		a.tok += (double)m->output.row_bytes * (double)m->output.out;
-	for (int64_t l = 0; l < s->n_layer; l++) {
+	/* encoder-decoder: a decoded token reads the decoder's layers and its
+	 * cross-attention's q and o (k and v were applied once to the source) */
+	int encdec = s->family == TFM_FAMILY_ENCDEC;
+	for (int64_t l = 0; l < s->n_layer + (encdec ? s->n_layer_dec : 0); l++) {
 		const struct tfm_layer *L = &m->layers[l];
+		double rd = encdec && l < s->n_layer ? 0 : 1;
+		mat(&a, &L->cq, 1, 1);
+		mat(&a, &L->co, 1, 1);
+		mat(&a, &L->ck, 1, 0);
+		mat(&a, &L->cv, 1, 0);
 		/* shared blocks (ALBERT): stored once, read by every layer */
-		double own = l == 0 || tfm_spec_layer_block(s, l) != tfm_spec_layer_block(s, l - 1);
+		double own = l == 0 || encdec ||
+			     tfm_spec_layer_block(s, l) != tfm_spec_layer_block(s, l - 1);
 		const struct tfm_mat *dense[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo,
 						 &L->q_a, &L->q_b, &L->kv_a, &L->kv_b, &L->router,
 						 &L->sh_gate, &L->sh_up, &L->sh_down};
 		for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++)
-			mat(&a, dense[i], own, 1);
+			mat(&a, dense[i], own, rd);
 		/* MoE: gate/up/down are one expert of n_expert stored */
 		double copies = (L->moe ? (double)s->n_expert : 1) * own;
-		double read = L->moe ? (double)s->n_expert_used : 1;
+		double read = (L->moe ? (double)s->n_expert_used : 1) * rd;
 		mat(&a, &L->gate, copies, read);
 		mat(&a, &L->up, copies, read);
 		mat(&a, &L->down, copies, read);

@@ -49,18 +49,24 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		/* bidirectional: a sequence is one batch (encode.c), or several
 		 * side by side (tfm_embed_batch) */
 		c->n_batch = rows > n_ctx ? rows : n_ctx;
+	int encdec = s->family == TFM_FAMILY_ENCDEC;
+	int64_t n_all = s->n_layer + (encdec ? s->n_layer_dec : 0);
+	if (encdec) /* the source is one batch through the encoder */
+		c->n_batch = n_ctx;
 	if (c->ring && c->n_batch > n_ctx - m->max_window + 1)
 		c->n_batch = n_ctx - m->max_window + 1; /* a batch must not overwrite keys it reads */
-	c->slots = tfm_calloc((size_t)(s->n_layer > 0 ? s->n_layer : 1), 3 * sizeof(int64_t));
+	c->slots = tfm_calloc((size_t)(n_all > 0 ? n_all : 1), 5 * sizeof(int64_t));
 	if (!c->slots) {
 		free(c);
 		return TFM_E_NOMEM;
 	}
-	c->k_off = (size_t *)(c->slots + s->n_layer);
-	c->v_off = c->k_off + s->n_layer;
+	c->k_off = (size_t *)(c->slots + n_all);
+	c->v_off = c->k_off + n_all;
+	c->ck_off = c->v_off + n_all;
+	c->cv_off = c->ck_off + n_all;
 	c->n_slots = 0;
 	size_t kbytes = 0, vbytes = 0;
-	for (int64_t l = 0; l < s->n_layer; l++) {
+	for (int64_t l = 0; l < n_all; l++) {
 		/* a chunk needs what a window of its size needs: p reads back to
 		 * at most p - chunk + 1 */
 		int64_t w = m->layers[l].window ? m->layers[l].window : m->layers[l].chunk, ns = n_ctx;
@@ -88,10 +94,24 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		c->slots[l] = ns;
 		if (m->mla)
 			vb = 0;
+		if (encdec && l > 0 && l < s->n_layer) { /* the encoder's layers share one */
+			c->k_off[l] = c->k_off[0], c->v_off[l] = c->v_off[0];
+			continue;
+		}
 		c->k_off[l] = kbytes, c->v_off[l] = vbytes;
 		kbytes += (kb + 63) & ~(size_t)63; /* each layer's cache 64-byte aligned */
 		vbytes += (vb + 63) & ~(size_t)63;
-		c->kv_bytes += (int64_t)(kb + vb);
+		if (encdec && l >= s->n_layer) { /* and the decoder's cross-attention K, V */
+			c->ck_off[l] = kbytes, c->cv_off[l] = vbytes;
+			kbytes += (kb + 63) & ~(size_t)63;
+			vbytes += (vb + 63) & ~(size_t)63;
+		}
+		if (encdec && l < s->n_layer)
+			c->cross_bytes += (int64_t)(kb + vb);
+		else if (encdec)
+			c->cross_bytes += (int64_t)(kb + vb), c->kv_bytes += (int64_t)(kb + vb);
+		else
+			c->kv_bytes += (int64_t)(kb + vb);
 		if (ns > c->n_slots)
 			c->n_slots = ns;
 	}
@@ -235,6 +255,7 @@ int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
 {
 	return c->kv_bytes;
 }
+int64_t tfm_ctx_cross_bytes(const struct tfm_ctx *c) { return c->cross_bytes; }
 int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c)
 {
 	return c->ssm ? tfm_mamba_state_bytes(c->m) : 0;
@@ -430,8 +451,9 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		.head_dim = hd, .v_dim = m->v_dim, .n_slots = c->slots[l], .window = L->window,
 		.chunk = L->chunk,
 		.scale = s->attn_scale_inv_layer ? m->attn_scale / (float)(l + 1) : m->attn_scale,
-		.softcap = s->attn_softcap, .alibi = m->alibi, .bidir = s->mask == TFM_MASK_BIDIR,
-		.rel_bias = m->t5_bias, .rel_span = m->t5_span,
+		.softcap = s->attn_softcap, .alibi = m->alibi,
+		.bidir = s->mask == TFM_MASK_BIDIR || c->enc_pass,
+		.rel_bias = l < s->n_layer ? m->t5_bias : m->t5_bias_dec, .rel_span = m->t5_span,
 		.k_type = m->k_type, .v_type = m->v_type,
 	};
 	void *kc = (uint8_t *)c->kc + c->k_off[l];
@@ -496,6 +518,39 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
 	}
 	add_bias(m, c->h, L->bo, n, s->n_embd);
+}
+
+/* The arguments of decoder layer l's cross-attention: n queries, every
+ * one seeing the n_src keys of the encoded source, no position bias. */
+static struct tfm_attn_args cross_args(const struct tfm_ctx *c, int64_t n)
+{
+	const struct tfm_model *m = c->m;
+	return (struct tfm_attn_args){
+		.n_tok = n, .n_head = m->spec.n_head, .n_head_kv = m->spec.n_head,
+		.head_dim = m->head_dim, .v_dim = m->v_dim, .n_slots = c->n_ctx, .bidir = 1,
+		.n_kv = c->n_src, .scale = m->attn_scale, .k_type = m->k_type, .v_type = m->v_type,
+	};
+}
+
+/* h[n][d] = cross-attention of decoder layer l from xn[n][d] over the
+ * encoded source (keys and values stored by tfm_seq2seq_encode) */
+static void cross_attention(struct tfm_ctx *c, int64_t l, int64_t n)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	struct tfm_attn_args a = cross_args(c, n);
+	be->matmul(&c->kx, c->q, c->xn, &L->cq, n);
+	add_bias(m, c->q, L->cbq, n, m->q_dim);
+	if (m->k_rot)
+		tfm_kvrot(c->q, n * s->n_head, m->head_dim, m->k_rot);
+	be->attn(&c->kx, c->att, c->q, (uint8_t *)c->kc + c->ck_off[l],
+		 (uint8_t *)c->vc + c->cv_off[l], &a);
+	if (m->v_rot)
+		tfm_kvrot(c->att, n * s->n_head, m->v_dim, m->v_rot);
+	be->matmul(&c->kx, c->h, c->att, &L->co, n);
+	add_bias(m, c->h, L->cbo, n, s->n_embd);
 }
 
 /* out[n][d] = down(act(gate(in)) * up(in)) for n rows of in */
@@ -748,7 +803,82 @@ static void residual_scale(const struct tfm_spec *s, float *h, int64_t n)
 			h[i] *= s->residual_scale;
 }
 
-/* One batch of n <= n_batch tokens; logits for rows [first, n) into logits. */
+/* Layer l on the n rows of c->x, tokens at pos0.. */
+static void block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd;
+	if (s->layer_kind[l] == TFM_LAYER_RWKV) { /* the whole block: rwkv.c */
+		tfm_ssm_rwkv_block(c, l, n, pos0);
+		return;
+	}
+	if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2) {
+		/* x + mixer(norm(x)), no FFN */
+		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
+		tfm_mamba_mix(c, l, n, pos0);
+		be->add(c->x, c->x, c->h, n * d);
+		return;
+	}
+	if (s->norm_place == TFM_NORM_POST) {
+		/* post-LN (BERT, OPT with do_layer_norm_before=false):
+		 * x = ln1(x + attn(x)); x = ln2(x + ffn(x)) */
+		memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+		attention(c, l, n, pos0);
+		be->add(c->x, c->x, c->h, n * d);
+		norm_rows(m, c->x, c->x, n, d, &L->attn_norm);
+		memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+		ffn(c, l, n, c->h, c->xn);
+		be->add(c->x, c->x, c->h, n * d);
+		norm_rows(m, c->x, c->x, n, d, &L->ffn_norm);
+		return;
+	}
+	int post = s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN;
+	/* post_in, and ModernBERT's layer 0 (its input is the normed
+	 * embeddings): no norm before attention */
+	if (s->norm_place == TFM_NORM_POST_IN || (l == 0 && s->no_first_attn_norm))
+		memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+	else
+		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
+	attention(c, l, n, pos0);
+	if (post)
+		norm_rows(m, c->h, c->h, n, d, &L->attn_post_norm);
+	if (s->parallel_residual) {
+		/* x + attn(ln1(x)) + ffn(ln2(x)), or one shared norm */
+		if (L->ffn_norm.w && !s->shared_attn_ffn_norm)
+			norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
+		ffn(c, l, n, c->h2, c->xn);
+		residual_scale(s, c->h, n * d);
+		residual_scale(s, c->h2, n * d);
+		be->add(c->x, c->x, c->h, n * d);
+		be->add(c->x, c->x, c->h2, n * d);
+	} else {
+		/* bloom's apply_residual_connection_post_layernorm: the
+		 * residual is the normed input */
+		residual_scale(s, c->h, n * d);
+		be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
+		if (L->cq.data) { /* a decoder's cross-attention (encoder-decoder) */
+			norm_rows(m, c->xn, c->x, n, d, &L->cross_norm);
+			cross_attention(c, l, n);
+			be->add(c->x, c->x, c->h, n * d);
+		}
+		if (s->norm_place == TFM_NORM_POST_IN)
+			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+		else
+			norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
+		ffn(c, l, n, c->h, c->xn);
+		if (post)
+			norm_rows(m, c->h, c->h, n, d, &L->ffn_post_norm);
+		residual_scale(s, c->h, n * d);
+		be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
+	}
+}
+
+/* One batch of n <= n_batch tokens; logits for rows [first, n) into logits.
+ * An encoder-decoder model runs its decoder's layers (the source is
+ * encoded: tfm_seq2seq_encode). */
 static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *logits,
 		    int64_t first)
 {
@@ -756,71 +886,15 @@ static void forward(struct tfm_ctx *c, const int32_t *tok, int64_t n, float *log
 	const struct tfm_spec *s = &m->spec;
 	const struct tfm_backend *be = m->be;
 	int64_t d = s->n_embd, pos0 = c->pos;
+	int64_t l0 = s->family == TFM_FAMILY_ENCDEC ? s->n_layer : 0;
+	int64_t l1 = l0 + (l0 ? s->n_layer_dec : s->n_layer);
 	embed(c, tok, n, pos0);
 	if (c->conv) /* DeBERTa's ConvLayer reads the embeddings' output */
 		memcpy(c->conv, c->x, (size_t)(n * d) * sizeof(float));
-	for (int64_t l = 0; l < s->n_layer; l++) {
-		struct tfm_layer *L = &m->layers[l];
+	for (int64_t l = l0; l < l1; l++) {
 		if (l == 1 && c->conv)
 			tfm_deberta_conv(c, n);
-		if (s->layer_kind[l] == TFM_LAYER_RWKV) { /* the whole block: rwkv.c */
-			tfm_ssm_rwkv_block(c, l, n, pos0);
-			continue;
-		}
-		if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2) {
-			/* x + mixer(norm(x)), no FFN */
-			norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
-			tfm_mamba_mix(c, l, n, pos0);
-			be->add(c->x, c->x, c->h, n * d);
-			continue;
-		}
-		if (s->norm_place == TFM_NORM_POST) {
-			/* post-LN (BERT, OPT with do_layer_norm_before=false):
-			 * x = ln1(x + attn(x)); x = ln2(x + ffn(x)) */
-			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
-			attention(c, l, n, pos0);
-			be->add(c->x, c->x, c->h, n * d);
-			norm_rows(m, c->x, c->x, n, d, &L->attn_norm);
-			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
-			ffn(c, l, n, c->h, c->xn);
-			be->add(c->x, c->x, c->h, n * d);
-			norm_rows(m, c->x, c->x, n, d, &L->ffn_norm);
-			continue;
-		}
-		int post = s->norm_place == TFM_NORM_SANDWICH || s->norm_place == TFM_NORM_POST_IN;
-		/* post_in, and ModernBERT's layer 0 (its input is the normed
-		 * embeddings): no norm before attention */
-		if (s->norm_place == TFM_NORM_POST_IN || (l == 0 && s->no_first_attn_norm))
-			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
-		else
-			norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
-		attention(c, l, n, pos0);
-		if (post)
-			norm_rows(m, c->h, c->h, n, d, &L->attn_post_norm);
-		if (s->parallel_residual) {
-			/* x + attn(ln1(x)) + ffn(ln2(x)), or one shared norm */
-			if (L->ffn_norm.w && !s->shared_attn_ffn_norm)
-				norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
-			ffn(c, l, n, c->h2, c->xn);
-			residual_scale(s, c->h, n * d);
-			residual_scale(s, c->h2, n * d);
-			be->add(c->x, c->x, c->h, n * d);
-			be->add(c->x, c->x, c->h2, n * d);
-		} else {
-			/* bloom's apply_residual_connection_post_layernorm: the
-			 * residual is the normed input */
-			residual_scale(s, c->h, n * d);
-			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
-			if (s->norm_place == TFM_NORM_POST_IN)
-				memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
-			else
-				norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
-			ffn(c, l, n, c->h, c->xn);
-			if (post)
-				norm_rows(m, c->h, c->h, n, d, &L->ffn_post_norm);
-			residual_scale(s, c->h, n * d);
-			be->add(c->x, s->residual_from_norm ? c->xn : c->x, c->h, n * d);
-		}
+		block(c, l, n, pos0);
 	}
 	if (s->n_layer == 1 && c->conv)
 		tfm_deberta_conv(c, n);
@@ -882,6 +956,9 @@ int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits,
 	if (s->family == TFM_FAMILY_ENCODER && (logits || c->pos || n > c->n_batch))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: an encoder-only model has no LM head and "
 				  "reads one whole sequence at a time (tfm_encode)", s->arch);
+	if (s->family == TFM_FAMILY_ENCDEC && c->n_src < 1)
+		return tfm_seterr(TFM_E_INVAL, "%s: an encoder-decoder model's decoder runs after "
+				  "its source is encoded (tfm_seq2seq_encode)", s->arch);
 	for (int64_t i = 0; i < n; i++)
 		if (tokens[i] < 0 || tokens[i] >= s->n_vocab)
 			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",
@@ -910,5 +987,52 @@ int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits,
 		forward(c, tokens + done, b, lg, first);
 		done += b;
 	}
+	return TFM_OK;
+}
+
+/* The encoder stack of an encoder-decoder model over src[n]: the same
+ * blocks with bidirectional attention (and the encoder's own T5 bias), its
+ * final norm, then every decoder layer's cross-attention keys and values
+ * of the result, stored for the decoding steps that follow. */
+int tfm_seq2seq_encode(struct tfm_ctx *c, const int32_t *src, int64_t n, float *hidden)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	int64_t d = s->n_embd, qd = m->q_dim;
+	if (s->family != TFM_FAMILY_ENCDEC)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not an encoder-decoder model", s->arch);
+	if (n < 1 || !src || n > c->n_ctx)
+		return tfm_seterr(TFM_E_INVAL, "source of %lld tokens (the context holds 1 to %lld)",
+				  (long long)n, (long long)c->n_ctx);
+	for (int64_t i = 0; i < n; i++)
+		if (src[i] < 0 || src[i] >= s->n_vocab)
+			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",
+					  (int)src[i], (long long)s->n_vocab);
+	c->enc_pass = 1;
+	embed(c, src, n, 0);
+	for (int64_t l = 0; l < s->n_layer; l++)
+		block(c, l, n, 0);
+	c->enc_pass = 0;
+	norm_rows(m, c->x, c->x, n, d, &m->enc_norm);
+	if (hidden)
+		memcpy(hidden, c->x, (size_t)(n * d) * sizeof(float));
+	c->n_src = n;
+	struct tfm_attn_args a = cross_args(c, n);
+	for (int64_t l = s->n_layer; l < s->n_layer + s->n_layer_dec; l++) {
+		struct tfm_layer *L = &m->layers[l];
+		be->matmul(&c->kx, c->k, c->x, &L->ck, n);
+		be->matmul(&c->kx, c->v, c->x, &L->cv, n);
+		add_bias(m, c->k, L->cbk, n, qd);
+		add_bias(m, c->v, L->cbv, n, qd);
+		if (m->k_rot)
+			tfm_kvrot(c->k, n * s->n_head, m->head_dim, m->k_rot);
+		if (m->v_rot)
+			tfm_kvrot(c->v, n * s->n_head, m->v_dim, m->v_rot);
+		for (int64_t t = 0; t < n; t++)
+			be->kv_store((uint8_t *)c->kc + c->ck_off[l], (uint8_t *)c->vc + c->cv_off[l],
+				     c->k + t * qd, c->v + t * qd, t, &a);
+	}
+	c->pos = 0;
 	return TFM_OK;
 }

@@ -16,9 +16,29 @@
 int tfm_model_check_spec(const struct tfm_spec *s)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
-	if (s->family == TFM_FAMILY_ENCDEC)
-		return UNSUP("encoder-decoder models");
-	if (s->family != TFM_FAMILY_DECODER && s->family != TFM_FAMILY_ENCODER)
+	if (s->family == TFM_FAMILY_ENCDEC) {
+		/* T5's stacks (exec.c): plain attention layers, pre-norm, no RoPE */
+		if (s->pos_attn != TFM_POS_T5)
+			return UNSUP("encoder-decoder models other than T5");
+		if (s->n_layer_dec < 1 || s->n_layer_dec > TFM_MAX_LAYERS - s->n_layer)
+			return tfm_seterr(TFM_E_FORMAT, "%s: %lld decoder layers", arch,
+					  (long long)s->n_layer_dec);
+		if (!s->cross_attn)
+			return UNSUP("an encoder-decoder model without cross-attention");
+		if ((s->n_head_kv && s->n_head_kv != s->n_head) || s->n_expert || s->kv_lora_rank ||
+		    s->diff_attn || s->qk_norm != TFM_QK_NORM_NONE || s->parallel_residual ||
+		    s->norm_place != TFM_NORM_PRE || s->mask != TFM_MASK_CAUSAL ||
+		    s->window > 0 || s->chunk > 0 || s->n_layer_groups || s->embd_proj ||
+		    s->n_embd_io > 0)
+			return UNSUP("this knob in an encoder-decoder model (KV heads, experts, MLA, "
+				     "QK-norm, parallel residual, norm placement, windows, shared or "
+				     "projected embeddings)");
+		for (int64_t l = 0; l < s->n_layer + s->n_layer_dec; l++)
+			if (s->layer_kind[l] != TFM_LAYER_ATTN || s->layer_moe[l])
+				return UNSUP("non-attention layers in an encoder-decoder model");
+	}
+	if (s->family != TFM_FAMILY_DECODER && s->family != TFM_FAMILY_ENCODER &&
+	    s->family != TFM_FAMILY_ENCDEC)
 		return UNSUP("this model family");
 	int st = tfm_encoder_check_spec(s);
 	if (st || (st = tfm_deberta_check_spec(s)))
@@ -100,7 +120,7 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	}
 	if (s->linear_attn)
 		return UNSUP("linear attention");
-	if (s->cross_attn)
+	if (s->cross_attn && s->family != TFM_FAMILY_ENCDEC)
 		return UNSUP("cross-attention");
 	if ((s->mask == TFM_MASK_BIDIR) != (s->family == TFM_FAMILY_ENCODER))
 		return UNSUP(s->family == TFM_FAMILY_ENCODER ? "encoders without attn.mask=bidir"
@@ -110,8 +130,8 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("this attention mask");
 	if (s->mask == TFM_MASK_WINDOW && s->window < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: sliding-window mask without a window size", arch);
-	if (s->pos_attn == TFM_POS_T5 && s->family != TFM_FAMILY_ENCODER)
-		return UNSUP("T5 relative position buckets outside an encoder");
+	if (s->pos_attn == TFM_POS_T5 && s->family == TFM_FAMILY_DECODER)
+		return UNSUP("T5 relative position buckets in a decoder-only model");
 	if (s->pos_attn != TFM_POS_NONE && s->pos_attn != TFM_POS_ROPE &&
 	    s->pos_attn != TFM_POS_ALIBI && s->pos_attn != TFM_POS_DEBERTA &&
 	    s->pos_attn != TFM_POS_T5)
@@ -522,31 +542,31 @@ static int64_t t5_bucket(int64_t rel, int bidir, int64_t nb, int64_t maxd)
 }
 
 /* T5's relative attention bias: block 0's attn_rel_b {n_head, buckets}
- * (shared by every layer) as a table by distance, [n_head][2 D + 1] for
- * key - query in [-D, D], D = max_distance (every farther key is in the
- * last bucket of its side).  The encoder's buckets are bidirectional. */
-static int bind_t5_bias(struct binder *b)
+ * of a stack (shared by its layers) as a table by distance, [n_head][2 D +
+ * 1] for key - query in [-D, D], D = max_distance (every farther key is in
+ * the last bucket of its side).  The encoder's buckets are bidirectional,
+ * the decoder's causal. */
+static int bind_t5_bias(struct binder *b, float **table, const char *name, int bidir)
 {
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	int64_t nb = s->t5_buckets, D = s->t5_max_distance, nh = s->n_head;
 	struct tfm_mat w;
-	float *f;
+	float *f, *t;
 	if (nb < 2 || D < 1 || D > (1 << 20))
 		return tfm_seterr(TFM_E_FORMAT, "%s: %lld relative buckets, max distance %lld", b->arch,
 				  (long long)nb, (long long)D);
-	int st = bind_mat(b, &w, "blk.0.attn_rel_b.weight", nh, nb, 1);
+	int st = bind_mat(b, &w, name, nh, nb, 1);
 	if (st || (st = mat_f32(b, &f, &w)))
 		return st;
-	if (!(m->t5_bias = tfm_amalloc((size_t)(nh * (2 * D + 1)) * sizeof(float))) ||
-	    (st = own(m, m->t5_bias)))
-		return st ? st : TFM_E_NOMEM;
-	int bidir = s->family == TFM_FAMILY_ENCODER;
+	if (!(t = tfm_amalloc((size_t)(nh * (2 * D + 1)) * sizeof(float))) || (st = own(m, t)))
+		return st ? st : TFM_E_NOMEM; /* own frees t when it fails */
 	for (int64_t r = -D; r <= D; r++) {
 		int64_t k = t5_bucket(r, bidir, nb, D);
 		for (int64_t h = 0; h < nh; h++)
-			m->t5_bias[h * (2 * D + 1) + r + D] = f[k * nh + h];
+			t[h * (2 * D + 1) + r + D] = f[k * nh + h];
 	}
+	*table = t;
 	m->t5_span = D;
 	return TFM_OK;
 }
@@ -732,6 +752,25 @@ static int bind_mamba(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
+/* A layer's tensor name: blk.N.suffix; T5's (llama.cpp's t5 and
+ * t5encoder names) enc.blk.N / dec.blk.N with N counted within its stack,
+ * attn_output as attn_o. */
+const char *tfm_layer_name(const struct tfm_spec *s, char *n, size_t size, int64_t l,
+			   const char *suffix)
+{
+	if (s->pos_attn != TFM_POS_T5) {
+		snprintf(n, size, "blk.%lld.%s", (long long)l, suffix);
+		return n;
+	}
+	int dec = s->family == TFM_FAMILY_ENCDEC && l >= s->n_layer;
+	const char *rest = "";
+	if (!strncmp(suffix, "attn_output", 11))
+		rest = suffix + 11, suffix = "attn_o";
+	snprintf(n, size, "%s.blk.%lld.%s%s", dec ? "dec" : "enc",
+		 (long long)(dec ? l - s->n_layer : l), suffix, rest);
+	return n;
+}
+
 static int bind_layer(struct binder *b, int64_t l)
 {
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA)
@@ -746,7 +785,7 @@ static int bind_layer(struct binder *b, int64_t l)
 	int64_t d = s->n_embd, qd = m->q_dim, kvd = m->kv_dim, ff = s->n_ff;
 	char n[96];
 	int st;
-#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define NM(suffix) tfm_layer_name(s, n, sizeof n, l, suffix)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
 	int post_in = s->norm_place == TFM_NORM_POST_IN, sandwich = s->norm_place == TFM_NORM_SANDWICH;
 	/* llama.cpp's BERT names its post norms; ModernBERT's pre norms keep
@@ -830,6 +869,26 @@ static int bind_layer(struct binder *b, int64_t l)
 	if (post_in && L->ffn_norm.w)
 		return tfm_seterr(TFM_E_FORMAT, "%s: %s present but norms sit inside the residual "
 				  "(post_in)", b->arch, n);
+	if (s->family == TFM_FAMILY_ENCDEC && l >= s->n_layer) { /* the decoder's cross-attention */
+		TRY(bind_norm(b, &L->cross_norm, NM("cross_attn_norm"), d, 1));
+		TRY(bind_mat(b, &L->cq, NM("cross_attn_q.weight"), d, qd, 1));
+		TRY(bind_mat(b, &L->ck, NM("cross_attn_k.weight"), d, qd, 1));
+		TRY(bind_mat(b, &L->cv, NM("cross_attn_v.weight"), d, qd, 1));
+		TRY(bind_mat(b, &L->co, NM("cross_attn_o.weight"), qd, d, 1));
+		TRY(bind_vec(b, &L->cbq, NM("cross_attn_q.bias"), qd, s->attn_bias_qkv));
+		TRY(bind_vec(b, &L->cbk, NM("cross_attn_k.bias"), qd, s->attn_bias_qkv));
+		TRY(bind_vec(b, &L->cbv, NM("cross_attn_v.bias"), qd, s->attn_bias_qkv));
+		TRY(bind_vec(b, &L->cbo, NM("cross_attn_o.bias"), d, s->attn_bias_out));
+		/* T5's cross-attention has no position bias: refuse one rather
+		 * than ignore it */
+		if (b->sorted && find(b, NM("cross_attn_rel_b.weight")))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s: a relative position bias in "
+					  "cross-attention is not supported", b->arch, n);
+	}
+	if (s->pos_attn == TFM_POS_T5 && l != 0 && (s->family != TFM_FAMILY_ENCDEC || l != s->n_layer) &&
+	    b->sorted && find(b, NM("attn_rel_b.weight")))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s: only the first layer of a stack may "
+				  "carry T5's relative bias (shared by the others)", b->arch, n);
 	if (s->layer_moe[l])
 		return bind_moe(b, l);
 	if (s->gated)
@@ -1100,7 +1159,9 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	b.arch = s->arch[0] ? s->arch : "model";
 	b.n = n_tensors;
 	b.sorted = tfm_malloc((size_t)(n_tensors ? n_tensors : 1) * sizeof *b.sorted);
-	m->layers = tfm_calloc((size_t)s->n_layer, sizeof *m->layers);
+	int encdec = s->family == TFM_FAMILY_ENCDEC;
+	int64_t n_all = s->n_layer + (encdec ? s->n_layer_dec : 0);
+	m->layers = tfm_calloc((size_t)n_all, sizeof *m->layers);
 	if (!b.sorted || !m->layers) {
 		st = TFM_E_NOMEM;
 		goto fail;
@@ -1146,13 +1207,21 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm",
 					    s->embd_proj_first ? s->n_embd : ew, 1)))
 		goto fail;
-	if (s->pos_attn == TFM_POS_T5 && (st = bind_t5_bias(&b)))
+	if (s->pos_attn == TFM_POS_T5 &&
+	    ((st = bind_t5_bias(&b, &m->t5_bias, "enc.blk.0.attn_rel_b.weight", 1)) ||
+	     (encdec && (st = bind_t5_bias(&b, &m->t5_bias_dec, "dec.blk.0.attn_rel_b.weight", 0)))))
 		goto fail;
 	if (s->pos_attn == TFM_POS_DEBERTA && (st = bind_rel(&b)))
 		goto fail;
 	if (s->conv_kernel > 0 && (st = bind_conv(&b)))
 		goto fail;
-	if (s->final_norm && (st = bind_norm(&b, &m->out_norm, "output_norm", s->n_embd, 1)))
+	/* T5: llama.cpp's t5 and t5encoder names, enc.output_norm and (the
+	 * decoder's) dec.output_norm */
+	if (encdec && (st = bind_norm(&b, &m->enc_norm, "enc.output_norm", s->n_embd, 1)))
+		goto fail;
+	if (s->final_norm &&
+	    (st = bind_norm(&b, &m->out_norm, encdec ? "dec.output_norm" : s->pos_attn == TFM_POS_T5
+			    ? "enc.output_norm" : "output_norm", s->n_embd, 1)))
 		goto fail;
 	if ((st = bind_mat(&b, &m->output, "output.weight", io, s->n_vocab, !s->tied_output)))
 		goto fail;
@@ -1173,7 +1242,7 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	/* shared blocks (ALBERT): blocks blk.0 .. G-1 bound into layers 0 ..
 	 * G-1, then every layer takes its block's weights, from the last (a
 	 * layer's block is never after it, so no source is overwritten first) */
-	int64_t n_bound = s->n_layer_groups > 0 ? s->n_layer_groups : s->n_layer;
+	int64_t n_bound = s->n_layer_groups > 0 ? s->n_layer_groups : n_all;
 	for (int64_t l = 0; l < n_bound; l++)
 		if ((st = bind_layer(&b, l)))
 			goto fail;

@@ -72,6 +72,12 @@ struct tfm_layer {
 	 * data NULL (share_att_key: the content projections) */
 	struct tfm_mat pos_k, pos_q;
 	float *pos_k_b, *pos_q_b;
+	/* encoder-decoder (exec.c): a decoder layer's cross-attention over the
+	 * encoded source, its norm, q/o {n_embd, q_dim}, {q_dim, n_embd} and
+	 * k/v {n_embd, q_dim} (as many KV heads as heads); data NULL elsewhere */
+	struct tfm_norm_w cross_norm;
+	struct tfm_mat cq, ck, cv, co;
+	float *cbq, *cbk, *cbv, *cbo;
 	int64_t window;              /* sliding window (tokens), 0: none */
 	int64_t chunk;               /* chunked local attention (tokens), 0: none */
 	int rope;                    /* RoPE applies here */
@@ -110,13 +116,17 @@ struct tfm_model {
 	float *t5_bias;            /* T5: [n_head][2 t5_span + 1] the bias by distance key - query
 				      (tfm_attn_args.rel_bias), from block 0's attn_rel_b */
 	int64_t t5_span;
+	float *t5_bias_dec;        /* encoder-decoder: the decoder's causal table, as t5_bias */
+	struct tfm_norm_w enc_norm; /* encoder-decoder: the encoder stack's final norm (out_norm
+				      is the decoder's) */
 	float *rel_emb;            /* deberta: [2 rel_span][n_embd] the relative embeddings, normed
 				      (rel_embd_norm) when spec.rel_norm; NULL otherwise */
 	float *conv_w;             /* deberta ConvLayer: [k][g][d/g out][d/g in] taps (spec.conv_kernel
 				      k, conv_groups g), or NULL */
 	float *conv_b;             /* [n_embd] */
 	struct tfm_norm_w conv_norm;
-	struct tfm_layer *layers;  /* [n_layer] */
+	struct tfm_layer *layers;  /* [n_layer] (encoder-decoder: [n_layer + n_layer_dec], the
+				      encoder's layers first) */
 	float *inv_freq;           /* [n_rot / 2] RoPE frequencies */
 	double pos_scale;          /* position multiplier (linear RoPE scaling) */
 	double rope_mscale;        /* multiplies cos and sin (YaRN, LongRoPE attention factor) */
@@ -163,6 +173,14 @@ struct tfm_ctx {
 	int64_t *slots;            /* [n_layer] cache slots of each layer (see tfm_ctx_new); owns k_off, v_off */
 	size_t *k_off, *v_off;     /* [n_layer] byte offsets of each layer's cache in kc, vc */
 	int64_t kv_bytes;          /* sum of tfm_k_kv_bytes over layers (tfm_ctx_kv_bytes) */
+	/* encoder-decoder: each decoder layer's cross-attention keys and values
+	 * of the encoded source (n_src tokens, up to n_ctx slots) at
+	 * ck_off/cv_off[l] in kc, vc (tfm_ctx_cross_bytes); the encoder's
+	 * layers share one cache (each stores, attends, and the next
+	 * overwrites it); enc_pass: the encoder stack is running */
+	size_t *ck_off, *cv_off;   /* [n_layer + n_layer_dec] */
+	int64_t n_src, cross_bytes;
+	int enc_pass;
 	/* scratch for one batch of up to n_batch tokens */
 	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */
 	float *q, *k, *v, *att;    /* [n_batch][q_dim], [n_batch][kv_dim] x2, [n_batch][q_dim] */
@@ -213,6 +231,10 @@ int tfm_model_from_gguf(struct tfm_model **m, const struct tfm_gguf *g, const st
 			const struct tfm_model_opts *o);
 /* Frees what tfm_model_new bound (tfm_model_close calls it). */
 void tfm_model_free_bound(struct tfm_model *m);
+/* The GGUF name of layer l's tensor suffix ("attn_q.weight"): blk.N.suffix,
+ * or T5's enc.blk.N / dec.blk.N (load.c).  Returns n. */
+const char *tfm_layer_name(const struct tfm_spec *s, char *n, size_t size, int64_t l,
+			   const char *suffix);
 /* The knobs check alone. */
 int tfm_model_check_spec(const struct tfm_spec *s);
 /* encode.c: the knobs of an encoder-only spec (TFM_OK for other families). */

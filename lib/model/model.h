@@ -68,6 +68,11 @@ int64_t tfm_ctx_size(const struct tfm_ctx *c);
 /* Bytes allocated for the KV cache (K and V of every layer, in their types:
  * 4, 2, 34/32, ... bytes per element). */
 int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c);
+/* Encoder-decoder models: bytes of the encoded source's keys and values
+ * (every decoder layer's cross-attention, and the encoder's one working
+ * cache) for a source of up to n_ctx tokens; 0 for other models.  The
+ * decoder's self-attention cache is in tfm_ctx_kv_bytes. */
+int64_t tfm_ctx_cross_bytes(const struct tfm_ctx *c);
 /* Bytes of recurrent state (mamba layers' conv and scan state, f32):
  * constant in the context length; tfm_spec_kv_bytes counts both. */
 int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c);
@@ -76,5 +81,13 @@ int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c);
  * n == 1) and advance.  logits: n_vocab floats for the last token, or, with
  * all set, n * n_vocab floats (row i for token i).  NULL: no logits. */
 int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits, int all);
+
+/* Encoder-decoder models (T5): run the encoder over the source src[n] (n
+ * <= tfm_ctx_size), keep each decoder layer's cross-attention keys and
+ * values, and set the decoder back to position 0; hidden (NULL: none)
+ * [n][n_embd] the encoder's output.  tfm_eval then feeds decoder tokens
+ * (the first one the model's decoder start token) and returns their
+ * logits.  TFM_E_UNSUPPORTED for other models. */
+int tfm_seq2seq_encode(struct tfm_ctx *c, const int32_t *src, int64_t n, float *hidden);
 
 #endif

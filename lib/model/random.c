@@ -210,8 +210,16 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		if (s->rel_norm)
 			norm(r, s, "rel_embd_norm", d);
 	}
+	int encdec = s->family == TFM_FAMILY_ENCDEC, t5 = s->pos_attn == TFM_POS_T5;
+	if (t5) { /* each stack's relative bias table, block 0 */
+		add(r, "enc.blk.0.attn_rel_b.weight", s->n_head, s->t5_buckets, 0, 0.5f);
+		if (encdec)
+			add(r, "dec.blk.0.attn_rel_b.weight", s->n_head, s->t5_buckets, 0, 0.5f);
+	}
+	if (encdec)
+		norm(r, s, "enc.output_norm", d);
 	if (s->final_norm)
-		norm(r, s, "output_norm", d);
+		norm(r, s, encdec ? "dec.output_norm" : t5 ? "enc.output_norm" : "output_norm", d);
 	if (!s->tied_output && (s->head == TFM_HEAD_LM || s->mlm_head))
 		add(r, "output.weight", io, s->n_vocab, 0, wd);
 	if (enc) { /* token types and the heads bind_encoder reads */
@@ -244,9 +252,17 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		}
 	}
 	/* shared blocks (ALBERT): the G blocks the layers run */
-	int64_t n_blk = s->n_layer_groups > 0 ? s->n_layer_groups : s->n_layer;
+	int64_t n_blk = s->n_layer_groups > 0 ? s->n_layer_groups
+			: s->n_layer + (encdec ? s->n_layer_dec : 0);
 	for (int64_t l = 0; l < n_blk; l++) {
-#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+#define N(x) tfm_layer_name(s, n, sizeof n, l, x)
+		if (encdec && l >= s->n_layer) { /* the decoder's cross-attention */
+			norm(r, s, N("cross_attn_norm"), d);
+			add(r, N("cross_attn_q.weight"), d, qd, 0, wd);
+			add(r, N("cross_attn_k.weight"), d, qd, 0, wd);
+			add(r, N("cross_attn_v.weight"), d, qd, 0, wd);
+			add(r, N("cross_attn_o.weight"), qd, d, 0, 1 / sqrtf((float)qd));
+		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
 			mamba(r, s, l);
 			continue;

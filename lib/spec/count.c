@@ -151,10 +151,17 @@ double tfm_spec_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t
 			continue;   /* encoders keep no cache */
 		double per = attn_kv_elems(s) * kv_elem_bytes;
 		b += per * (double)layer_span(s, i, ctx);
-		if (s->family == TFM_FAMILY_ENCDEC && s->cross_attn)
-			b += per * (double)ctx;   /* cross-attention K/V of a ctx-token source */
 	}
 	return b;
+}
+
+double tfm_spec_cross_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t n_src)
+{
+	if (s->family != TFM_FAMILY_ENCDEC || !s->cross_attn)
+		return 0;
+	/* every decoder layer: K and V of each source token, as many heads as
+	 * the self-attention's */
+	return (double)s->n_layer_dec * attn_kv_elems(s) * kv_elem_bytes * (double)n_src;
 }
 
 static double dmax(double a, double b) { return a > b ? a : b; }

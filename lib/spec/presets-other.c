@@ -502,18 +502,19 @@ int tfm_preset_distilbert(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
-int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
+/* T5 and mT5 (the same model; MT5Config's defaults are mt5-small's) */
+static int t5_like(struct tfm_spec *s, const json_t *c, int mt5)
 {
 	set_arch(s, "t5", "t5");
 	s->family = TFM_FAMILY_ENCDEC;
 	tfm_cfg_mark(c, "is_encoder_decoder");
-	s->n_vocab = gi(c, "vocab_size", 32128);
+	s->n_vocab = gi(c, "vocab_size", mt5 ? 250112 : 32128);
 	s->n_embd = gi(c, "d_model", 512);
-	s->n_layer = gi(c, "num_layers", 6);
+	s->n_layer = gi(c, "num_layers", mt5 ? 8 : 6);
 	s->n_layer_dec = gi(c, "num_decoder_layers", s->n_layer);
-	s->n_head = s->n_head_kv = gi(c, "num_heads", 8);
+	s->n_head = s->n_head_kv = gi(c, "num_heads", mt5 ? 6 : 8);
 	s->head_dim = gi(c, "d_kv", 64);
-	s->n_ff = gi(c, "d_ff", 2048);
+	s->n_ff = gi(c, "d_ff", mt5 ? 1024 : 2048);
 	s->n_ctx_train = gi(c, "n_positions", 512);
 	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-6);
 	s->pos_attn = TFM_POS_T5;
@@ -522,16 +523,24 @@ int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
 	s->t5_max_distance = gi(c, "relative_attention_max_distance", 128);
 	s->attn_scale = 1.0f;  /* T5 folds the scale into its weights */
 	s->cross_attn = 1;
-	s->tied_output = gb(c, "tie_word_embeddings", 1);
-	if (s->tied_output)
+	/* v1.0 (tied) scales the decoder's output by d_model^-0.5 before the
+	 * head, v1.1 (untied) does not; transformers 5 keeps that choice in
+	 * scale_decoder_outputs and saves tie_word_embeddings true for both
+	 * (an untied lm_head.weight in the checkpoint is then used all the
+	 * same: output.weight binds when present) */
+	s->tied_output = gb(c, "tie_word_embeddings", !mt5);
+	int scale = json_is_boolean(gj(c, "scale_decoder_outputs")) ? gb(c, "scale_decoder_outputs", 1)
+								      : s->tied_output;
+	if (scale)
 		s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
 	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 1);
+	s->dec_start_id = (int32_t)gi(c, "decoder_start_token_id", s->pad_id);
 	/* feed_forward_proj: "relu", "gelu", "gated-gelu" (v1.1: transformers
 	 * makes it the tanh GELU), "gated-silu", ... (T5Config: the part after
 	 * the dash is the activation, "gated" before it a gated FFN) */
-	const char *ff = gs(c, "feed_forward_proj", "relu");
-	s->gated = !strncmp(ff, "gated-", 6);
+	const char *ff = gs(c, "feed_forward_proj", mt5 ? "gated-gelu" : "relu");
+	s->gated = strstr(ff, "gated-") == ff;
 	const char *a = s->gated ? ff + 6 : ff;
 	if (!strcmp(ff, "gated-gelu"))
 		a = "gelu_new";
@@ -547,6 +556,7 @@ int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
 		s->mask = TFM_MASK_BIDIR;
 		s->n_layer_dec = 0;
 		s->cross_attn = 0;
+		s->dec_start_id = -1;
 		s->head = TFM_HEAD_EMBED;
 		s->pooling = TFM_POOL_MEAN;
 		s->head_scale = 0;
@@ -554,6 +564,9 @@ int tfm_preset_t5(struct tfm_spec *s, const json_t *c)
 	}
 	return st;
 }
+
+int tfm_preset_t5(struct tfm_spec *s, const json_t *c) { return t5_like(s, c, 0); }
+int tfm_preset_mt5(struct tfm_spec *s, const json_t *c) { return t5_like(s, c, 1); }
 
 int tfm_preset_bart(struct tfm_spec *s, const json_t *c)
 {

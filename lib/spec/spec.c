@@ -188,6 +188,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	{ "tok.bos_id", KT_I32, O(bos_id), NULL, -1, 2147483647.0 },
 	{ "tok.eos_id", KT_I32, O(eos_id), NULL, -1, 2147483647.0 },
 	{ "tok.pad_id", KT_I32, O(pad_id), NULL, -1, 2147483647.0 },
+	{ "tok.dec_start_id", KT_I32, O(dec_start_id), NULL, -1, 2147483647.0 },
 };
 const int tfm_spec_n_knobs_ = sizeof(tfm_spec_knobs_) / sizeof(tfm_spec_knobs_[0]);
 
@@ -268,7 +269,7 @@ void tfm_spec_init(struct tfm_spec *s)
 	s->moe_every = 1;
 	s->head = TFM_HEAD_LM;
 	s->head_dense_bias = 1;
-	s->bos_id = s->eos_id = s->pad_id = -1;
+	s->bos_id = s->eos_id = s->pad_id = s->dec_start_id = -1;
 	for (int i = 0; i < TFM_MAX_LAYERS; i++)
 		s->layer_rope[i] = 1;
 }

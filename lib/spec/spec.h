@@ -224,6 +224,7 @@ struct tfm_spec {
 
 	/* special tokens (when known) */
 	int32_t bos_id, eos_id, pad_id;
+	int32_t dec_start_id;     /* encoder-decoder: the decoder's first token (T5: pad) */
 };
 
 /* Defaults: a pre-norm RMSNorm decoder with RoPE (theta 10000), eps 1e-5. */
@@ -275,5 +276,9 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 /* KV-cache bytes for a context of ctx tokens (window layers cap at the window;
  * SSM/RWKV layers have a constant state). */
 double tfm_spec_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx);
+/* Encoder-decoder models: bytes of the cross-attention keys and values kept
+ * for a source of n_src tokens (every decoder layer); 0 for other models.
+ * Not in tfm_spec_kv_bytes, which is the self-attention cache. */
+double tfm_spec_cross_kv_bytes(const struct tfm_spec *s, double kv_elem_bytes, int64_t n_src);
 
 #endif

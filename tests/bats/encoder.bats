@@ -201,7 +201,7 @@ like_cli_fill() {
 	assert_output --partial 'line 4'
 }
 
-@test "encoder: T5's encoder stack runs (T5EncoderModel); the seq2seq model is refused (65)" {
+@test "encoder: T5's encoder stack runs (T5EncoderModel); a seq2seq config over its weights is refused (65)" {
 	E=$ROOT/tests/fixtures/encoders/t5-enc
 	tfm-convert -o "$T/t5.gguf" "$E"
 	# the parameters transformers' T5EncoderModel counts (scripts/make-fixtures-encoders)
@@ -215,7 +215,7 @@ like_cli_fill() {
 		run tfm-run --embed -m "$T/full.gguf" -p hi
 	fi
 	assert_failure 65
-	assert_output --partial 'encoder-decoder models not supported yet'
+	assert_output --partial 'missing tensor dec.blk.0.'
 }
 
 @test "encoder: refusals and usage errors" {

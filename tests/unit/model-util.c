@@ -25,3 +25,25 @@ double t_maxdiff(const float *a, const float *b, int64_t n)
 	}
 	return w;
 }
+
+float *t_read_f32(const char *path, size_t *n)
+{
+	struct tfm_blob b;
+	*n = 0;
+	if (tfm_blob_open(&b, path))
+		return NULL;
+	float *f = malloc(b.size ? b.size : 1);
+	if (f)
+		memcpy(f, b.data, b.size);
+	*n = f ? b.size / 4 : 0;
+	tfm_blob_close(&b);
+	return f;
+}
+
+int t_read_ints(const json_t *a, int32_t *v, int cap)
+{
+	int n = (int)json_array_size(a);
+	for (int i = 0; i < n && i < cap; i++)
+		v[i] = (int32_t)json_integer_value(json_array_get(a, (size_t)i));
+	return n;
+}

@@ -19,27 +19,6 @@
 
 #define TOL 1e-4
 
-static float *read_f32(const char *path, size_t *n)
-{
-	struct tfm_blob b;
-	*n = 0;
-	if (tfm_blob_open(&b, path))
-		return NULL;
-	float *f = malloc(b.size ? b.size : 1);
-	memcpy(f, b.data, b.size);
-	*n = b.size / 4;
-	tfm_blob_close(&b);
-	return f;
-}
-
-static int read_ints(json_t *a, int32_t *v, int cap)
-{
-	int n = (int)json_array_size(a);
-	for (int i = 0; i < n && i < cap; i++)
-		v[i] = (int32_t)json_integer_value(json_array_get(a, (size_t)i));
-	return n;
-}
-
 /* The pooler output of BERT / RoBERTa base models: tanh(W h0 + b), which
  * tfm_classify computes before its classifier; here from the hidden state. */
 static void pooler_out(const struct tfm_model *m, const float *h0, float *out)
@@ -107,8 +86,8 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	json_error_t je;
 	json_t *in = json_load_file(ip, 0, &je);
 	int32_t ids[64], types[64];
-	int n = read_ints(json_object_get(in, "ids"), ids, 64);
-	read_ints(json_object_get(in, "types"), types, 64);
+	int n = t_read_ints(json_object_get(in, "ids"), ids, 64);
+	t_read_ints(json_object_get(in, "types"), types, 64);
 	CHECK(n > 0 && n <= 64);
 	CHECK_OK(tfm_model_open(&m, dir, &o));
 	if (m)
@@ -118,11 +97,11 @@ static void one(const char *name, const char *dev, int threads, int *ran)
 	const struct tfm_spec *s = tfm_model_spec(m);
 	int64_t d = s->n_embd;
 	size_t nh, np, nl, nm;
-	float *hw = read_f32(hp, &nh), *pw = read_f32(pp, &np), *lw = read_f32(lp, &nl);
-	float *mw = read_f32(mp, &nm);
+	float *hw = t_read_f32(hp, &nh), *pw = t_read_f32(pp, &np), *lw = t_read_f32(lp, &nl);
+	float *mw = t_read_f32(mp, &nm);
 	double em = -1, et = -1;
 	size_t ntk;
-	float *tw = read_f32(tp, &ntk);
+	float *tw = t_read_f32(tp, &ntk);
 	float *h = malloc((size_t)(n * d) * sizeof *h), *e = malloc((size_t)d * sizeof *e);
 	CHECK_MSG(nh == (size_t)(n * d), "%s: hidden.f32 of %zu floats", name, nh);
 	CHECK_OK(tfm_encode(c, ids, types, n, h));
@@ -295,10 +274,10 @@ static void t_llamacpp_keys(void)
 		json_error_t je;
 		json_t *in = json_load_file(ip, 0, &je);
 		int32_t ids[64], types[64];
-		int n = read_ints(json_object_get(in, "ids"), ids, 64);
-		read_ints(json_object_get(in, "types"), types, 64);
+		int n = t_read_ints(json_object_get(in, "ids"), ids, 64);
+		t_read_ints(json_object_get(in, "types"), types, 64);
 		size_t nh;
-		float *hw = read_f32(hp, &nh);
+		float *hw = t_read_f32(hp, &nh);
 		if (c && n > 0 && n <= 64 && nh == (size_t)n * (size_t)tfm_model_spec(m)->n_embd) {
 			const struct tfm_spec *s = tfm_model_spec(m);
 			float *h = malloc(nh * sizeof *h);
@@ -315,7 +294,7 @@ static void t_llamacpp_keys(void)
 			if (k == 1) { /* llama.cpp's mean pooling, normalised as its embedding tool does */
 				size_t np;
 				char *pp = t_path("%s/pooled.f32", d);
-				float *pw = read_f32(pp, &np), v[64];
+				float *pw = t_read_f32(pp, &np), v[64];
 				CHECK_OK(tfm_embed(c, ids, types, n, TFM_POOL_NONE, 1, v));
 				CHECK(np == (size_t)s->n_embd && s->n_embd <= 64);
 				if (np == (size_t)s->n_embd && s->n_embd <= 64)

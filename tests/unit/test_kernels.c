@@ -305,7 +305,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 				}
 	/* attention: MHA, GQA, MQA; causal, windowed and chunked (llama4);
 	 * ring-buffer slots; soft-cap, ALiBi and T5's relative bias;
-	 * bidirectional (encoders),
+	 * bidirectional (encoders; cross-attention's own key count),
 	 * whole or within window / 2 either side (ModernBERT's local layers:
 	 * an even and an odd window, and one over more than a key tile) */
 	/* heads, KV heads; the last with a value head size of its own (MLA) */
@@ -360,6 +360,10 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 							.bidir = bidir, .k_type = kvt[ki][0], .v_type = kvt[ki][1],
 							.rel_bias = xi == 3 ? rb : NULL, .rel_span = 6};
 						a.v_dim = heads[hi][2] ? vd : 0;
+						/* cross-attention: keys [0, n_kv), fewer than
+						 * the queries, or some of the slots */
+						if (wi == 4 && xi >= 1)
+							a.n_kv = xi == 1 ? 3 : slots - 2;
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);
 						fill(vn, slots * nkv * vd, 2);

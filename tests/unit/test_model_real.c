@@ -264,18 +264,6 @@ static int fixture_model(const char *dir, const char *cfg, struct tfm_spec *s,
 	return st;
 }
 
-static float *read_f32(const char *path, size_t *n)
-{
-	struct tfm_blob b;
-	if (tfm_blob_open(&b, path))
-		return NULL;
-	float *f = malloc(b.size);
-	memcpy(f, b.data, b.size);
-	*n = b.size / 4;
-	tfm_blob_close(&b);
-	return f;
-}
-
 static void t_fixtures(void)
 {
 	/* the knobs this executor refuses, each with its fixture */
@@ -331,7 +319,7 @@ static void t_fixtures(void)
 				tok[i] = (int32_t)json_integer_value(json_array_get(i < np ? pa : da,
 										    (size_t)(i < np ? i : i - np)));
 			size_t npw = 0, ndw = 0;
-			float *pw = read_f32(pp, &npw), *dw = read_f32(dp, &ndw);
+			float *pw = t_read_f32(pp, &npw), *dw = t_read_f32(dp, &ndw);
 			float *lg = malloc((size_t)(np * V) * sizeof *lg);
 			struct tfm_ctx *c;
 			CHECK(np > 0 && nd > 0 && np + nd <= 64 && pw && dw &&
@@ -621,7 +609,7 @@ static void t_open(void)
 		for (int64_t k = 0; k < np && k < 64; k++)
 			t[k] = (int32_t)json_integer_value(json_array_get(pa, (size_t)k));
 		size_t npw = 0;
-		float *pw = read_f32(pp, &npw), *lg = NULL;
+		float *pw = t_read_f32(pp, &npw), *lg = NULL;
 		int st = tfm_model_open(&m, d, NULL);
 		CHECK_MSG(st == TFM_OK, "open %s: %s", fx[i], tfm_errmsg());
 		if (!st) {
@@ -702,7 +690,7 @@ static void t_llamacpp_only(void)
 			for (int64_t i = 0; i < np && i < 64; i++)
 				tok[i] = (int32_t)json_integer_value(json_array_get(pa, (size_t)i));
 			size_t nw = 0;
-			float *want = read_f32(pp, &nw), *lg = malloc((size_t)(np * V) * sizeof *lg);
+			float *want = t_read_f32(pp, &nw), *lg = malloc((size_t)(np * V) * sizeof *lg);
 			struct tfm_ctx *c = NULL;
 			CHECK_OK(tfm_ctx_new(&c, m, 64));
 			if (c && want && nw == (size_t)(np * V)) {
@@ -829,7 +817,7 @@ static void t_llamacpp_files(void)
 		for (int64_t t = 0; t < np && t < 64; t++)
 			tok[t] = (int32_t)json_integer_value(json_array_get(pa, (size_t)t));
 		size_t nw = 0;
-		float *want = read_f32(pp, &nw);
+		float *want = t_read_f32(pp, &nw);
 		CHECK(want != NULL && np > 0);
 		for (int fix = 0; fix < 2 && want; fix++) {
 			struct tfm_model_opts o = {.set = fix ? f[i].set : NULL, .n_set = fix ? n_set : 0};
@@ -874,7 +862,7 @@ static void t_rwkvcpp(void)
 	static const struct { const char *type; double max; } f[] = {{"FP32", 1e-5}, {"FP16", 5e-3}};
 	char *ep = t_path("%s/models/rwkv-tiny/expected-logits-4v0-660K.bin", t_shared());
 	size_t nw = 0;
-	float *want = read_f32(ep, &nw), lg[3 * 256];
+	float *want = t_read_f32(ep, &nw), lg[3 * 256];
 	CHECK(want && nw == 256);
 	for (int i = 0; i < 2 && want; i++) {
 		char *mp = t_path("%s/models/rwkv-tiny/tiny-rwkv-4v0-660K-%s.bin", t_shared(), f[i].type);

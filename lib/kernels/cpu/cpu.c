@@ -552,7 +552,7 @@ static inline int64_t first_key(const struct tfm_attn_args *a, int64_t p)
 
 static inline int64_t last_key(const struct tfm_attn_args *a, int64_t p)
 {
-	int64_t end = a->pos0 + a->n_tok - 1;
+	int64_t end = (a->n_kv > 0 ? a->n_kv : a->pos0 + a->n_tok) - 1;
 	if (!a->bidir)
 		return p;
 	return a->window > 0 && p + a->window / 2 < end ? p + a->window / 2 : end;
@@ -670,7 +670,7 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void
 	j.n_blk = (a->n_tok + ATT_QB - 1) / ATT_QB;
 	j.n_items = j.n_blk * a->n_head_kv;
 	atomic_init(&j.next, 0);
-	int64_t keys = a->pos0 + a->n_tok;
+	int64_t keys = a->bidir && a->n_kv > 0 ? a->n_kv : a->pos0 + a->n_tok;
 	if (a->window > 0 && keys > a->window)
 		keys = a->window;
 	if (a->chunk > 0 && keys > a->chunk)

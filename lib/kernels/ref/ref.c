@@ -138,7 +138,8 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 		vc = kc, vrow = krow, vtype = a->k_type;
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
-		int64_t p = a->bidir ? a->pos0 + a->n_tok - 1 : a->pos0 + t; /* last key seen */
+		int64_t p = a->bidir ? (a->n_kv > 0 ? a->n_kv : a->pos0 + a->n_tok) - 1
+				     : a->pos0 + t; /* last key seen */
 		int64_t lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
 		if (a->chunk > 0)
 			lo = p - p % a->chunk;

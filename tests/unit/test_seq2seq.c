@@ -1,0 +1,184 @@
+/* test_seq2seq.c: encoder-decoder models (T5 v1.0, v1.1, mT5) against
+ * transformers.  Each fixture of tests/fixtures/seq2seq
+ * (scripts/make-fixtures-seq2seq: random weights, outputs computed by
+ * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
+ * in memory), on the reference and the cpu backend, 1 and 3 threads:
+ *   - the encoder's output (after its final norm) within 1e-4,
+ *   - the teacher-forced decoder logits within 1e-4, fed at once and one
+ *     token at a time (the self-attention cache and the cross-attention
+ *     keys kept from the encoding),
+ *   - greedy decoding equal to transformers' generate token for token, for
+ *     two sources in one context (a second encoding replaces the first),
+ *   - parameters equal to transformers' num_parameters().
+ * Then the refusals: a decoder fed before any source, a relative bias on
+ * a cross-attention. */
+#include "t.h"
+#include "model/model-impl.h"
+#include "model-util.h"
+#include "format/gguf.h"
+
+#include <jansson.h>
+
+#define TOL 1e-4
+
+static int32_t argmax(const float *x, int64_t n)
+{
+	int32_t b = 0;
+	for (int64_t i = 1; i < n; i++)
+		if (x[i] > x[b])
+			b = (int32_t)i;
+	return b;
+}
+
+/* Greedy decoding of src as generate(do_sample=False, num_beams=1): from
+ * the decoder start token, up to max_new tokens, stopping after eos; out
+ * gets the start token and the generated ones.  The number of ids. */
+static int greedy(struct tfm_ctx *c, const int32_t *src, int n_src, int max_new, int32_t *out)
+{
+	const struct tfm_spec *s = tfm_model_spec(c->m);
+	float *lg = malloc((size_t)s->n_vocab * sizeof *lg);
+	int n = 0;
+	if (tfm_seq2seq_encode(c, src, n_src, NULL))
+		goto out;
+	out[n++] = s->dec_start_id;
+	for (int i = 0; i < max_new; i++) {
+		if (tfm_eval(c, out + n - 1, 1, lg, 0))
+			break;
+		out[n] = argmax(lg, s->n_vocab);
+		if (out[n++] == s->eos_id)
+			break;
+	}
+out:
+	free(lg);
+	return n;
+}
+
+static void one(const char *name, const char *dev, int threads)
+{
+	char *dir = t_path("tests/fixtures/seq2seq/%s", name);
+	char *ip = t_path("%s/inputs.json", dir), *gp = t_path("%s/greedy.json", dir);
+	char *ep = t_path("%s/enc.f32", dir), *lp = t_path("%s/logits.f32", dir);
+	struct tfm_model_opts o = {.n_threads = threads, .device = dev};
+	struct tfm_model *m = NULL;
+	struct tfm_ctx *c = NULL;
+	json_error_t je;
+	json_t *in = json_load_file(ip, 0, &je), *gr = json_load_file(gp, 0, &je);
+	int32_t src[64], tgt[64], gsrc[64], gids[64], got[64];
+	int ns = t_read_ints(json_object_get(in, "src"), src, 64);
+	int nt = t_read_ints(json_object_get(in, "tgt"), tgt, 64);
+	CHECK(in && gr && ns > 0 && ns <= 64 && nt > 0 && nt <= 64);
+	CHECK_OK(tfm_model_open(&m, dir, &o));
+	if (m)
+		CHECK_OK(tfm_ctx_new(&c, m, 64));
+	if (!m || !c || !in || !gr || ns <= 0 || ns > 64 || nt <= 0 || nt > 64)
+		goto out;
+	tfm_ctx_set_par_min(c, 0); /* the threaded kernels too */
+	const struct tfm_spec *s = tfm_model_spec(m);
+	int64_t d = s->n_embd, V = s->n_vocab;
+	size_t ne, nl;
+	float *ew = t_read_f32(ep, &ne), *lw = t_read_f32(lp, &nl);
+	float *h = malloc((size_t)(ns * d) * sizeof *h), *lg = malloc((size_t)(nt * V) * sizeof *lg);
+	CHECK_MSG(ne == (size_t)(ns * d) && nl == (size_t)(nt * V), "%s: enc.f32 %zu, logits.f32 "
+		  "%zu floats", name, ne, nl);
+	/* the encoder, then the decoder teacher-forced in one call */
+	CHECK_OK(tfm_seq2seq_encode(c, src, ns, h));
+	double ee = ne == (size_t)(ns * d) ? t_maxdiff(h, ew, ns * d) : INFINITY;
+	CHECK_OK(tfm_eval(c, tgt, nt, lg, 1));
+	double el = nl == (size_t)(nt * V) ? t_maxdiff(lg, lw, nt * V) : INFINITY;
+	/* one token at a time, after encoding the source again */
+	double es = 0;
+	CHECK_OK(tfm_seq2seq_encode(c, src, ns, NULL));
+	for (int t = 0; t < nt && nl == (size_t)(nt * V); t++) {
+		CHECK_OK(tfm_eval(c, tgt + t, 1, lg, 0));
+		double e = t_maxdiff(lg, lw + t * V, V);
+		es = e > es ? e : es;
+	}
+	fprintf(stderr, "  %-13s %s/%d: encoder %.2g, logits %.2g, stepwise %.2g\n", name, dev,
+		threads, ee, el, es);
+	CHECK_MSG(ee <= TOL, "%s %s/%d: encoder output differs by %g", name, dev, threads, ee);
+	CHECK_MSG(el <= TOL, "%s %s/%d: teacher-forced logits differ by %g", name, dev, threads, el);
+	CHECK_MSG(es <= TOL, "%s %s/%d: step-by-step logits differ by %g", name, dev, threads, es);
+	/* greedy decoding of two sources, one context */
+	int max_new = (int)json_integer_value(json_object_get(gr, "max_new_tokens"));
+	static const char *const keys[2][2] = {{"src", "ids"}, {"src2", "ids2"}};
+	for (int k = 0; k < 2; k++) {
+		int n1 = t_read_ints(json_object_get(gr, keys[k][0]), gsrc, 64);
+		int n2 = t_read_ints(json_object_get(gr, keys[k][1]), gids, 64);
+		CHECK(n1 > 0 && n2 > 1 && max_new > 0 && max_new < 60);
+		if (n1 <= 0 || n2 <= 1 || max_new <= 0 || max_new >= 60)
+			continue;
+		int n = greedy(c, gsrc, n1, max_new, got);
+		CHECK_MSG(n == n2 && !memcmp(got, gids, (size_t)n * sizeof *got),
+			  "%s %s/%d: greedy ids of %s differ from transformers' (%d vs %d ids)", name,
+			  dev, threads, keys[k][0], n, n2);
+	}
+	free(ew), free(lw), free(h), free(lg);
+out:
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	json_decref(in), json_decref(gr);
+	free(dir), free(ip), free(gp), free(ep), free(lp);
+}
+
+static const char *const fixtures[] = {"t5-s2s", "t5-s2s-gated", "mt5-s2s"};
+
+static void t_fixtures(void)
+{
+	static const char *const devs[] = {"ref", "cpu"};
+	for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+		for (int dv = 0; dv < 2; dv++)
+			for (int th = 1; th <= 3; th += 2)
+				one(fixtures[i], devs[dv], th);
+}
+
+/* Parameters as transformers' num_parameters() counts them (the
+ * scripts/make-fixtures-seq2seq log), from the spec and from the bound
+ * tensors */
+static void t_params(void)
+{
+	static const double want[] = {94104, 38944, 27440};
+	for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
+		char *dir = t_path("tests/fixtures/seq2seq/%s", fixtures[i]);
+		struct tfm_model *m = NULL;
+		CHECK_OK(tfm_model_open(&m, dir, NULL));
+		if (m) {
+			struct tfm_counts pc;
+			CHECK_OK(tfm_spec_count(tfm_model_spec(m), 4, 64, &pc));
+			CHECK_MSG((double)pc.total == want[i], "%s: %lld parameters, transformers "
+				  "counts %.0f", fixtures[i], (long long)pc.total, want[i]);
+		}
+		tfm_model_close(m);
+		free(dir);
+	}
+}
+
+static void t_refusals(void)
+{
+	char *dir = t_path("tests/fixtures/seq2seq/t5-s2s");
+	struct tfm_model *m = NULL;
+	struct tfm_ctx *c = NULL;
+	float lg[160];
+	int32_t tok = 0;
+	CHECK_OK(tfm_model_open(&m, dir, NULL));
+	if (m)
+		CHECK_OK(tfm_ctx_new(&c, m, 16));
+	if (c) {
+		/* the decoder needs a source first; a source past the context */
+		CHECK_ST(tfm_eval(c, &tok, 1, lg, 0), TFM_E_INVAL);
+		int32_t src[17] = {0};
+		CHECK_ST(tfm_seq2seq_encode(c, src, 17, NULL), TFM_E_INVAL);
+		src[3] = 160;
+		CHECK_ST(tfm_seq2seq_encode(c, src, 4, NULL), TFM_E_INVAL);
+		CHECK(tfm_ctx_cross_bytes(c) > 0 && tfm_ctx_kv_bytes(c) > 0);
+	}
+	tfm_ctx_free(c);
+	tfm_model_close(m);
+	free(dir);
+}
+
+static const struct t_case t_cases[] = {
+	{"fixtures", t_fixtures},
+	{"params", t_params},
+	{"refusals", t_refusals},
+};
+T_MAIN(t_cases)
