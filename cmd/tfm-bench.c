@@ -475,9 +475,16 @@ static int bench_model(const struct opts *o)
 			if (enc && ti == 0 && di == 0 && (o->n_tg || o->n_pg || o->depth[di] > 0))
 				fprintf(stderr, "%s: %s: an encoder-only model: prompt tests "
 					"(-p) only, no generation or depth\n", prog, in.arch);
+			/* an encoder-decoder model: pp the encoder, tg the decoder over
+			 * a source of -d tokens; no pg */
+			int encdec = s->family == TFM_FAMILY_ENCDEC;
+			if (encdec && ti == 0 && di == 0 && o->n_pg)
+				fprintf(stderr, "%s: %s: an encoder-decoder model: pp (encoder) and tg "
+					"(decoder) tests, no pg\n", prog, in.arch);
 			for (int i = 0; i < nt; i++) {
 				if ((tests[i][0] <= 0 && tests[i][1] <= 0) ||
-				    (enc && (tests[i][1] > 0 || o->depth[di] > 0)))
+				    (enc && (tests[i][1] > 0 || o->depth[di] > 0)) ||
+				    (encdec && tests[i][0] > 0 && tests[i][1] > 0))
 					continue;
 				struct result *x = &r[nr++];
 				x->n_prompt = tests[i][0], x->n_gen = tests[i][1];

@@ -573,6 +573,18 @@ static int append(int32_t **v, int64_t *len, int64_t *cap, const int32_t *ids, i
 	return TFM_OK;
 }
 
+/* One text as the tokenizer's post-processor frames it (T5: text </s>;
+ * BART: <s> text </s>), as transformers' tokenizer(text) gives a source
+ * and the labels of a target; tokenizers without one: as tfm_tokenize. */
+static int frame(const struct tfm_tokenizer *tok, const char *text, size_t len, int32_t **ids,
+		 size_t *n)
+{
+	int st = tfm_tokenize_seq(tok, text, len, 0, ids, n);
+	if (st == TFM_E_UNSUPPORTED)
+		st = tfm_tokenize(tok, text, len, tfm_tokenizer_add_bos(tok), ids, n);
+	return st;
+}
+
 static int read_pairs(const struct tfm_tokenizer *tok, int32_t start, const char *text, size_t len,
 		      struct pairs *p)
 {
@@ -604,14 +616,13 @@ static int read_pairs(const struct tfm_tokenizer *tok, int32_t start, const char
 		}
 		int32_t *ids = NULL;
 		size_t ns = 0, nt = 0;
-		int add = tfm_tokenizer_add_bos(tok);
-		if ((st = tfm_tokenize(tok, a, (size_t)(tab - a), add, &ids, &ns)))
+		if ((st = frame(tok, a, (size_t)(tab - a), &ids, &ns)))
 			break;
 		p->src_off[p->n] = p->n_src, p->src_len[p->n] = (int64_t)ns;
 		st = append(&p->src, &p->n_src, &cs, ids, (int64_t)ns);
 		free(ids);
 		ids = NULL;
-		if (st || (st = tfm_tokenize(tok, tab + 1, n - (size_t)(tab - a) - 1, add, &ids, &nt)))
+		if (st || (st = frame(tok, tab + 1, n - (size_t)(tab - a) - 1, &ids, &nt)))
 			break;
 		p->tgt_off[p->n] = p->n_tgt, p->tgt_len[p->n] = (int64_t)nt + 1;
 		if (!(st = append(&p->tgt, &p->n_tgt, &ct, &start, 1)))

@@ -4,6 +4,7 @@
  * llama.cpp's; see man/tfm-run.1. */
 #include "common.h"
 #include "text/sampler.h"
+#include "model/beam.h"
 #include "run-chat.h"
 #include "run-encode.h"
 
@@ -12,6 +13,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,8 +21,10 @@
 
 static const char usage[] =
 	"usage: tfm-run -m MODEL [-hqVv] [-c CTX] [-F text | jsonl] [-f FILE] [-k K[,V]]\n"
-	"               [-n N] [-p PROMPT] [-t N] [--ignore-eos] [--logprobs K]\n"
+	"               [-n N] [-p PROMPT] [-t N] [--beams K] [--early-stopping MODE]\n"
+	"               [--ignore-eos] [--length-penalty LP] [--logprobs K]\n"
 	"               [--mem-limit SIZE] [--min-p P] [--no-display-prompt]\n"
+	"               [--no-repeat-ngram N]\n"
 	"               [--repeat-last-n N] [--repeat-penalty R] [--seed S] [--set KEY=VALUE]\n"
 	"               [--special] [--stop STR] [--temp T] [--top-k K] [--top-p P]\n"
 	"               [--vocab FILE]\n"
@@ -45,23 +49,28 @@ static const char options_help[] =
 	"  -k, --kv-type K[,V]     KV cache types: f32 (default), f16, bf16, q8_0, q5_1, q5_0,\n"
 	"                          q4_1, q4_0\n"
 	"  -m, --model MODEL       the model: GGUF, Hugging Face directory or archive, llama2.c\n"
-	"  -n, --count N           new tokens to generate (default 256)\n"
+	"  -n, --count N           new tokens to generate (default 256; encoder-decoder: the\n"
+	"                          model's max_new_tokens, max_length - 1, else 19)\n"
 	"  -p, --prompt PROMPT     the prompt (default: each line of stdin is one)\n"
 	"  -q, --quiet             print errors only\n"
 	"  -t, --threads N         threads (default: online cores)\n"
 	"  -V, --version           print the version and exit\n"
 	"  -v, --verbose           print progress and tokens per second on stderr\n"
+	"      --beams K           beam search with K beams (default: the model's num_beams, 1)\n"
 	"      --chat              talk with a chat model through its chat template\n"
 	"      --chat-template FILE  the Jinja chat template (default: the model's)\n"
 	"      --classify          each line (or text<TAB>text pair) through a sequence classifier\n"
 	"      --embed             a sentence embedding of each line (encoder-only models)\n"
+	"      --early-stopping MODE  beam search: false (default), true or never\n"
 	"      --fill              the best tokens for each mask token of each line (masked LM)\n"
 	"      --ignore-eos        do not stop at end-of-sequence tokens\n"
+	"      --length-penalty LP beam search: scores divided by length^LP (default: the model's, 1)\n"
 	"      --logprobs K        with -F jsonl, the K most likely tokens of each step\n"
 	"      --mem-limit SIZE    refuse work needing more memory (8G, none; TFM_MEM_LIMIT)\n"
 	"      --min-p P           keep tokens at least P times as likely as the best (0.05)\n"
 	"      --no-display-prompt do not print the prompt\n"
 	"      --no-normalize      --embed: do not L2-normalise (default: as the model says)\n"
+	"      --no-repeat-ngram N never repeat an N-gram (default: the model's, 0: off)\n"
 	"      --no-truncate       refuse lines longer than the model's maximum instead of cutting\n"
 	"      --normalize         --embed: L2-normalise each embedding\n"
 	"      --pooling MODE      --embed: cls, mean, max, mean_sqrt_len or last (default: the model's)\n"
@@ -81,7 +90,8 @@ static const char options_help[] =
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
        O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL,
-       O_EMBED, O_CLASSIFY, O_FILL, O_TAG, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP };
+       O_EMBED, O_CLASSIFY, O_FILL, O_TAG, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP,
+       O_BEAMS, O_EARLY, O_LENPEN, O_NOREPEAT };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -95,6 +105,10 @@ static const struct option longopts[] = {
 	{ "threads", required_argument, NULL, 't' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "beams", required_argument, NULL, O_BEAMS },
+	{ "early-stopping", required_argument, NULL, O_EARLY },
+	{ "length-penalty", required_argument, NULL, O_LENPEN },
+	{ "no-repeat-ngram", required_argument, NULL, O_NOREPEAT },
 	{ "chat", no_argument, NULL, O_CHAT },
 	{ "chat-template", required_argument, NULL, O_CHATTPL },
 	{ "classify", no_argument, NULL, O_CLASSIFY },
@@ -147,6 +161,12 @@ struct run {
 	int64_t n_gen;        /* generated tokens, for -v */
 	int64_t n_prompt;     /* prompt tokens evaluated, for -v */
 	double t_prompt, t_gen; /* seconds in prefill and in generation */
+	/* transformers' rules of token choice (model/beam.h) and beam search */
+	struct tfm_beam_opts beam;   /* n_beams 1: greedy or sampling */
+	int rules_on;                /* a rule applies to the sampled path */
+	struct tfm_ctx **bc;         /* n_beams contexts, bc[0] = c */
+	int32_t *seq, *out;          /* [n_ctx + 1] the decoder's input so far; beam output */
+	int32_t dec_start;           /* encoder-decoder: the decoder's first token */
 };
 
 static double now(void)
@@ -372,6 +392,56 @@ static int context_error(int st)
 	return st == TFM_E_INVAL ? tfm_adderr(TFM_E_FORMAT, "-c") : st;
 }
 
+/* Beam search from r->c, which has read r->seq[n] (its logits in
+ * r->logits): the best hypothesis printed as one line of text (without its
+ * end-of-sequence token), or with -F jsonl one record {"ids", "text",
+ * "score"}. */
+static int beam_line(struct run *r, int64_t n, int32_t prev)
+{
+	int64_t n_out = 0;
+	double score = 0;
+	r->beam.rules.max_len = n + r->count;
+	int st = tfm_beam_search(r->bc, r->seq, n, r->logits, &r->beam, r->out, &n_out, &score);
+	if (st)
+		return context_error(st);
+	r->n_gen += n_out;
+	if (n_out > 0 && !r->ignore_eos && tfm_tokenizer_is_eos(r->tok, r->out[n_out - 1]))
+		n_out--;
+	char *b = NULL;
+	size_t bn = 0, cap = 0;
+	char piece[512], num[64];
+	if (r->jsonl) {
+		put(&b, &bn, &cap, "{\"ids\":[", 8);
+		for (int64_t i = 0; i < n_out; i++) {
+			snprintf(num, sizeof num, "%s%d", i ? "," : "", r->out[i]);
+			put(&b, &bn, &cap, num, strlen(num));
+		}
+		put(&b, &bn, &cap, "],\"text\":", 9);
+	}
+	char *text = NULL;
+	size_t tn = 0, tcap = 0;
+	for (int64_t i = 0; i < n_out; i++) {
+		int len = tfm_token_decode(r->tok, prev, r->out[i], piece, sizeof piece);
+		if (len < 0) {
+			free(b), free(text);
+			return len;
+		}
+		put(&text, &tn, &tcap, piece, (size_t)len);
+		prev = r->out[i];
+	}
+	if (r->jsonl) {
+		json_str(&b, &bn, &cap, text ? text : "", tn);
+		snprintf(num, sizeof num, ",\"score\":%.9g}\n", score);
+		put(&b, &bn, &cap, num, strlen(num));
+		st = out(r, b, bn);
+	} else {
+		if (!(st = out(r, text ? text : "", tn)))
+			st = out(r, "\n", 1);
+	}
+	free(b), free(text);
+	return st;
+}
+
 /* Generate for one prompt from a fresh context: up to count new tokens (as
  * llama.cpp's -n), the last of them printed without being evaluated. */
 static int generate(struct run *r, const char *text, size_t len)
@@ -379,8 +449,15 @@ static int generate(struct run *r, const char *text, size_t len)
 	int32_t *ids = NULL;
 	size_t n_ids = 0;
 	double t1 = -1; /* end of the prefill */
-	int st = tfm_tokenize_special(r->tok, text, len, tfm_tokenizer_add_bos(r->tok), r->special,
-				      &ids, &n_ids);
+	/* seq2seq: the source as the tokenizer's post-processor frames one
+	 * text (T5: text </s>; BART: <s> text </s>), as transformers'
+	 * tokenizer(text) */
+	int seq2seq = tfm_model_spec(r->m)->family == TFM_FAMILY_ENCDEC;
+	int st = seq2seq ? tfm_tokenize_seq(r->tok, text, len, r->special, &ids, &n_ids)
+			 : TFM_E_UNSUPPORTED;
+	if (st == TFM_E_UNSUPPORTED)
+		st = tfm_tokenize_special(r->tok, text, len, tfm_tokenizer_add_bos(r->tok),
+					  r->special, &ids, &n_ids);
 	if (st)
 		return st;
 	if (n_ids == 0) {
@@ -401,7 +478,7 @@ static int generate(struct run *r, const char *text, size_t len)
 			goto done;
 		}
 		r->n_prompt += (int64_t)n_ids;
-		ids[0] = spec->dec_start_id;
+		ids[0] = r->dec_start;
 		n_ids = 1;
 	}
 	if ((st = tfm_eval(r->c, ids, (int64_t)n_ids, r->logits, 0))) {
@@ -430,8 +507,19 @@ static int generate(struct run *r, const char *text, size_t len)
 	if (encdec) /* the target's first piece is the start of a text */
 		prev = -1;
 	r->hold_n = 0;
+	int64_t n_seq = (int64_t)n_ids; /* r->seq: what the decoder has read */
+	memcpy(r->seq, ids, n_ids * sizeof *ids);
+	if (r->beam.n_beams > 1) {
+		st = beam_line(r, n_seq, prev);
+		goto done;
+	}
+	r->beam.rules.max_len = n_seq + r->count;
 	for (int64_t g = 0; g < r->count; g++) {
+		if (r->rules_on)
+			tfm_gen_rules_apply(&r->beam.rules, r->seq, n_seq, r->logits, r->n_vocab);
 		int32_t next = tfm_sampler_sample(r->smp, r->logits);
+		if (n_seq < r->n_ctx + 1)
+			r->seq[n_seq++] = next;
 		if (!r->ignore_eos && tfm_tokenizer_is_eos(r->tok, next))
 			break;
 		int stopped;
@@ -719,6 +807,10 @@ int main(int argc, char **argv)
 	int ch;
 
 	int k_type = TFM_TYPE_F32, v_type = TFM_TYPE_F32;
+	/* beam search and the rules of token choice; -1: the model's */
+	int64_t beams = -1, no_repeat = -1, count_given = 0;
+	double len_pen = NAN;
+	int early = -1;
 	struct enc_opts eo = { .normalize = -1, .truncate = 1 };
 	int n_enc_opts = 0; /* options of --embed / --classify only */
 	while ((ch = getopt_long(argc, argv, "F:Vc:f:hk:m:n:p:qt:v", longopts, NULL)) != -1) {
@@ -733,7 +825,17 @@ int main(int argc, char **argv)
 		case 'f': file = optarg; break;
 		case 'h': fputs(usage, stdout); fputs(options_help, stdout); return cmd_close_stdout();
 		case 'm': model = optarg; break;
-		case 'n': if ((rc = cmd_opt_i64("-n", optarg, 0, INT32_MAX, &count))) return rc; break;
+		case 'n': if ((rc = cmd_opt_i64("-n", optarg, 0, INT32_MAX, &count))) return rc; count_given = 1; break;
+		case O_BEAMS: if ((rc = cmd_opt_i64("--beams", optarg, 1, 256, &beams))) return rc; break;
+		case O_NOREPEAT: if ((rc = cmd_opt_i64("--no-repeat-ngram", optarg, 0, 1 << 20, &no_repeat))) return rc; break;
+		case O_LENPEN: if ((rc = cmd_opt_f64("--length-penalty", optarg, -1e6, 1e6, &len_pen))) return rc; break;
+		case O_EARLY:
+			early = !strcmp(optarg, "false") ? 0 : !strcmp(optarg, "true") ? 1
+				: !strcmp(optarg, "never") ? 2 : -1;
+			if (early < 0)
+				return cmd_usage_error(usage, "--early-stopping: '%s' (false, true or never)",
+						       optarg);
+			break;
 		case 'p': prompt = optarg; break;
 		case 'q': tfm_log_set_level(TFM_LOG_ERROR); verbose = -1; break;
 		case 't': if ((rc = cmd_opt_i64("-t", optarg, 0, 1024, &threads))) return rc; break;
@@ -812,7 +914,7 @@ int main(int argc, char **argv)
 	int jsonl = 0;
 	if (eo.mode) {
 		if (chat || logprobs || n_stop || !echo || special || ignore_eos || given || have_seed ||
-		    vocab || count != 256)
+		    vocab || count_given || beams >= 0 || no_repeat >= 0 || early >= 0 || !isnan(len_pen))
 			return cmd_usage_error(usage, "--embed, --classify, --fill and --tag take none of "
 					       "the generation options");
 		if (eo.mode != ENC_EMBED && (eo.pooling || eo.normalize >= 0))
@@ -843,6 +945,9 @@ int main(int argc, char **argv)
 		return cmd_usage_error(usage, "--system and --chat-template need --chat");
 	if (!have_seed)
 		so.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (beams > 1 && (chat || logprobs || n_stop || given || have_seed))
+		return cmd_usage_error(usage, "--beams takes none of --chat, --logprobs, --stop and "
+				       "the sampling options");
 
 	struct run r = { 0 };
 	struct tfm_blob fb = { 0 };
@@ -868,12 +973,6 @@ int main(int argc, char **argv)
 		/* transformers' generate decodes greedily unless told to sample */
 		if (!(given & SET_TEMP))
 			so.temp = 0;
-		if (spec->dec_start_id < 0 || spec->dec_start_id >= spec->n_vocab) {
-			st = tfm_seterr(TFM_E_FORMAT, "%s: an encoder-decoder model without a valid "
-					"decoder start token (tok.dec_start_id %d)", model,
-					(int)spec->dec_start_id);
-			goto fail;
-		}
 		if (chat) {
 			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: --chat with an encoder-decoder model is "
 					"not supported", model);
@@ -881,6 +980,56 @@ int main(int argc, char **argv)
 		}
 	}
 	sampling_defaults(tfm_model_gguf(r.m), given, &so);
+	/* transformers' generation defaults of an encoder-decoder model
+	 * (tfm.gen.*, from its generation_config.json) where no option is
+	 * given; a decoder-only model has the options alone */
+	const struct tfm_gguf *gg = tfm_model_gguf(r.m);
+	int encdec = spec->family == TFM_FAMILY_ENCDEC;
+	struct tfm_gen_rules *ru = &r.beam.rules;
+	ru->eos_id = spec->eos_id;
+	ru->forced_bos = ru->forced_eos = -1;
+	r.dec_start = spec->dec_start_id; /* generation_config's, else config.json's */
+	if (encdec && gg)
+		r.dec_start = (int32_t)tfm_gguf_get_int_or(gg, "tfm.gen.decoder_start_token_id",
+							   r.dec_start);
+	if (encdec && (r.dec_start < 0 || r.dec_start >= spec->n_vocab)) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: an encoder-decoder model without a valid decoder "
+				"start token (%d)", model, (int)r.dec_start);
+		goto fail;
+	}
+	if (encdec && gg) {
+		ru->forced_bos = (int32_t)tfm_gguf_get_int_or(gg, "tfm.gen.forced_bos_token_id", -1);
+		ru->forced_eos = (int32_t)tfm_gguf_get_int_or(gg, "tfm.gen.forced_eos_token_id", -1);
+		ru->min_len = tfm_gguf_get_int_or(gg, "tfm.gen.min_length", 0);
+		if (beams < 0)
+			beams = tfm_gguf_get_int_or(gg, "tfm.gen.num_beams", 1);
+		if (no_repeat < 0)
+			no_repeat = tfm_gguf_get_int_or(gg, "tfm.gen.no_repeat_ngram_size", 0);
+		if (isnan(len_pen))
+			len_pen = tfm_gguf_get_float_or(gg, "tfm.gen.length_penalty", 1.0);
+		if (early < 0)
+			early = (int)tfm_gguf_get_int_or(gg, "tfm.gen.early_stopping", 0);
+		if (!count_given) { /* transformers' max_length 20 with one start token */
+			int64_t mx = tfm_gguf_get_int_or(gg, "tfm.gen.max_length", 20);
+			count = tfm_gguf_get_int_or(gg, "tfm.gen.max_new_tokens", mx - 1);
+		}
+	}
+	if ((ru->forced_bos >= spec->n_vocab) || (ru->forced_eos >= spec->n_vocab)) {
+		st = tfm_seterr(TFM_E_FORMAT, "%s: a forced token past the vocabulary", model);
+		goto fail;
+	}
+	ru->no_repeat_ngram = no_repeat > 0 ? no_repeat : 0;
+	r.beam.n_beams = beams > 1 ? (int)beams : 1;
+	r.beam.length_penalty = isnan(len_pen) ? 1.0 : len_pen;
+	r.beam.early_stopping = early > 0 ? early : 0;
+	r.rules_on = ru->no_repeat_ngram > 0 || ru->forced_bos >= 0 || ru->forced_eos >= 0 ||
+		     ru->min_len > 0;
+	if (r.beam.n_beams > 1 && (chat || logprobs || n_stop || given || have_seed)) {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: beam search (num_beams %d) takes none of "
+				"--chat, --logprobs, --stop and the sampling options (--beams 1 to "
+				"sample)", model, r.beam.n_beams);
+		goto fail;
+	}
 	r.n_vocab = spec->n_vocab;
 	if (n_ctx == 0)
 		n_ctx = spec->n_ctx_train > 0 && spec->n_ctx_train < 4096 ? spec->n_ctx_train : 4096;
@@ -902,6 +1051,17 @@ int main(int argc, char **argv)
 	}
 	if ((st = tfm_ctx_new(&r.c, r.m, n_ctx)) || (st = tfm_sampler_new(&r.smp, r.n_vocab, &so)))
 		goto fail;
+	r.seq = tfm_malloc((size_t)(n_ctx + 1) * sizeof *r.seq);
+	r.out = tfm_malloc((size_t)(count + 1) * sizeof *r.out);
+	r.bc = tfm_calloc((size_t)r.beam.n_beams, sizeof *r.bc);
+	if (!r.seq || !r.out || !r.bc) {
+		st = TFM_E_NOMEM;
+		goto fail;
+	}
+	r.bc[0] = r.c;
+	for (int b = 1; b < r.beam.n_beams; b++)
+		if ((st = tfm_ctx_new(&r.bc[b], r.m, n_ctx)))
+			goto fail;
 
 	if (chat) {
 		st = run_chat(&r, chat_tpl, system_text, prompt);
@@ -938,6 +1098,9 @@ fail:
 	rc = st ? cmd_fail(st) : 0;
 	tfm_blob_close(&fb);
 	tfm_sampler_free(r.smp);
+	for (int b = 1; r.bc && b < r.beam.n_beams; b++)
+		tfm_ctx_free(r.bc[b]);
+	free(r.bc), free(r.seq), free(r.out);
 	tfm_ctx_free(r.c);
 	tfm_model_close(r.m);
 	free(r.logits);

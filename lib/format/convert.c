@@ -9,6 +9,7 @@
 #include "format/st-import.h"
 #include "quant/quant.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -372,6 +373,67 @@ static int sampling_keys(const struct tfm_ckpt *ck, struct tfm_gguf *g)
 	return st;
 }
 
+/* transformers' generation defaults that decide which tokens generate
+ * picks (beam search and its rules), as tfm.gen.* keys for tfm-run: from
+ * generation_config.json, or from config.json when there is none (as
+ * transformers' GenerationConfig.from_model_config).  early_stopping: 0
+ * false, 1 true, 2 "never". */
+static int generation_keys(const struct tfm_ckpt *ck, struct tfm_gguf *g)
+{
+	const struct tfm_ckpt_file *f = tfm_ckpt_file(ck, "generation_config.json");
+	const char *name = "generation_config.json";
+	if (!f)
+		f = tfm_ckpt_file(ck, "config.json"), name = "config.json";
+	if (!f)
+		return TFM_OK;
+	json_error_t e;
+	json_t *j = json_loadb((const char *)f->data, f->size, 0, &e);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return tfm_seterr(TFM_E_FORMAT, "%s: line %d: %s", name, e.line, e.text);
+	}
+	static const struct { const char *hf, *key; double lo, hi; } map[] = {
+		{ "num_beams", "tfm.gen.num_beams", 1, 256 },
+		{ "no_repeat_ngram_size", "tfm.gen.no_repeat_ngram_size", 0, 1 << 20 },
+		{ "max_length", "tfm.gen.max_length", 0, 2147483647.0 },
+		{ "max_new_tokens", "tfm.gen.max_new_tokens", 0, 2147483647.0 },
+		{ "min_length", "tfm.gen.min_length", 0, 2147483647.0 },
+		{ "forced_bos_token_id", "tfm.gen.forced_bos_token_id", 0, 2147483647.0 },
+		{ "forced_eos_token_id", "tfm.gen.forced_eos_token_id", 0, 2147483647.0 },
+		{ "decoder_start_token_id", "tfm.gen.decoder_start_token_id", 0, 2147483647.0 },
+	};
+	int st = TFM_OK;
+	for (size_t i = 0; i < sizeof map / sizeof map[0] && !st; i++) {
+		json_t *v = json_object_get(j, map[i].hf);
+		if (json_is_array(v) && json_array_size(v) == 1) /* [id] */
+			v = json_array_get(v, 0);
+		if (json_is_null(v) || !v)
+			continue;
+		double x = json_is_number(v) ? json_number_value(v) : NAN;
+		if (!(x >= map[i].lo && x <= map[i].hi) || x != floor(x))
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s not supported (an integer from %g "
+					"to %g)", name, map[i].hf, map[i].lo, map[i].hi);
+		else
+			st = tfm_gguf_set_i32(g, map[i].key, (int32_t)x);
+	}
+	json_t *lp = json_object_get(j, "length_penalty"), *es = json_object_get(j, "early_stopping");
+	if (!st && json_is_number(lp)) {
+		double x = json_number_value(lp);
+		st = isfinite(x) && fabs(x) < 1e6
+			? tfm_gguf_set_f32(g, "tfm.gen.length_penalty", (float)x)
+			: tfm_seterr(TFM_E_FORMAT, "%s: length_penalty=%g", name, x);
+	}
+	if (!st && es && !json_is_null(es)) {
+		int v = json_is_true(es) ? 1 : json_is_false(es) ? 0
+			: json_is_string(es) && !strcmp(json_string_value(es), "never") ? 2 : -1;
+		st = v >= 0 ? tfm_gguf_set_i32(g, "tfm.gen.early_stopping", v)
+			    : tfm_seterr(TFM_E_UNSUPPORTED, "%s: early_stopping not supported (true, "
+					 "false or \"never\")", name);
+	}
+	json_decref(j);
+	return st;
+}
+
 /* --set attn.n_head_kv=K: check the spec can be pooled, then set it. */
 static int pool_setup(struct tfm_convert *cv, int64_t k)
 {
@@ -489,7 +551,8 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 	model_name(ck, path, name, sizeof name);
 	if ((st = tfm_gguf_set_str(cv->g, "general.name", name)) ||
 	    (st = tfm_gguf_set_u32(cv->g, "general.file_type", file_type(cv))) ||
-	    (st = tfm_tokenizer_to_gguf(ck, cv->g)) || (st = sampling_keys(ck, cv->g)))
+	    (st = tfm_tokenizer_to_gguf(ck, cv->g)) || (st = sampling_keys(ck, cv->g)) ||
+	    (cv->spec.family == TFM_FAMILY_ENCDEC && (st = generation_keys(ck, cv->g))))
 		goto out;
 	/* the spec's token ids are the tokenizer's, where it has them: one
 	 * BOS in the file, not tokenizer.ggml.bos_token_id 1 beside

@@ -461,6 +461,48 @@ static const struct ent t5[] = {
 	END
 };
 
+/* ---- BART, mBART, Marian (prefix model.): tfm's names in llama.cpp's t5
+ * pattern (llama.cpp has no BART): each stack's positions and embedding
+ * norm (layernorm_embedding) as enc./dec. position_embd and
+ * token_embd_norm, its final norm (mBART's layer_norm) as output_norm;
+ * final_logits_bias {1, n_vocab} is the head's bias; the embed_tokens of
+ * each stack are shared's tied copies ---- */
+static const struct ent bart[] = {
+	{"shared.weight", "token_embd.weight", 0},
+	{"encoder.embed_tokens.weight", NULL, SKIP},
+	{"decoder.embed_tokens.weight", NULL, SKIP},
+	{"lm_head.weight", "output.weight", 0},
+	{"final_logits_bias", "output.bias", 0},
+	{"encoder.embed_positions.weight", "enc.position_embd.weight", 0},
+	{"decoder.embed_positions.weight", "dec.position_embd.weight", 0},
+	{"encoder.layernorm_embedding.$", "enc.token_embd_norm.$", 0},
+	{"decoder.layernorm_embedding.$", "dec.token_embd_norm.$", 0},
+	{"encoder.layer_norm.$", "enc.output_norm.$", 0},
+	{"decoder.layer_norm.$", "dec.output_norm.$", 0},
+	{"encoder.layers.#.self_attn.q_proj.$", "enc.blk.#.attn_q.$", 0},
+	{"encoder.layers.#.self_attn.k_proj.$", "enc.blk.#.attn_k.$", 0},
+	{"encoder.layers.#.self_attn.v_proj.$", "enc.blk.#.attn_v.$", 0},
+	{"encoder.layers.#.self_attn.out_proj.$", "enc.blk.#.attn_o.$", 0},
+	{"encoder.layers.#.self_attn_layer_norm.$", "enc.blk.#.attn_norm.$", 0},
+	{"encoder.layers.#.fc1.$", "enc.blk.#.ffn_up.$", 0},
+	{"encoder.layers.#.fc2.$", "enc.blk.#.ffn_down.$", 0},
+	{"encoder.layers.#.final_layer_norm.$", "enc.blk.#.ffn_norm.$", 0},
+	{"decoder.layers.#.self_attn.q_proj.$", "dec.blk.#.attn_q.$", 0},
+	{"decoder.layers.#.self_attn.k_proj.$", "dec.blk.#.attn_k.$", 0},
+	{"decoder.layers.#.self_attn.v_proj.$", "dec.blk.#.attn_v.$", 0},
+	{"decoder.layers.#.self_attn.out_proj.$", "dec.blk.#.attn_o.$", 0},
+	{"decoder.layers.#.self_attn_layer_norm.$", "dec.blk.#.attn_norm.$", 0},
+	{"decoder.layers.#.encoder_attn.q_proj.$", "dec.blk.#.cross_attn_q.$", 0},
+	{"decoder.layers.#.encoder_attn.k_proj.$", "dec.blk.#.cross_attn_k.$", 0},
+	{"decoder.layers.#.encoder_attn.v_proj.$", "dec.blk.#.cross_attn_v.$", 0},
+	{"decoder.layers.#.encoder_attn.out_proj.$", "dec.blk.#.cross_attn_o.$", 0},
+	{"decoder.layers.#.encoder_attn_layer_norm.$", "dec.blk.#.cross_attn_norm.$", 0},
+	{"decoder.layers.#.fc1.$", "dec.blk.#.ffn_up.$", 0},
+	{"decoder.layers.#.fc2.$", "dec.blk.#.ffn_down.$", 0},
+	{"decoder.layers.#.final_layer_norm.$", "dec.blk.#.ffn_norm.$", 0},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -636,6 +678,9 @@ static const struct arch archs[] = {
 	{"modernbert", {"model.", ""}, {modernbert}},
 	{"t5", {""}, {t5}},
 	{"mt5", {""}, {t5}},
+	{"bart", {"model.", ""}, {bart}},
+	{"mbart", {"model.", ""}, {bart}},
+	{"marian", {"model.", ""}, {bart}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},

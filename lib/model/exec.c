@@ -11,6 +11,7 @@
 #include "model/deberta.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,7 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		memcpy(c->inv_dyn, m->inv_freq, (size_t)(m->n_rot / 2) * sizeof(float));
 	c->dyn_max = m->rope_orig;
 	c->kc = kc, c->vc = vc;
+	c->kbytes = al(kv) * sizeof(float), c->vbytes = al(vv) * sizeof(float);
 	c->sel = (int32_t *)sel;   /* int32 and float have the same size */
 	c->list = (int32_t *)list;
 	memset(kc, 0, (al(kv) + al(vv)) * sizeof(float));
@@ -256,6 +258,40 @@ int64_t tfm_ctx_kv_bytes(const struct tfm_ctx *c)
 	return c->kv_bytes;
 }
 int64_t tfm_ctx_cross_bytes(const struct tfm_ctx *c) { return c->cross_bytes; }
+
+int tfm_ctx_copy(struct tfm_ctx *dst, const struct tfm_ctx *src)
+{
+	const struct tfm_model *m = src->m;
+	const struct tfm_spec *s = &m->spec;
+	if (dst == src)
+		return TFM_OK;
+	if (dst->m != src->m || dst->n_ctx != src->n_ctx)
+		return tfm_seterr(TFM_E_INVAL, "context copy between other models or sizes");
+	if (src->ssm || src->conv || src->rel)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: copying a context with a recurrent state "
+				  "or an encoder's scratch is not supported", s->arch);
+	if (s->family == TFM_FAMILY_ENCDEC && src->src_serial && dst->src_serial == src->src_serial) {
+		/* the same encoded source: the decoder's self-attention caches alone */
+		for (int64_t l = s->n_layer; l < s->n_layer + s->n_layer_dec; l++) {
+			size_t kb = tfm_k_kv_bytes(m->k_type, src->slots[l], m->kv_dim / m->head_dim,
+						   m->head_dim);
+			size_t vb = tfm_k_kv_bytes(m->v_type, src->slots[l], m->vv_dim / m->v_dim, m->v_dim);
+			memcpy((uint8_t *)dst->kc + src->k_off[l], (const uint8_t *)src->kc + src->k_off[l], kb);
+			memcpy((uint8_t *)dst->vc + src->v_off[l], (const uint8_t *)src->vc + src->v_off[l], vb);
+		}
+	} else {
+		memcpy(dst->kc, src->kc, src->kbytes);
+		memcpy(dst->vc, src->vc, src->vbytes);
+	}
+	dst->pos = src->pos;
+	dst->n_src = src->n_src;
+	dst->src_serial = src->src_serial;
+	dst->rope_long = src->rope_long;
+	dst->dyn_max = src->dyn_max;
+	if (m->inv_freq && s->rope_scaling == TFM_ROPE_SCALE_DYNAMIC)
+		memcpy(dst->inv_dyn, src->inv_dyn, (size_t)(m->n_rot / 2) * sizeof(float));
+	return TFM_OK;
+}
 int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c)
 {
 	return c->ssm ? tfm_mamba_state_bytes(c->m) : 0;
@@ -763,6 +799,11 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 					 (size_t)tok[t] * m->tok_embd.row_bytes, c->xn + t * io, io);
 		m->be->matmul(&c->kx, c->x, c->xn, &m->proj_in, n);
 	}
+	/* an encoder-decoder model's encoder has positions and a norm of its own */
+	const struct tfm_mat *pe = c->enc_pass && m->enc_pos_embd.data ? &m->enc_pos_embd
+									 : &m->pos_embd;
+	const struct tfm_norm_w *en = c->enc_pass && m->enc_embd_norm.w ? &m->enc_embd_norm
+									 : &m->embd_norm;
 	for (int64_t t = 0; t < n; t++) {
 		float *x = c->x + t * d;
 		if (!m->proj_in.data)
@@ -771,13 +812,13 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 		if (s->embd_scale != 0 && s->embd_scale != 1)
 			for (int64_t i = 0; i < d; i++)
 				x[i] *= s->embd_scale;
-		if (m->pos_embd.data)
-			add_row(m, x, &m->pos_embd, TPOS(c, pos0, t) + s->pos_offset, d, c->h);
+		if (pe->data)
+			add_row(m, x, pe, TPOS(c, pos0, t) + s->pos_offset, d, c->h);
 		if (m->type_embd.data) /* encoders: token types (tfm_encode checks them) */
 			add_row(m, x, &m->type_embd, c->types ? c->types[t] : 0, d, c->h);
 	}
 	if (s->embd_norm)
-		norm_rows(m, c->x, c->x, n, d, &m->embd_norm);
+		norm_rows(m, c->x, c->x, n, d, en);
 rope:
 	if (m->any_rope)
 		for (int64_t t = 0; t < n; t++)
@@ -829,6 +870,12 @@ static void block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		attention(c, l, n, pos0);
 		be->add(c->x, c->x, c->h, n * d);
 		norm_rows(m, c->x, c->x, n, d, &L->attn_norm);
+		if (L->cq.data) { /* BART's decoder: x = ln(x + cross(x)) */
+			memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
+			cross_attention(c, l, n);
+			be->add(c->x, c->x, c->h, n * d);
+			norm_rows(m, c->x, c->x, n, d, &L->cross_norm);
+		}
 		memcpy(c->xn, c->x, (size_t)(n * d) * sizeof(float));
 		ffn(c, l, n, c->h, c->xn);
 		be->add(c->x, c->x, c->h, n * d);
@@ -1005,6 +1052,9 @@ int tfm_seq2seq_encode(struct tfm_ctx *c, const int32_t *src, int64_t n, float *
 	if (n < 1 || !src || n > c->n_ctx)
 		return tfm_seterr(TFM_E_INVAL, "source of %lld tokens (the context holds 1 to %lld)",
 				  (long long)n, (long long)c->n_ctx);
+	if (m->enc_pos_embd.data && n + s->pos_offset > m->enc_pos_embd.out)
+		return tfm_seterr(TFM_E_INVAL, "source of %lld tokens (%lld learned positions)",
+				  (long long)n, (long long)(m->enc_pos_embd.out - s->pos_offset));
 	for (int64_t i = 0; i < n; i++)
 		if (src[i] < 0 || src[i] >= s->n_vocab)
 			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",
@@ -1014,10 +1064,13 @@ int tfm_seq2seq_encode(struct tfm_ctx *c, const int32_t *src, int64_t n, float *
 	for (int64_t l = 0; l < s->n_layer; l++)
 		block(c, l, n, 0);
 	c->enc_pass = 0;
-	norm_rows(m, c->x, c->x, n, d, &m->enc_norm);
+	if (m->enc_norm.w)
+		norm_rows(m, c->x, c->x, n, d, &m->enc_norm);
 	if (hidden)
 		memcpy(hidden, c->x, (size_t)(n * d) * sizeof(float));
 	c->n_src = n;
+	static _Atomic uint64_t serial; /* tells contexts holding the same encoding apart */
+	c->src_serial = atomic_fetch_add(&serial, 1) + 1;
 	struct tfm_attn_args a = cross_args(c, n);
 	for (int64_t l = s->n_layer; l < s->n_layer + s->n_layer_dec; l++) {
 		struct tfm_layer *L = &m->layers[l];

@@ -17,9 +17,13 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
 	if (s->family == TFM_FAMILY_ENCDEC) {
-		/* T5's stacks (exec.c): plain attention layers, pre-norm, no RoPE */
-		if (s->pos_attn != TFM_POS_T5)
-			return UNSUP("encoder-decoder models other than T5");
+		/* T5's and BART's stacks (exec.c): plain attention layers, pre- or
+		 * post-norm, T5's relative bias or learned positions */
+		if (s->pos_attn != TFM_POS_T5 &&
+		    !(s->pos_attn == TFM_POS_NONE && (s->pos_embd == TFM_POS_EMBD_LEARNED ||
+						      s->pos_embd == TFM_POS_EMBD_SINUSOIDAL)))
+			return UNSUP("an encoder-decoder model without T5's relative bias or "
+				     "learned positions");
 		if (s->n_layer_dec < 1 || s->n_layer_dec > TFM_MAX_LAYERS - s->n_layer)
 			return tfm_seterr(TFM_E_FORMAT, "%s: %lld decoder layers", arch,
 					  (long long)s->n_layer_dec);
@@ -27,7 +31,9 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 			return UNSUP("an encoder-decoder model without cross-attention");
 		if ((s->n_head_kv && s->n_head_kv != s->n_head) || s->n_expert || s->kv_lora_rank ||
 		    s->diff_attn || s->qk_norm != TFM_QK_NORM_NONE || s->parallel_residual ||
-		    s->norm_place != TFM_NORM_PRE || s->mask != TFM_MASK_CAUSAL ||
+		    (s->norm_place != TFM_NORM_PRE && s->norm_place != TFM_NORM_POST) ||
+		    s->mask != TFM_MASK_CAUSAL || s->residual_from_norm || s->attn_bias_qv ||
+		    (s->residual_scale != 0 && s->residual_scale != 1) ||
 		    s->window > 0 || s->chunk > 0 || s->n_layer_groups || s->embd_proj ||
 		    s->n_embd_io > 0)
 			return UNSUP("this knob in an encoder-decoder model (KV heads, experts, MLA, "
@@ -166,9 +172,13 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	}
 	if (s->pos_attn == TFM_POS_ALIBI && !(s->alibi_max_bias > 0))
 		return tfm_seterr(TFM_E_FORMAT, "%s: ALiBi without a max bias", arch);
-	if (s->pos_embd == TFM_POS_EMBD_SINUSOIDAL)
-		return UNSUP("sinusoidal position embeddings");
-	if (s->pos_embd != TFM_POS_EMBD_NONE && s->pos_embd != TFM_POS_EMBD_LEARNED)
+	if (s->pos_embd == TFM_POS_EMBD_SINUSOIDAL && s->family != TFM_FAMILY_ENCDEC)
+		return UNSUP("sinusoidal position embeddings outside an encoder-decoder model");
+	if (s->pos_embd == TFM_POS_EMBD_SINUSOIDAL && (s->n_ctx_train < 1 || s->n_ctx_train > 1 << 20))
+		return tfm_seterr(TFM_E_FORMAT, "%s: sinusoidal positions for %lld tokens", arch,
+				  (long long)s->n_ctx_train);
+	if (s->pos_embd != TFM_POS_EMBD_NONE && s->pos_embd != TFM_POS_EMBD_LEARNED &&
+	    s->pos_embd != TFM_POS_EMBD_SINUSOIDAL)
 		return UNSUP("this position embedding");
 	if (s->n_token_types > 0 && s->family != TFM_FAMILY_ENCODER)
 		return UNSUP("token type embeddings in a decoder");
@@ -518,6 +528,34 @@ static int bind_transform(struct binder *b, int cl)
  * same for every layer and call (transformers' get_rel_embedding). */
 static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w);
 
+/* Marian's sinusoidal positions (MarianSinusoidalPositionalEmbedding, not
+ * stored in its checkpoints): row p is sin(p w_i) for i < d/2, then cos(p
+ * w_i), w_i = 10000^(-2i/d) (computed in double, as numpy, then rounded),
+ * one table for both stacks, n_ctx_train rows. */
+static int sinusoid(struct binder *b)
+{
+	struct tfm_model *m = b->m;
+	int64_t d = m->spec.n_embd, np = m->spec.n_ctx_train, half = (d + 1) / 2;
+	float *t = tfm_amalloc((size_t)(np * d) * sizeof *t);
+	int st;
+	if (!t)
+		return TFM_E_NOMEM;
+	if ((st = own(m, t)))
+		return st;
+	for (int64_t p = 0; p < np; p++)
+		for (int64_t j = 0; j < d; j++) {
+			/* column j: numpy's position_enc[p][k] = p / 10000^(2 (k / 2) / d)
+			 * for k = 2j (sin half) or 2 (j - half) + 1 (cos half) */
+			int64_t k = j < half ? 2 * j : 2 * (j - half) + 1;
+			double a = (double)p / pow(10000.0, 2.0 * (double)(k / 2) / (double)d);
+			t[p * d + j] = (float)(j < half ? sin(a) : cos(a));
+		}
+	struct tfm_mat w = {.data = t, .type = TFM_TYPE_F32, .in = d, .out = np,
+			    .row_bytes = (size_t)d * sizeof(float)};
+	m->pos_embd = m->enc_pos_embd = w;
+	return TFM_OK;
+}
+
 /* T5's relative position bucket (transformers' _relative_position_bucket)
  * of the distance rel = key - query: half the buckets for each direction
  * when bidirectional; below max_exact one bucket per distance, then
@@ -758,7 +796,7 @@ static int bind_mamba(struct binder *b, int64_t l)
 const char *tfm_layer_name(const struct tfm_spec *s, char *n, size_t size, int64_t l,
 			   const char *suffix)
 {
-	if (s->pos_attn != TFM_POS_T5) {
+	if (s->pos_attn != TFM_POS_T5 && s->family != TFM_FAMILY_ENCDEC) {
 		snprintf(n, size, "blk.%lld.%s", (long long)l, suffix);
 		return n;
 	}
@@ -1201,11 +1239,24 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	     (st = bind_mat(&b, &m->proj_out, "project_out.weight", s->n_embd, io,
 			    !s->embd_proj))))
 		goto fail;
-	if (s->pos_embd == TFM_POS_EMBD_LEARNED &&
+	/* an encoder-decoder model's stacks have their own positions and
+	 * embedding norm: enc.* for the encoder, dec.* (pos_embd, embd_norm)
+	 * for the decoder */
+	if (encdec && s->pos_embd == TFM_POS_EMBD_LEARNED &&
+	    ((st = bind_mat(&b, &m->enc_pos_embd, "enc.position_embd.weight", ew, -1, 1)) ||
+	     (st = bind_mat(&b, &m->pos_embd, "dec.position_embd.weight", ew, -1, 1))))
+		goto fail;
+	if (encdec && s->embd_norm &&
+	    ((st = bind_norm(&b, &m->enc_embd_norm, "enc.token_embd_norm", ew, 1)) ||
+	     (st = bind_norm(&b, &m->embd_norm, "dec.token_embd_norm", ew, 1))))
+		goto fail;
+	if (encdec && s->pos_embd == TFM_POS_EMBD_SINUSOIDAL && (st = sinusoid(&b)))
+		goto fail;
+	if (!encdec && s->pos_embd == TFM_POS_EMBD_LEARNED &&
 	    (st = bind_mat(&b, &m->pos_embd, "position_embd.weight", ew, -1, 1)))
 		goto fail;
-	if (s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm",
-					    s->embd_proj_first ? s->n_embd : ew, 1)))
+	if (!encdec && s->embd_norm && (st = bind_norm(&b, &m->embd_norm, "token_embd_norm",
+						       s->embd_proj_first ? s->n_embd : ew, 1)))
 		goto fail;
 	if (s->pos_attn == TFM_POS_T5 &&
 	    ((st = bind_t5_bias(&b, &m->t5_bias, "enc.blk.0.attn_rel_b.weight", 1)) ||
@@ -1217,7 +1268,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 		goto fail;
 	/* T5: llama.cpp's t5 and t5encoder names, enc.output_norm and (the
 	 * decoder's) dec.output_norm */
-	if (encdec && (st = bind_norm(&b, &m->enc_norm, "enc.output_norm", s->n_embd, 1)))
+	if (encdec && s->final_norm &&
+	    (st = bind_norm(&b, &m->enc_norm, "enc.output_norm", s->n_embd, 1)))
 		goto fail;
 	if (s->final_norm &&
 	    (st = bind_norm(&b, &m->out_norm, encdec ? "dec.output_norm" : s->pos_attn == TFM_POS_T5

@@ -118,7 +118,10 @@ struct tfm_model {
 	int64_t t5_span;
 	float *t5_bias_dec;        /* encoder-decoder: the decoder's causal table, as t5_bias */
 	struct tfm_norm_w enc_norm; /* encoder-decoder: the encoder stack's final norm (out_norm
-				      is the decoder's) */
+				      is the decoder's), w NULL if none */
+	struct tfm_mat enc_pos_embd; /* encoder-decoder: the encoder's positions (pos_embd is the
+				      decoder's), data NULL if none */
+	struct tfm_norm_w enc_embd_norm; /* the encoder's embedding norm (embd_norm: the decoder's) */
 	float *rel_emb;            /* deberta: [2 rel_span][n_embd] the relative embeddings, normed
 				      (rel_embd_norm) when spec.rel_norm; NULL otherwise */
 	float *conv_w;             /* deberta ConvLayer: [k][g][d/g out][d/g in] taps (spec.conv_kernel
@@ -180,7 +183,9 @@ struct tfm_ctx {
 	 * overwrites it); enc_pass: the encoder stack is running */
 	size_t *ck_off, *cv_off;   /* [n_layer + n_layer_dec] */
 	int64_t n_src, cross_bytes;
+	uint64_t src_serial;       /* which encoding this is (tfm_ctx_copy) */
 	int enc_pass;
+	size_t kbytes, vbytes;     /* the whole of kc, vc */
 	/* scratch for one batch of up to n_batch tokens */
 	float *x, *xn, *h, *h2;    /* [n_batch][n_embd] */
 	float *q, *k, *v, *att;    /* [n_batch][q_dim], [n_batch][kv_dim] x2, [n_batch][q_dim] */

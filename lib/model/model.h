@@ -82,6 +82,12 @@ int64_t tfm_ctx_state_bytes(const struct tfm_ctx *c);
  * all set, n * n_vocab floats (row i for token i).  NULL: no logits. */
 int tfm_eval(struct tfm_ctx *c, const int32_t *tokens, int64_t n, float *logits, int all);
 
+/* dst takes src's state (position, KV cache, an encoder-decoder's encoded
+ * source): both contexts of one model and size.  Copies the whole cache,
+ * or only the decoder's self-attention caches when dst holds the same
+ * encoding (beam search).  TFM_E_UNSUPPORTED for recurrent states. */
+int tfm_ctx_copy(struct tfm_ctx *dst, const struct tfm_ctx *src);
+
 /* Encoder-decoder models (T5): run the encoder over the source src[n] (n
  * <= tfm_ctx_size), keep each decoder layer's cross-attention keys and
  * values, and set the decoder back to position 0; hidden (NULL: none)

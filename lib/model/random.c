@@ -193,11 +193,22 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		else
 			add(r, "project_out.weight", d, io, 0, wd);
 	}
-	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
-		add(r, "position_embd.weight", ew,
-		    (s->n_ctx_train > 0 ? s->n_ctx_train : 2048) + s->pos_offset, 0, 0.1f);
-	if (s->embd_norm)
+	int encdec = s->family == TFM_FAMILY_ENCDEC, t5 = s->pos_attn == TFM_POS_T5;
+	int64_t npos = (s->n_ctx_train > 0 ? s->n_ctx_train : 2048) + s->pos_offset;
+	if (s->pos_embd == TFM_POS_EMBD_LEARNED && encdec) { /* each stack its own */
+		add(r, "enc.position_embd.weight", ew, npos, 0, 0.1f);
+		add(r, "dec.position_embd.weight", ew, npos, 0, 0.1f);
+	} else if (s->pos_embd == TFM_POS_EMBD_LEARNED) {
+		add(r, "position_embd.weight", ew, npos, 0, 0.1f);
+	}
+	if (s->embd_norm && encdec) {
+		norm(r, s, "enc.token_embd_norm", ew);
+		norm(r, s, "dec.token_embd_norm", ew);
+	} else if (s->embd_norm) {
 		norm(r, s, "token_embd_norm", s->embd_proj_first ? d : ew);
+	}
+	if (encdec && s->head_bias)
+		add(r, "output.bias", s->n_vocab, 1, 0, 0.02f);
 	if (s->conv_kernel > 0 && s->conv_groups > 0) { /* DeBERTa's ConvLayer */
 		int64_t dg = d / s->conv_groups;
 		add(r, "enc_conv.weight", s->conv_kernel, d * dg, 0,
@@ -210,13 +221,12 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		if (s->rel_norm)
 			norm(r, s, "rel_embd_norm", d);
 	}
-	int encdec = s->family == TFM_FAMILY_ENCDEC, t5 = s->pos_attn == TFM_POS_T5;
 	if (t5) { /* each stack's relative bias table, block 0 */
 		add(r, "enc.blk.0.attn_rel_b.weight", s->n_head, s->t5_buckets, 0, 0.5f);
 		if (encdec)
 			add(r, "dec.blk.0.attn_rel_b.weight", s->n_head, s->t5_buckets, 0, 0.5f);
 	}
-	if (encdec)
+	if (encdec && s->final_norm)
 		norm(r, s, "enc.output_norm", d);
 	if (s->final_norm)
 		norm(r, s, encdec ? "dec.output_norm" : t5 ? "enc.output_norm" : "output_norm", d);
@@ -262,6 +272,13 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			add(r, N("cross_attn_k.weight"), d, qd, 0, wd);
 			add(r, N("cross_attn_v.weight"), d, qd, 0, wd);
 			add(r, N("cross_attn_o.weight"), qd, d, 0, 1 / sqrtf((float)qd));
+			if (s->attn_bias_qkv) {
+				add(r, N("cross_attn_q.bias"), qd, 1, 0, 0.02f);
+				add(r, N("cross_attn_k.bias"), qd, 1, 0, 0.02f);
+				add(r, N("cross_attn_v.bias"), qd, 1, 0, 0.02f);
+			}
+			if (s->attn_bias_out)
+				add(r, N("cross_attn_o.bias"), d, 1, 0, 0.02f);
 		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
 			mamba(r, s, l);

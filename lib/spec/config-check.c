@@ -93,6 +93,7 @@ static const struct { const char *k, *why; } inert[] = {
 	{ "initializer_factor", "training" }, { "router_aux_loss_coef", "training" },
 	{ "output_router_logits", "training" }, { "router_jitter_noise", "training (noise only in training)" },
 	{ "aux_loss_alpha", "training" }, { "seq_aux", "training" }, { "layerdrop", "training" },
+	{ "encoder_layerdrop", "training" }, { "decoder_layerdrop", "training" },
 	{ "embedding_fraction", "mpt: gradient scaling, forward unchanged" },
 	{ "gradient_checkpointing", "training" },
 	{ "summary_type", "gpt2 double-heads head" }, { "summary_use_proj", "gpt2 double-heads head" },

@@ -230,7 +230,9 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->head += io * e + (s->embd_proj_first ? 0 : e);
 	else if (s->n_embd_io > 0) /* project_in, project_out: matmuls, counted as head */
 		c->head += 2 * io * e;
-	if (s->pos_embd == TFM_POS_EMBD_LEARNED)
+	/* Marian's sinusoidal tables: not in its checkpoints, but parameters
+	 * (frozen) that transformers counts */
+	if (s->pos_embd == TFM_POS_EMBD_LEARNED || (encdec && s->pos_embd == TFM_POS_EMBD_SINUSOIDAL))
 		c->embd += stacks * (s->n_ctx_train + s->pos_offset) * ew;
 	if (s->embd_norm) /* DeBERTa's norm follows project_in: n_embd wide */
 		c->norms += stacks * norm_size(s, s->embd_proj_first ? e : ew);
@@ -319,7 +321,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		c->head += s->n_vocab * io;
 	if (s->head == TFM_HEAD_LM && !s->tied_output)
 		c->head += s->n_vocab * io;
-	if (s->head == TFM_HEAD_LM && s->head_bias)
+	/* BART's final_logits_bias is a buffer: transformers does not count it */
+	if (s->head == TFM_HEAD_LM && s->head_bias && !encdec)
 		c->head += s->n_vocab;
 	/* the pooler (dense, its bias; ModernBERT's head.transform: and a norm) */
 	int64_t dense = e * e + (s->head_dense_bias ? e : 0);

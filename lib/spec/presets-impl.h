@@ -161,6 +161,8 @@ int tfm_preset_albert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_modernbert(struct tfm_spec *s, const json_t *c);
 int tfm_preset_t5(struct tfm_spec *s, const json_t *c);
 int tfm_preset_mt5(struct tfm_spec *s, const json_t *c);
+int tfm_preset_mbart(struct tfm_spec *s, const json_t *c);
+int tfm_preset_marian(struct tfm_spec *s, const json_t *c);
 int tfm_preset_bart(struct tfm_spec *s, const json_t *c);
 int tfm_preset_mamba(struct tfm_spec *s, const json_t *c);
 int tfm_preset_falcon_mamba(struct tfm_spec *s, const json_t *c);

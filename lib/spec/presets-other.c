@@ -568,39 +568,71 @@ static int t5_like(struct tfm_spec *s, const json_t *c, int mt5)
 int tfm_preset_t5(struct tfm_spec *s, const json_t *c) { return t5_like(s, c, 0); }
 int tfm_preset_mt5(struct tfm_spec *s, const json_t *c) { return t5_like(s, c, 1); }
 
-int tfm_preset_bart(struct tfm_spec *s, const json_t *c)
+/* BART, mBART and Marian (transformers' BartForConditionalGeneration and
+ * its two copies): learned positions from offset 2 (BART, mBART) or
+ * Marian's sinusoidal table (not in the checkpoint: the loader makes it),
+ * each stack its own; LayerNorms with biases, post-norm (BART, Marian) or
+ * pre-norm with a final norm per stack (mBART); layernorm_embedding (not
+ * Marian); scale_embedding multiplies the token embedding by sqrt(d);
+ * final_logits_bias is the head's bias.  kind: 0 bart, 1 mbart, 2 marian */
+static int bart_like(struct tfm_spec *s, const json_t *c, int kind)
 {
-	set_arch(s, "bart", "bart");
+	static const char *const names[] = { "bart", "mbart", "marian" };
+	set_arch(s, names[kind], names[kind]);
 	tfm_preset_layernorm_biased(s);
 	s->family = TFM_FAMILY_ENCDEC;
 	tfm_cfg_mark(c, "is_encoder_decoder");
 	s->cross_attn = 1;
-	s->n_vocab = gi(c, "vocab_size", 50265);
+	s->n_vocab = gi(c, "vocab_size", kind == 2 ? 58101 : kind == 1 ? 50265 : 50265);
 	s->n_embd = gi(c, "d_model", 1024);
 	s->n_layer = gi(c, "encoder_layers", 12);
 	s->n_layer_dec = gi(c, "decoder_layers", 12);
 	s->n_head = s->n_head_kv = gi(c, "encoder_attention_heads", 16);
-	s->head_dim = s->n_embd / s->n_head;
+	s->head_dim = s->n_head > 0 ? s->n_embd / s->n_head : 0;
 	s->n_ff = gi(c, "encoder_ffn_dim", 4096);
 	s->n_ctx_train = gi(c, "max_position_embeddings", 1024);
-	s->pos_embd = TFM_POS_EMBD_LEARNED;
-	s->pos_offset = 2;
+	s->norm_eps = 1e-5; /* nn.LayerNorm's */
 	s->pos_attn = TFM_POS_NONE;
-	s->norm_place = TFM_NORM_POST;
-	s->final_norm = 0;
-	s->embd_norm = 1;
+	if (kind == 2) { /* MarianSinusoidalPositionalEmbedding, positions from 0 */
+		s->pos_embd = TFM_POS_EMBD_SINUSOIDAL;
+		s->pos_offset = 0;
+	} else {
+		s->pos_embd = TFM_POS_EMBD_LEARNED;
+		s->pos_offset = 2;
+	}
+	s->norm_place = kind == 1 ? TFM_NORM_PRE : TFM_NORM_POST;
+	s->final_norm = kind == 1;
+	s->embd_norm = kind != 2;
+	s->head_bias = 1; /* final_logits_bias */
 	s->tied_output = gb(c, "tie_word_embeddings", 1);
 	if (gb(c, "scale_embedding", 0))
 		s->embd_scale = (float)sqrt((double)s->n_embd);
-	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
-	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
-	s->pad_id = (int32_t)gi(c, "pad_token_id", 1);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", kind == 2 ? -1 : 0);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", kind == 2 ? 0 : 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", kind == 2 ? 58100 : 1);
+	/* generate's start: decoder_start_token_id, else bos */
+	s->dec_start_id = (int32_t)gi(c, "decoder_start_token_id", kind == 0 ? 2 : kind == 2 ? 58100
+									       : s->bos_id);
 	if (gi(c, "decoder_attention_heads", s->n_head) != s->n_head ||
 	    gi(c, "decoder_ffn_dim", s->n_ff) != s->n_ff)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "bart: different encoder and decoder "
-				  "widths are not supported");
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: different encoder and decoder widths "
+				  "(decoder_attention_heads, decoder_ffn_dim) are not supported",
+				  names[kind]);
+	if (kind == 2 && (!gb(c, "share_encoder_decoder_embeddings", 1) ||
+			  gi(c, "decoder_vocab_size", s->n_vocab) != s->n_vocab))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "marian: separate source and target "
+				  "embeddings (share_encoder_decoder_embeddings false, a "
+				  "decoder_vocab_size of its own) are not supported yet");
+	if (gi(c, "num_hidden_layers", s->n_layer) != s->n_layer)
+		return tfm_seterr(TFM_E_FORMAT, "%s: num_hidden_layers %lld is not encoder_layers "
+				  "%lld", names[kind], (long long)gi(c, "num_hidden_layers", 0),
+				  (long long)s->n_layer);
 	return tfm_preset_act(gs(c, "activation_function", "gelu"), &s->act);
 }
+
+int tfm_preset_bart(struct tfm_spec *s, const json_t *c) { return bart_like(s, c, 0); }
+int tfm_preset_mbart(struct tfm_spec *s, const json_t *c) { return bart_like(s, c, 1); }
+int tfm_preset_marian(struct tfm_spec *s, const json_t *c) { return bart_like(s, c, 2); }
 
 /* Mamba mixer sizes; dt_rank "auto" is ceil(d_model / 16). */
 static void ssm_sizes(struct tfm_spec *s, const json_t *c, const char *pfx, int64_t d_state)

@@ -16,6 +16,7 @@
 #include "model/model-impl.h"
 #include "model-util.h"
 #include "format/gguf.h"
+#include "model/beam.h"
 
 #include <jansson.h>
 
@@ -120,6 +121,72 @@ out:
 	free(dir), free(ip), free(gp), free(ep), free(lp);
 }
 
+/* Beam search of beam.json's source with its knobs (num_beams,
+ * length_penalty, early_stopping, no_repeat_ngram_size, max_new_tokens;
+ * forced BOS / EOS as generate used them) equal to generate's ids. */
+static void beams(const char *name, const char *dev, int threads)
+{
+	char *dir = t_path("tests/fixtures/seq2seq/%s", name);
+	char *bp = t_path("%s/beam.json", dir);
+	struct tfm_model_opts o = {.n_threads = threads, .device = dev};
+	struct tfm_model *m = NULL;
+	struct tfm_ctx *c[8] = {NULL};
+	json_error_t je;
+	json_t *bj = json_load_file(bp, 0, &je);
+	int32_t src[64], want[64], got[64];
+	int ns = t_read_ints(json_object_get(bj, "src"), src, 64);
+	int nw = t_read_ints(json_object_get(bj, "ids"), want, 64);
+	struct tfm_beam_opts bo = {0};
+	bo.n_beams = (int)json_integer_value(json_object_get(bj, "num_beams"));
+	bo.length_penalty = json_number_value(json_object_get(bj, "length_penalty"));
+	json_t *es = json_object_get(bj, "early_stopping");
+	bo.early_stopping = json_is_true(es) ? 1 : json_is_string(es) ? 2 : 0;
+	bo.rules.no_repeat_ngram = json_integer_value(json_object_get(bj, "no_repeat_ngram_size"));
+	int64_t max_new = json_integer_value(json_object_get(bj, "max_new_tokens"));
+	json_t *fb = json_object_get(bj, "forced_bos_token_id"), *fe = json_object_get(bj, "forced_eos_token_id");
+	bo.rules.forced_bos = json_is_integer(fb) ? (int32_t)json_integer_value(fb) : -1;
+	bo.rules.forced_eos = json_is_integer(fe) ? (int32_t)json_integer_value(fe) : -1;
+	CHECK_MSG(bj && ns > 0 && ns <= 64 && nw > 1 && nw <= 64 && bo.n_beams >= 1 &&
+		  bo.n_beams <= 8 && max_new > 0 && max_new < 60, "%s: beam.json", name);
+	CHECK_OK(tfm_model_open(&m, dir, &o));
+	if (!m || !bj || ns <= 0 || ns > 64 || nw <= 1 || nw > 64 || bo.n_beams < 1 ||
+	    bo.n_beams > 8 || max_new <= 0 || max_new >= 60)
+		goto out;
+	const struct tfm_spec *s = tfm_model_spec(m);
+	int ok = 1;
+	for (int b = 0; b < bo.n_beams; b++)
+		ok &= tfm_ctx_new(&c[b], m, 64) == TFM_OK;
+	CHECK(ok);
+	if (!ok)
+		goto out;
+	tfm_ctx_set_par_min(c[0], 0);
+	float *lg = malloc((size_t)s->n_vocab * sizeof *lg);
+	int32_t start = s->dec_start_id;
+	bo.rules.eos_id = s->eos_id;
+	bo.rules.max_len = 1 + max_new;
+	int64_t n_out = 0;
+	double score = 0;
+	CHECK_OK(tfm_seq2seq_encode(c[0], src, ns, NULL));
+	CHECK_OK(tfm_eval(c[0], &start, 1, lg, 0));
+	CHECK_OK(tfm_beam_search(c, &start, 1, lg, &bo, got + 1, &n_out, &score));
+	got[0] = start;
+	CHECK_MSG(n_out + 1 == nw && !memcmp(got, want, (size_t)nw * sizeof *got),
+		  "%s %s/%d: %d beams: %lld ids, generate's %d", name, dev, threads, bo.n_beams,
+		  (long long)n_out + 1, nw);
+	json_t *sc = json_object_get(bj, "score");
+	if (json_is_number(sc))
+		CHECK_CLOSE(score, json_number_value(sc), 1e-4, 1e-4);
+	fprintf(stderr, "  %-13s %s/%d: %d beams, %lld tokens, score %.6f\n", name, dev, threads,
+		bo.n_beams, (long long)n_out, score);
+	free(lg);
+out:
+	for (int b = 0; b < 8; b++)
+		tfm_ctx_free(c[b]);
+	tfm_model_close(m);
+	json_decref(bj);
+	free(dir), free(bp);
+}
+
 static const char *const fixtures[] = {"t5-s2s", "t5-s2s-gated", "mt5-s2s"};
 
 static void t_fixtures(void)
@@ -129,6 +196,14 @@ static void t_fixtures(void)
 		for (int dv = 0; dv < 2; dv++)
 			for (int th = 1; th <= 3; th += 2)
 				one(fixtures[i], devs[dv], th);
+}
+
+static void t_beams(void)
+{
+	static const char *const devs[] = {"ref", "cpu"};
+	for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+		for (int dv = 0; dv < 2; dv++)
+			beams(fixtures[i], devs[dv], 1 + 2 * dv);
 }
 
 /* Parameters as transformers' num_parameters() counts them (the
@@ -179,6 +254,7 @@ static void t_refusals(void)
 static const struct t_case t_cases[] = {
 	{"fixtures", t_fixtures},
 	{"params", t_params},
+	{"beams", t_beams},
 	{"refusals", t_refusals},
 };
 T_MAIN(t_cases)
