@@ -253,6 +253,11 @@ void tfm_ugm_free(struct tfm_ugm *u)
 	free(u->ekey);
 	free(u->eval);
 	free(u->id);
+	free(u->unmatched);
+	free(u->extra);
+	free(u->extra_len);
+	free(u->extra_score);
+	free(u->extra_arena);
 	tfm_charsmap_free(&u->cmap);
 	memset(u, 0, sizeof *u);
 }

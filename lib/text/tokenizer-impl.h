@@ -96,6 +96,10 @@ struct tfm_tokenizer {
 	int64_t n_special;
 	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
 	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
+	/* tfm_detokenize: whitespace off both ends (tfm.tok.decode_strip,
+	 * MarianTokenizer's str.strip()), transformers' clean_up_tokenization
+	 * (tfm.tok.clean_up_spaces) */
+	int decode_strip, clean_up;
 };
 
 /* Build the common part: pieces copied into the arena, map filled, max_len. */

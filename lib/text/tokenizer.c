@@ -403,9 +403,10 @@ static int strip_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 		}
 		for (int64_t j = 0; j < m; j++) {
 			if (v[j] < 0 || v[j] >= t->n_vocab) {
+				long long bad = (long long)v[j];
 				free(v);
 				return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary", key[k],
-						  (long long)v[j]);
+						  bad);
 			}
 			t->strip[v[j]] |= (uint8_t)(1 << k);
 		}
@@ -585,6 +586,8 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	if (kind != TFM_TOK_UGM)
 		t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
 								t->add_space_prefix);
+	t->decode_strip = tfm_gguf_get_int_or(g, "tfm.tok.decode_strip", 0) != 0;
+	t->clean_up = tfm_gguf_get_int_or(g, "tfm.tok.clean_up_spaces", 0) != 0;
 	if ((st = eos_set(t, g)) || (st = strip_set(t, g)) || (st = tok_finish(t)))
 		goto fail;
 	*out = t;
@@ -870,6 +873,58 @@ int tfm_token_decode(const struct tfm_tokenizer *t, int32_t prev, int32_t id, ch
 	return (int)k;
 }
 
+/* Python's str.isspace, which str.strip() removes: Unicode White_Space and
+ * the separators U+001C..U+001F. */
+static int py_space(uint32_t c)
+{
+	return (c >= 0x1c && c <= 0x1f) || (tfm_uc_flags(c) & TFM_UC_SPACE);
+}
+
+/* s[*k] without whitespace at either end (MarianTokenizer's strip()). */
+static void strip_ends(char *s, size_t *k)
+{
+	size_t a = 0, b = *k;
+	while (a < b) {
+		size_t j = a;
+		if (!py_space(tfm_utf8_decode(s, b, &j)))
+			break;
+		a = j;
+	}
+	while (b > a) {
+		size_t c = b - 1, j;
+		while (c > a && ((unsigned char)s[c] & 0xc0) == 0x80 && b - c < 4)
+			c--;
+		j = c;
+		if (!py_space(tfm_utf8_decode(s, b, &j)) || j != b)
+			break;
+		b = c;
+	}
+	memmove(s, s + a, b - a);
+	*k = b - a;
+}
+
+/* transformers' clean_up_tokenization: each replacement in turn over the
+ * whole text (in place: every one shortens it). */
+static void clean_up_spaces(char *s, size_t *k)
+{
+	static const char *const from[] = { " .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's",
+					    " 've", " 're" };
+	static const char *const to[] = { ".", "?", "!", ",", "'", "n't", "'m", "'s", "'ve", "'re" };
+	for (int r = 0; r < 10; r++) {
+		size_t fn = strlen(from[r]), tn = strlen(to[r]), i = 0, o = 0;
+		while (i < *k) {
+			if (*k - i >= fn && !memcmp(s + i, from[r], fn)) {
+				memcpy(s + o, to[r], tn);
+				o += tn;
+				i += fn;
+			} else {
+				s[o++] = s[i++];
+			}
+		}
+		*k = o;
+	}
+}
+
 int tfm_detokenize(const struct tfm_tokenizer *t, const int32_t *ids, size_t n,
 		   char **text, size_t *len)
 {
@@ -903,6 +958,10 @@ int tfm_detokenize(const struct tfm_tokenizer *t, const int32_t *ids, size_t n,
 		memcpy(s + k, buf, (size_t)m);
 		k += (size_t)m;
 	}
+	if (t->decode_strip)
+		strip_ends(s, &k);
+	if (t->clean_up)
+		clean_up_spaces(s, &k);
 	s[k] = 0;
 	*text = s;
 	if (len)

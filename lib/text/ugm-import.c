@@ -177,10 +177,24 @@ int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g)
 		return st;
 	if ((st = tfm_gguf_set_bool(g, "tokenizer.ggml.remove_extra_whitespaces", k->remove_ws)))
 		return st;
-	if (k->spm)
-		return TFM_OK;
 	if (k->pair && (st = tfm_gguf_set_str(g, "tfm.tok.pair", k->pair)))
 		return st;
+	if ((k->n_unmatched && (st = tfm_gguf_set_arr(g, "tfm.tok.unmatched", TFM_GGUF_INT32,
+						       k->unmatched, k->n_unmatched))) ||
+	    (k->n_extra && (st = tfm_gguf_set_arr_str(g, "tfm.tok.extra_pieces",
+						      (const char *const *)k->extra, k->extra_len,
+						      k->n_extra))) ||
+	    (k->n_extra && (st = tfm_gguf_set_arr(g, "tfm.tok.extra_scores", TFM_GGUF_FLOAT32,
+						  k->extra_score, k->n_extra))))
+		return st;
+	static const char *const flags[] = { "tfm.tok.unk_lookup", "tfm.tok.lang_code",
+					     "tfm.tok.decode_strip", "tfm.tok.clean_up_spaces" };
+	const int fv[] = { k->unk_lookup, k->lang_code, k->decode_strip, k->clean_up };
+	for (int i = 0; i < 4; i++)
+		if (fv[i] && (st = tfm_gguf_set_bool(g, flags[i], 1)))
+			return st;
+	if (k->spm)
+		return TFM_OK;
 	if ((st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", k->add_prefix)) ||
 	    (st = tfm_gguf_set_str(g, "tfm.tok.normalizer", k->norm)) ||
 	    (st = tfm_gguf_set_str(g, "tfm.tok.pre_tokenizer", k->pretok)))
@@ -193,5 +207,11 @@ void tfm_ugm_keys_free(struct tfm_ugm_keys *k)
 	free(k->cmap);
 	free(k->norm);
 	free(k->pretok);
+	free(k->unmatched);
+	for (int64_t i = 0; i < k->n_extra; i++)
+		free(k->extra[i]);
+	free(k->extra);
+	free(k->extra_len);
+	free(k->extra_score);
 	memset(k, 0, sizeof *k); /* pair is a static string */
 }

@@ -5,7 +5,10 @@
  * score (log probability).  A character no piece starts with costs the
  * lowest score - 10 and becomes the unknown token; runs of them fuse into
  * one, or into their <0xNN> byte tokens with byte_fallback.  Pieces are
- * found with a byte trie, so a word costs O(length x longest piece). */
+ * found with a byte trie, so a word costs O(length x longest piece).
+ * Marian's vocabulary is not its encoder model's: the trie then leaves out
+ * the ids that model lacks and holds its pieces the vocabulary lacks (ids
+ * n_vocab + k, emitted as the unknown token). */
 #include "unigram.h"
 
 #include <math.h>
@@ -51,9 +54,35 @@ static int matchable(const struct tfm_tokenizer *t, const struct tfm_ugm *u, int
 {
 	if (!t->plen[i])
 		return 0;
+	if (u->unmatched && u->unmatched[i])
+		return 0;
 	if (u->hf)
 		return t->type[i] != TFM_TOKT_UNUSED; /* the [PADn] fill */
 	return t->type[i] == TFM_TOKT_NORMAL || t->type[i] == TFM_TOKT_USER_DEFINED;
+}
+
+/* The score of a trie id: the vocabulary's, or an extra piece's. */
+static double piece_score(const struct tfm_tokenizer *t, const struct tfm_ugm *u, int32_t id)
+{
+	return id < t->n_vocab ? t->score[id] : u->extra_score[id - t->n_vocab];
+}
+
+/* Add piece p[n] to the trie as id (the first of duplicates wins). */
+static void trie_add(struct tfm_ugm *u, const char *p, size_t n, int32_t id)
+{
+	size_t node = 0;
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)p[k];
+		int32_t nx = child(u, node, c);
+		if (nx < 0) {
+			nx = (int32_t)u->n_nodes++;
+			u->id[nx] = -1;
+			add_edge(u, node, c, nx);
+		}
+		node = (size_t)nx;
+	}
+	if (u->id[node] < 0)
+		u->id[node] = id;
 }
 
 int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u)
@@ -67,6 +96,13 @@ int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u)
 		if (t->score[i] < lo)
 			lo = t->score[i];
 	}
+	if (u->n_extra > INT32_MAX - t->n_vocab)
+		return tfm_seterr(TFM_E_FORMAT, "unigram: %lld extra pieces", (long long)u->n_extra);
+	for (int64_t k = 0; k < u->n_extra; k++) {
+		total += u->extra_len[k];
+		if (u->extra_score[k] < lo)
+			lo = u->extra_score[k];
+	}
 	u->unk_score = (lo == INFINITY ? 0 : lo) - 10.0;
 	u->ecap = 16;
 	while (u->ecap < total * 2)
@@ -78,23 +114,12 @@ int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u)
 		return TFM_E_NOMEM;
 	u->n_nodes = 1;
 	u->id[0] = -1;
-	for (int64_t i = 0; i < t->n_vocab; i++) {
-		if (!matchable(t, u, i))
-			continue;
-		size_t node = 0;
-		for (uint32_t k = 0; k < t->plen[i]; k++) {
-			unsigned char c = (unsigned char)t->piece[i][k];
-			int32_t nx = child(u, node, c);
-			if (nx < 0) {
-				nx = (int32_t)u->n_nodes++;
-				u->id[nx] = -1;
-				add_edge(u, node, c, nx);
-			}
-			node = (size_t)nx;
-		}
-		if (u->id[node] < 0) /* the first of duplicate pieces */
-			u->id[node] = (int32_t)i;
-	}
+	for (int64_t i = 0; i < t->n_vocab; i++)
+		if (matchable(t, u, i))
+			trie_add(u, t->piece[i], t->plen[i], (int32_t)i);
+	for (int64_t k = 0; k < u->n_extra; k++)
+		if (u->extra_len[k])
+			trie_add(u, u->extra[k], u->extra_len[k], (int32_t)(t->n_vocab + k));
 	return TFM_OK;
 }
 
@@ -114,6 +139,11 @@ struct node { double score; int32_t id; int32_t from; }; /* from -1: unreached *
 static int unknown(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *w, size_t n,
 		   struct tfm_ids *out)
 {
+	/* Marian looks SentencePiece's unknown piece (its text) up in
+	 * vocab.json, where the target side may have it */
+	int32_t v = u->unk_lookup ? tfm_strmap_get(&t->map, w, n) : -1;
+	if (v >= 0 && t->type[v] != TFM_TOKT_UNUSED)
+		return tfm_ids_push(out, v);
 	int all = u->byte_fallback;
 	for (size_t k = 0; all && k < n; k++)
 		all = t->byte_tok[(unsigned char)w[k]] >= 0;
@@ -155,7 +185,7 @@ static int viterbi(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const
 			int32_t id = u->id[node];
 			if (id < 0)
 				continue;
-			double c = base + t->score[id];
+			double c = base + piece_score(t, u, id);
 			if (lat[e + 1].from < 0 || c > lat[e + 1].score)
 				lat[e + 1] = (struct node){ c, id, (int32_t)s };
 			if (e + 1 - s == cl)
@@ -187,8 +217,11 @@ static int viterbi(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const
 		if (in_unk)
 			st = unknown(t, u, w + unk_start, s - unk_start, out);
 		in_unk = 0;
+		if (!st && id >= t->n_vocab && t->unk < 0)
+			st = tfm_seterr(TFM_E_FORMAT, "unigram: a piece outside the vocabulary "
+					"and no unknown token");
 		if (!st)
-			st = tfm_ids_push(out, id);
+			st = tfm_ids_push(out, id < t->n_vocab ? id : t->unk);
 	}
 	if (!st && in_unk)
 		st = unknown(t, u, w + unk_start, n - unk_start, out);
@@ -232,6 +265,26 @@ static int metaspace(const struct tfm_tokenizer *t, const struct tfm_ugm *u, con
 	return st;
 }
 
+/* MarianTokenizer's remove_language_code: text opening with ">>" up to the
+ * first "<<" is one token, the vocabulary's or the unknown one. */
+static int lang_code(const struct tfm_tokenizer *t, const char **text, size_t *len,
+		     struct tfm_ids *out)
+{
+	const char *s = *text, *e;
+	if (*len < 4 || s[0] != '>' || s[1] != '>' || !(e = memmem(s, *len, "<<", 2)))
+		return TFM_OK;
+	size_t n = (size_t)(e - s) + 2;
+	int32_t id = tfm_strmap_get(&t->map, s, n);
+	if (id < 0 || t->type[id] == TFM_TOKT_UNUSED)
+		id = t->unk;
+	if (id < 0)
+		return tfm_seterr(TFM_E_FORMAT, "unigram: language code '%.*s' not in the "
+				  "vocabulary and no unknown token", (int)(n < 32 ? n : 32), s);
+	*text += n;
+	*len -= n;
+	return tfm_ids_push(out, id);
+}
+
 int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int first,
 		   struct tfm_ids *out)
 {
@@ -240,7 +293,10 @@ int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
 	size_t n = 0;
 	struct node *lat = NULL;
 	int32_t *path = NULL;
-	int st = tfm_ugm_normalize(u, text, len, &s, &n);
+	int st = u->lang_code ? lang_code(t, &text, &len, out) : TFM_OK;
+	if (st)
+		return st;
+	st = tfm_ugm_normalize(u, text, len, &s, &n);
 	if (st)
 		return st;
 	if (n > INT32_MAX / 4) {
@@ -295,6 +351,75 @@ static int gguf_bool(const struct tfm_gguf *g, const char *key, int dflt)
 	return tfm_gguf_get_int_or(g, key, dflt) != 0;
 }
 
+/* tfm.tok.unmatched, tfm.tok.extra_pieces and extra_scores (Marian). */
+static int encoder_pieces(struct tfm_tokenizer *t, struct tfm_ugm *u, const struct tfm_gguf *g)
+{
+	int64_t i = tfm_gguf_find(g, "tfm.tok.unmatched"), m;
+	int st;
+	if (i >= 0) {
+		m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+		int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
+		if (!v || tfm_gguf_get_arr_i64(g, "tfm.tok.unmatched", v, m)) {
+			free(v);
+			return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: not an integer array of "
+					  "token ids");
+		}
+		if (!(u->unmatched = tfm_calloc((size_t)t->n_vocab, 1))) {
+			free(v);
+			return TFM_E_NOMEM;
+		}
+		for (int64_t k = 0; k < m; k++) {
+			if (v[k] < 0 || v[k] >= t->n_vocab) {
+				long long bad = (long long)v[k];
+				free(v);
+				return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: id %lld out of the "
+						  "vocabulary", bad);
+			}
+			u->unmatched[v[k]] = 1;
+		}
+		free(v);
+	}
+	const char *key = "tfm.tok.extra_pieces";
+	if ((i = tfm_gguf_find(g, key)) < 0)
+		return TFM_OK;
+	if (tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY || tfm_gguf_arr_type(g, i) != TFM_GGUF_STRING)
+		return tfm_seterr(TFM_E_FORMAT, "%s is not a string array", key);
+	m = tfm_gguf_arr_n(g, i);
+	int64_t j = tfm_gguf_find(g, "tfm.tok.extra_scores");
+	if (m > INT32_MAX - t->n_vocab || j < 0 || tfm_gguf_kv_type(g, j) != TFM_GGUF_ARRAY ||
+	    tfm_gguf_arr_n(g, j) != m)
+		return tfm_seterr(TFM_E_FORMAT, "%s without tfm.tok.extra_scores of its length", key);
+	u->extra = tfm_calloc((size_t)m + 1, sizeof *u->extra);
+	u->extra_len = tfm_calloc((size_t)m + 1, sizeof *u->extra_len);
+	u->extra_score = tfm_calloc((size_t)m + 1, sizeof *u->extra_score);
+	if (!u->extra || !u->extra_len || !u->extra_score)
+		return TFM_E_NOMEM;
+	if ((st = tfm_gguf_get_arr_f32(g, "tfm.tok.extra_scores", u->extra_score, m)))
+		return st;
+	size_t total = 1, off = 0;
+	for (int64_t k = 0; k < m; k++) {
+		const char *p;
+		size_t n;
+		if ((st = tfm_gguf_get_arr_str(g, key, k, &p, &n)))
+			return st;
+		total += n + 1;
+	}
+	if (!(u->extra_arena = tfm_malloc(total)))
+		return TFM_E_NOMEM;
+	for (int64_t k = 0; k < m; k++) {
+		const char *p;
+		size_t n;
+		tfm_gguf_get_arr_str(g, key, k, &p, &n);
+		memcpy(u->extra_arena + off, p, n);
+		u->extra_arena[off + n] = 0;
+		u->extra[k] = u->extra_arena + off;
+		u->extra_len[k] = (uint32_t)n;
+		off += n + 1;
+	}
+	u->n_extra = m;
+	return TFM_OK;
+}
+
 int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 {
 	struct tfm_ugm *u = tfm_calloc(1, sizeof *u);
@@ -338,5 +463,9 @@ int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 			return tfm_seterr(TFM_E_UNSUPPORTED, "unigram: "
 					  "treat_whitespace_as_suffix is not supported");
 	}
+	u->unk_lookup = gguf_bool(g, "tfm.tok.unk_lookup", 0);
+	u->lang_code = gguf_bool(g, "tfm.tok.lang_code", 0);
+	if ((st = encoder_pieces(t, u, g)))
+		return st;
 	return tfm_ugm_build(t, u);
 }

@@ -51,6 +51,20 @@ struct tfm_ugm {
 	int split;                /* Metaspace split at U+2581 */
 	/* SentencePiece: normalizer_spec */
 	int remove_ws, add_prefix;
+	/* An encoder model whose pieces are not the vocabulary's (Marian's
+	 * source.spm beside vocab.json): pieces it lacks are never matched,
+	 * pieces the vocabulary lacks are matched with their scores and
+	 * become the unknown token; an unknown run is the vocabulary's piece
+	 * of the same text when there is one; ">>xx<<" opening the text is
+	 * one token (tfm.tok.unmatched, extra_pieces, extra_scores,
+	 * unk_lookup, lang_code). */
+	uint8_t *unmatched;       /* [n_vocab] 1: Viterbi never takes the id, or NULL */
+	char **extra;             /* [n_extra] in extra_arena; trie ids n_vocab + k */
+	uint32_t *extra_len;      /* [n_extra] */
+	float *extra_score;       /* [n_extra] */
+	char *extra_arena;
+	int64_t n_extra;
+	int unk_lookup, lang_code;
 };
 
 /* Parse tokenizer.json's normalizer (the JSON text, Precompiled's charsmap
@@ -77,6 +91,16 @@ struct tfm_ugm_keys {
 	int spm;                  /* SentencePiece's normalizer: the flags below */
 	int add_prefix, remove_ws; /* (from tokenizer.json: for llama.cpp only) */
 	const char *pair;         /* tfm.tok.pair: "roberta", "bert", "t5" or NULL */
+	/* Marian (marian-import.c); see struct tfm_ugm */
+	int32_t *unmatched;       /* tfm.tok.unmatched: ids, malloc'd */
+	int64_t n_unmatched;
+	char **extra;             /* tfm.tok.extra_pieces, each malloc'd */
+	size_t *extra_len;
+	float *extra_score;       /* tfm.tok.extra_scores */
+	int64_t n_extra;
+	int unk_lookup, lang_code;
+	int decode_strip;         /* tfm.tok.decode_strip: no whitespace at the ends */
+	int clean_up;             /* tfm.tok.clean_up_spaces: transformers' clean_up_tokenization */
 };
 struct json_t;
 int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, struct json_t *root);

@@ -4,45 +4,24 @@
  * protobuf reader; BPE or unigram), a Hugging Face tokenizer.json
  * (byte-level BPE, SentencePiece-style BPE with byte fallback, WordPiece,
  * or Unigram: its normalizer and pre-tokenizer through ugm-import.c),
- * vocab.json + merges.txt, or a BERT vocab.txt.  Special token
- * ids and add_bos/add_eos come from tokenizer_config.json when present. */
-#include "unigram.h"
+ * vocab.json + merges.txt, a BERT vocab.txt, or Marian's source.spm,
+ * target.spm and vocab.json (marian-import.c).  Special token ids and
+ * add_bos/add_eos come from tokenizer_config.json when present. */
+#include "vocab-impl.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The vocabulary being built. */
-struct vb {
-	int64_t n, cap;
-	char **tok;         /* [n] malloc'd, NUL-terminated */
-	size_t *len;        /* [n] */
-	float *score;       /* [n] */
-	int32_t *type;      /* [n] */
-	int64_t n_merges, merges_cap;
-	char **merges;      /* [n_merges] "left right" */
-	const char *model, *pre;
-	int64_t bos, eos, unk, sep, pad, cls, mask;
-	int add_bos, add_eos, add_space_prefix; /* -1: do not write */
-	int has_scores;
-	int64_t id_limit;   /* ids must be below: the model's rows, or about the entries */
-	int limit_is_model; /* id_limit is the model's vocab_size */
-	int is_ugm;         /* unigram: the keys below too */
-	const char *pair;   /* BPE: a post-processor's pair template (tfm.tok.pair), or NULL */
-	int32_t *strip[2];  /* added tokens with lstrip, rstrip (tfm.tok.lstrip, .rstrip) */
-	int64_t n_strip[2];
-	struct tfm_ugm_keys ugm;
-};
-
-static void vb_init(struct vb *v)
+void tfm_vb_init(struct tfm_vb *v)
 {
 	memset(v, 0, sizeof *v);
 	v->bos = v->eos = v->unk = v->sep = v->pad = v->cls = v->mask = -1;
 	v->add_bos = v->add_eos = v->add_space_prefix = -1;
 }
 
-static void vb_free(struct vb *v)
+void tfm_vb_free(struct tfm_vb *v)
 {
 	for (int64_t i = 0; i < v->n; i++)
 		free(v->tok[i]);
@@ -59,7 +38,7 @@ static void vb_free(struct vb *v)
 }
 
 /* Set token id to s (growing the vocabulary; gaps are filled later). */
-static int vb_set(struct vb *v, int64_t id, const char *s, size_t n, float score, int type)
+int tfm_vb_set(struct tfm_vb *v, int64_t id, const char *s, size_t n, float score, int type)
 {
 	if (id < 0 || id > (1 << 26))
 		return tfm_seterr(TFM_E_FORMAT, "token id %lld out of range", (long long)id);
@@ -117,7 +96,7 @@ static int vb_set(struct vb *v, int64_t id, const char *s, size_t n, float score
 }
 
 /* Pad with "[PAD<i>]" (UNUSED) up to n and fill gaps, as llama.cpp does. */
-static int vb_fill(struct vb *v, int64_t n)
+static int vb_fill(struct tfm_vb *v, int64_t n)
 {
 	char buf[32];
 	int st;
@@ -125,13 +104,13 @@ static int vb_fill(struct vb *v, int64_t n)
 		if (i < v->n && v->tok[i])
 			continue;
 		snprintf(buf, sizeof buf, "[PAD%lld]", (long long)i);
-		if ((st = vb_set(v, i, buf, strlen(buf), -1000.0f, TFM_TOKT_UNUSED)))
+		if ((st = tfm_vb_set(v, i, buf, strlen(buf), -1000.0f, TFM_TOKT_UNUSED)))
 			return st;
 	}
 	return TFM_OK;
 }
 
-static int vb_merge(struct vb *v, const char *a, size_t an, const char *b, size_t bn)
+static int vb_merge(struct tfm_vb *v, const char *a, size_t an, const char *b, size_t bn)
 {
 	/* kept as "a b" C strings: a NUL inside would cut the merge */
 	if (memchr(a, 0, an) || memchr(b, 0, bn))
@@ -155,7 +134,7 @@ static int vb_merge(struct vb *v, const char *a, size_t an, const char *b, size_
 	return TFM_OK;
 }
 
-static int64_t vb_find(const struct vb *v, const char *s)
+static int64_t vb_find(const struct tfm_vb *v, const char *s)
 {
 	for (int64_t i = 0; i < v->n; i++)
 		if (v->tok[i] && !strcmp(v->tok[i], s))
@@ -165,7 +144,7 @@ static int64_t vb_find(const struct vb *v, const char *s)
 
 /* ---- llama2.c tokenizer.bin (as llama.cpp's convert-llama2c-to-ggml) ---- */
 
-static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
+static int from_llama2c(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 {
 	size_t off = 4;
 	int64_t i;
@@ -202,7 +181,7 @@ static int from_llama2c(struct vb *v, const struct tfm_ckpt_file *f)
 				e[k++] = s[j];
 			}
 		}
-		st = vb_set(v, i, e, k, score, type);
+		st = tfm_vb_set(v, i, e, k, score, type);
 		free(e);
 		if (st)
 			return st;
@@ -281,7 +260,7 @@ static int pb_next(const uint8_t *p, size_t n, size_t *i, int *field, int *wt,
 	return -1;
 }
 
-static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
+int tfm_vb_from_spm(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 {
 	size_t i = 0;
 	int field, wt, r, st;
@@ -319,8 +298,14 @@ static int from_spm_model(struct vb *v, const struct tfm_ckpt_file *f)
 			}
 			if (r < 0 || !piece)
 				goto bad;
-			if ((st = vb_set(v, id++, (const char *)piece, pn, score, type)))
+			if ((st = tfm_vb_set(v, id++, (const char *)piece, pn, score, type)))
 				return st;
+		} else if (field == 5 && wt == 2) { /* denormalizer spec: rules for decoding */
+			while ((r = pb_next(sub, subn, &j, &fl, &w2, &v2, &s2, &s2n)) == 1)
+				if (fl == 2 && w2 == 2 && s2n)
+					v->denormalizer = 1;
+			if (r < 0)
+				goto bad;
 		} else if ((field == 2 || field == 3) && wt == 2) { /* trainer / normalizer spec */
 			while ((r = pb_next(sub, subn, &j, &fl, &w2, &v2, &s2, &s2n)) == 1) {
 				if (field == 3 && fl == 2 && w2 == 2) { /* precompiled_charsmap */
@@ -423,7 +408,7 @@ static json_t *load_json(const struct tfm_ckpt_file *f)
  * template puts first and last; RobertaProcessing and BertProcessing name
  * their cls and sep tokens.  That is what the tokenizers library adds,
  * so it decides add_bos/add_eos and which ids they are. */
-static void post_processor(struct vb *v, json_t *pp)
+static void post_processor(struct tfm_vb *v, json_t *pp)
 {
 	const char *type = jstr(pp, "type");
 	if (!type)
@@ -547,7 +532,7 @@ static const char *pre_name(json_t *pt)
 }
 
 /* Added tokens: special ones are CONTROL, others USER_DEFINED. */
-static int added_tokens(struct vb *v, json_t *root)
+static int added_tokens(struct tfm_vb *v, json_t *root)
 {
 	json_t *at = json_object_get(root, "added_tokens"), *e;
 	size_t i;
@@ -559,7 +544,7 @@ static int added_tokens(struct vb *v, json_t *root)
 			continue;
 		int type = json_is_true(json_object_get(e, "special")) ? TFM_TOKT_CONTROL
 								       : TFM_TOKT_USER_DEFINED;
-		if ((st = vb_set(v, id, s, strlen(s), 0, type)))
+		if ((st = tfm_vb_set(v, id, s, strlen(s), 0, type)))
 			return st;
 		/* lstrip / rstrip: the whitespace beside the token in the text is
 		 * part of its match (RoBERTa's, XLM-R's <mask>, ALBERT's [MASK]) */
@@ -576,7 +561,7 @@ static int added_tokens(struct vb *v, json_t *root)
 	return TFM_OK;
 }
 
-static int bpe_vocab(struct vb *v, json_t *vocab)
+static int bpe_vocab(struct tfm_vb *v, json_t *vocab)
 {
 	const char *k;
 	json_t *x;
@@ -584,13 +569,13 @@ static int bpe_vocab(struct vb *v, json_t *vocab)
 	json_object_foreach(vocab, k, x) {
 		if (!json_is_integer(x))
 			return tfm_seterr(TFM_E_FORMAT, "BPE vocab: '%s' has no integer id", k);
-		if ((st = vb_set(v, json_integer_value(x), k, strlen(k), 0, TFM_TOKT_NORMAL)))
+		if ((st = tfm_vb_set(v, json_integer_value(x), k, strlen(k), 0, TFM_TOKT_NORMAL)))
 			return st;
 	}
 	return TFM_OK;
 }
 
-static int bpe_merges(struct vb *v, json_t *merges)
+static int bpe_merges(struct tfm_vb *v, json_t *merges)
 {
 	size_t i;
 	json_t *m;
@@ -618,7 +603,7 @@ static int bpe_merges(struct vb *v, json_t *merges)
 
 /* BERT vocabularies as llama.cpp stores them: "##x" -> "x", "[X]" kept,
  * others "\u2581" + word. */
-static int wpm_token(struct vb *v, int64_t id, const char *s, size_t n, int type)
+static int wpm_token(struct tfm_vb *v, int64_t id, const char *s, size_t n, int type)
 {
 	char *buf = tfm_malloc(n + 4);
 	int st;
@@ -638,12 +623,12 @@ static int wpm_token(struct vb *v, int64_t id, const char *s, size_t n, int type
 		memcpy(buf + 3, s, n);
 		k = n + 3;
 	}
-	st = vb_set(v, id, buf, k, 0, type);
+	st = tfm_vb_set(v, id, buf, k, 0, type);
 	free(buf);
 	return st;
 }
 
-static void wpm_specials(struct vb *v)
+static void wpm_specials(struct tfm_vb *v)
 {
 	v->model = "bert";
 	v->pre = "default";
@@ -700,7 +685,7 @@ static int is_spm_bpe(json_t *root, json_t *model)
 /* The normalizers tfm's SentencePiece encoder does: Prepend("\u2581")
  * (the space prefix) and Replace(" ", "\u2581"); anything else (NFKC, a
  * Strip, ...) would change the text and is refused. */
-static int spm_normalizer(struct vb *v, json_t *n)
+static int spm_normalizer(struct tfm_vb *v, json_t *n)
 {
 	const char *type = jstr(n, "type");
 	size_t i;
@@ -729,7 +714,7 @@ static int spm_normalizer(struct vb *v, json_t *n)
 
 /* No pre-tokenizer, or Metaspace ("\u2581" for spaces; prepend_scheme, or
  * add_prefix_space before tokenizers 0.14, gives the space prefix). */
-static int spm_pre_tokenizer(struct vb *v, json_t *pt)
+static int spm_pre_tokenizer(struct tfm_vb *v, json_t *pt)
 {
 	const char *type = jstr(pt, "type");
 	if (!pt || json_is_null(pt))
@@ -756,7 +741,7 @@ static int spm_pre_tokenizer(struct vb *v, json_t *pt)
  * makes: 0); the merges are written too, and tfm merges by them, exactly
  * as tokenizers does (a pair whose joined string is a token but that no
  * merge lists stays apart). */
-static int from_spm_bpe(struct vb *v, json_t *root, json_t *model)
+static int from_spm_bpe(struct tfm_vb *v, json_t *root, json_t *model)
 {
 	int st;
 	v->add_space_prefix = 0;
@@ -821,7 +806,7 @@ static int from_spm_bpe(struct vb *v, json_t *root, json_t *model)
 /* tokenizer.json's Unigram: "vocab" [[piece, score], ...] in id order,
  * unk_id, byte_fallback; the normalizer and pre-tokenizer go to
  * tfm.tok.* keys (ugm-import.c). */
-static int from_unigram(struct vb *v, json_t *root, json_t *model)
+static int from_unigram(struct tfm_vb *v, json_t *root, json_t *model)
 {
 	json_t *voc = json_object_get(model, "vocab"), *e;
 	size_t i;
@@ -841,7 +826,7 @@ static int from_unigram(struct vb *v, json_t *root, json_t *model)
 			   ? TFM_TOKT_BYTE : TFM_TOKT_NORMAL;
 		if (memchr(s, 0, n))
 			return tfm_seterr(TFM_E_FORMAT, "tokenizer.json: Unigram piece %zu has a NUL", i);
-		if ((st = vb_set(v, (int64_t)i, s, n, (float)json_number_value(sc), type)))
+		if ((st = tfm_vb_set(v, (int64_t)i, s, n, (float)json_number_value(sc), type)))
 			return st;
 	}
 	if ((st = tfm_ugm_keys_from_json(&v->ugm, root)) || (st = added_tokens(v, root)))
@@ -868,7 +853,7 @@ static int from_unigram(struct vb *v, json_t *root, json_t *model)
  * (bos A eos eos B eos, types 0: XLM-R; RobertaProcessing), "bert" (bos A
  * eos B eos, B and its eos type 1: DeBERTa-v3, ALBERT; BertProcessing),
  * "t5" (A eos B eos, types 0); NULL for any other. */
-static const char *pair_style(const struct vb *v, json_t *pp)
+static const char *pair_style(const struct tfm_vb *v, json_t *pp)
 {
 	static const struct { const char *name, *items, *types; } styles[] = {
 		{ "roberta", "bAeeBe", "000000" }, { "bert", "bAeBe", "00011" },
@@ -911,7 +896,7 @@ static const char *pair_style(const struct vb *v, json_t *pp)
 	return NULL;
 }
 
-static int from_tokenizer_json(struct vb *v, const struct tfm_ckpt_file *f)
+static int from_tokenizer_json(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 {
 	json_t *root = load_json(f);
 	int st;
@@ -983,7 +968,7 @@ done:
 	return st;
 }
 
-static int from_vocab_merges(struct vb *v, const struct tfm_ckpt_file *fv,
+static int from_vocab_merges(struct tfm_vb *v, const struct tfm_ckpt_file *fv,
 			     const struct tfm_ckpt_file *fm)
 {
 	json_t *root = load_json(fv);
@@ -1018,7 +1003,7 @@ static int from_vocab_merges(struct vb *v, const struct tfm_ckpt_file *fv,
 	return TFM_OK;
 }
 
-static int from_vocab_txt(struct vb *v, const struct tfm_ckpt_file *f)
+static int from_vocab_txt(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 {
 	const char *p = (const char *)f->data, *end = p + f->size;
 	int64_t id = 0;
@@ -1038,7 +1023,7 @@ static int from_vocab_txt(struct vb *v, const struct tfm_ckpt_file *f)
 }
 
 /* tokenizer_config.json: bos/eos by content, add_bos/add_eos. */
-static int apply_config(struct vb *v, const struct tfm_ckpt_file *f)
+static int apply_config(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 {
 	/* integers as reals: save_pretrained writes model_max_length
 	 * 1000000000000000019884624838656 when unset, beyond int64; only
@@ -1064,7 +1049,7 @@ static int apply_config(struct vb *v, const struct tfm_ckpt_file *f)
 	return TFM_OK;
 }
 
-static int write_keys(const struct vb *v, struct tfm_gguf *g)
+static int write_keys(const struct tfm_vb *v, struct tfm_gguf *g)
 {
 	int st;
 	if ((st = tfm_gguf_set_str(g, "tokenizer.ggml.model", v->model)) ||
@@ -1169,17 +1154,20 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	const struct tfm_ckpt_file *mt = side_file(c, "merges.txt");
 	const struct tfm_ckpt_file *vt = side_file(c, "vocab.txt");
 	const struct tfm_ckpt_file *cfg = side_file(c, "tokenizer_config.json");
-	struct vb v;
+	const struct tfm_ckpt_file *marian = side_file(c, "source.spm");
+	struct tfm_vb v;
 	int st;
-	vb_init(&v);
+	tfm_vb_init(&v);
 	if (c->config && json_integer_value(json_object_get(c->config, "vocab_size")) > 0) {
 		v.id_limit = json_integer_value(json_object_get(c->config, "vocab_size"));
 		v.limit_is_model = 1;
 	}
 	if (bin)
 		st = from_llama2c(&v, bin);
+	else if (marian && vj) /* MarianTokenizer (no fast tokenizer exists) */
+		st = tfm_vb_marian(&v, c);
 	else if (spm)
-		st = from_spm_model(&v, spm);
+		st = tfm_vb_from_spm(&v, spm);
 	else if (tj)
 		st = from_tokenizer_json(&v, tj);
 	else if (vj && mt)
@@ -1233,7 +1221,7 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	if (k > 1 || (k == 1 && eos[0] != v.eos))
 		st = tfm_gguf_set_arr(g, "tfm.tok.eos_ids", TFM_GGUF_INT64, eos, k);
 done:
-	vb_free(&v);
+	tfm_vb_free(&v);
 	if (st)
 		tfm_adderr(st, "%s: tokenizer", c->source ? c->source : "checkpoint");
 	return st;

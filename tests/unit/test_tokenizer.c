@@ -1,9 +1,12 @@
 /* test_tokenizer.c: tokenizers against other programs' outputs: llama.cpp's
  * tokenizer conformance vectors (SentencePiece BPE, byte-level BPE,
- * WordPiece), llama2.c's encoder on tok512, decoding round trips. */
+ * WordPiece), llama2.c's encoder on tok512, decoding round trips, Hugging
+ * Face tokenizer directories (tokenizer.json, tokenizer.model, Marian's
+ * source.spm + vocab.json) against transformers' ids. */
 #include "t.h"
 
 #include "text/tokenizer-impl.h"
+#include "format/ckpt-impl.h"
 #include "format/convert.h"
 
 #include <jansson.h>
@@ -889,6 +892,143 @@ static void t_unigram_fixtures(void)
 	CHECK(n_text >= 100 && n_spm >= 60 && n_pair >= 9);
 }
 
+/* tests/data/tok-marian's side files as tfm-convert reads a Hugging Face
+ * directory's (hfdir.c), with one file changed when file is not NULL: key
+ * set true in its JSON object, else its bytes replaced by text, or the
+ * file dropped when text is NULL too; through tfm_tokenizer_to_gguf (which
+ * must give want) and back.  *gp keeps the GGUF when not NULL. */
+static struct tfm_tokenizer *marian_open(const char *dir, const char *file, const char *key,
+					 const char *text, int want, struct tfm_gguf **gp)
+{
+	struct tfm_ckpt *c = NULL;
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = NULL;
+	char *cp = t_path("%s/config.json", dir);
+	CHECK_OK(tfm_ckpt_new(&c, dir, "hf-dir"));
+	if (!c)
+		goto done;
+	CHECK_OK(tfm_hf_load_beside(c, cp));
+	for (int i = 0; file && i < c->n_files; i++) {
+		struct tfm_ckpt_file *f = &c->files[i];
+		char *s = NULL;
+		if (strcmp(f->name, file))
+			continue;
+		if (key) {
+			json_t *j = json_loadb((const char *)f->data, f->size, JSON_DECODE_INT_AS_REAL,
+					       NULL);
+			CHECK(j != NULL);
+			json_object_set_new(j, key, json_true());
+			s = json_dumps(j, 0);
+			json_decref(j);
+		} else if (text) {
+			s = strdup(text);
+		} else {
+			f->name[0] = '-'; /* no longer the file's name */
+		}
+		if (s) {
+			free(f->data);
+			f->data = (uint8_t *)s;
+			f->size = strlen(s);
+		}
+	}
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_ST(tfm_tokenizer_to_gguf(c, g), want);
+	if (want == TFM_OK)
+		CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+done:
+	if (gp)
+		*gp = g;
+	else
+		tfm_gguf_free(g);
+	tfm_ckpt_close(c);
+	free(cp);
+	return t;
+}
+
+/* tests/data/tok-marian (scripts/make-marian-tok-fixture): a tokenizer as
+ * Marian models ship it, source.spm and target.spm (SentencePiece unigram)
+ * with one vocab.json that has target-only pieces and lacks two source
+ * pieces.  Each text framed for the encoder (tfm_tokenize_seq, special
+ * tokens in the text parsed, as transformers does) against
+ * MarianTokenizer(text).input_ids; each id list decoded against
+ * decode(ids, skip_special_tokens=True), and with
+ * clean_up_tokenization_spaces when tokenizer_config.json asks for it;
+ * separate_vocabs refused by name. */
+static void t_marian(void)
+{
+	char *dir = t_path("tests/data/tok-marian"), *cp = t_path("%s/cases.json", dir);
+	json_error_t je;
+	json_t *cases = json_load_file(cp, 0, &je), *e;
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = marian_open(dir, NULL, NULL, NULL, TFM_OK, &g);
+	struct tfm_tokenizer *tc = marian_open(dir, "tokenizer_config.json",
+					       "clean_up_tokenization_spaces", NULL, TFM_OK, NULL);
+	size_t i;
+	int n_text = 0, n_dec = 0;
+	CHECK_MSG(cases != NULL, "%s: %s", cp, je.text);
+	if (!t || !tc || !cases)
+		goto done;
+	CHECK(tfm_tokenizer_n_vocab(t) == json_integer_value(json_object_get(cases, "n_vocab")));
+	CHECK(tfm_tokenizer_eos(t) == 0 && tfm_tokenizer_bos(t) == -1 && !tfm_tokenizer_add_bos(t));
+	/* the two source pieces vocab.json lacks, and the pieces source.spm lacks */
+	int64_t k = tfm_gguf_find(g, "tfm.tok.extra_pieces");
+	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == 2);
+	k = tfm_gguf_find(g, "tfm.tok.unmatched");
+	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) > 80);
+	json_array_foreach(json_object_get(cases, "texts"), i, e) {
+		const char *s = json_string_value(json_object_get(e, "text"));
+		int32_t *ids = NULL;
+		size_t n = 0;
+		CHECK_OK(tfm_tokenize_seq(t, s, strlen(s), 1, &ids, &n));
+		CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "'%s': %zu ids", s, n);
+		free(ids);
+		n_text++;
+	}
+	json_array_foreach(json_object_get(cases, "decode"), i, e) {
+		json_t *w = json_object_get(e, "ids");
+		int32_t ids[64];
+		size_t n = json_array_size(w);
+		CHECK(n <= 64);
+		for (size_t j = 0; j < n && j < 64; j++)
+			ids[j] = (int32_t)json_integer_value(json_array_get(w, j));
+		for (int cu = 0; cu < 2 && n <= 64; cu++) {
+			const char *want = json_string_value(json_object_get(e, cu ? "text_clean_up"
+										      : "text"));
+			char *text = NULL;
+			CHECK_OK(tfm_detokenize(cu ? tc : t, ids, n, &text, NULL));
+			CHECK_MSG(text && want && !strcmp(text, want), "decode %zu%s: '%s', want '%s'",
+				  i, cu ? " (clean up)" : "", text ? text : "", want ? want : "");
+			free(text);
+		}
+		n_dec++;
+	}
+	printf("marian: %d texts, %d decoded\n", n_text, n_dec);
+	CHECK(n_text >= 20 && n_dec >= 10);
+	/* what MarianTokenizer would do otherwise, or refuse, is refused */
+	static const struct { const char *file, *key, *text, *msg; int st; } bad[] = {
+		{ "tokenizer_config.json", "separate_vocabs", NULL, "separate_vocabs",
+		  TFM_E_UNSUPPORTED },
+		{ "target.spm", NULL, NULL, "without target.spm", TFM_E_FORMAT },
+		{ "vocab.json", NULL, "{\"</s>\": 0, \"<unk>\": 1}", "<pad>", TFM_E_UNSUPPORTED },
+		{ "vocab.json", NULL, "{\"</s>\": 0, \"<unk>\": 1, \"<pad>\": 1}", "id 1",
+		  TFM_E_FORMAT },
+		{ "vocab.json", NULL, "[1]", "not a JSON object", TFM_E_FORMAT },
+		{ "vocab.json", NULL, "{\"</s>\": 0, \"<unk>\": 1, \"<pad>\": 9999}", "9999",
+		  TFM_E_FORMAT },
+		{ "source.spm", NULL, "not a model", "source.spm", TFM_E_FORMAT } };
+	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+		marian_open(dir, bad[b].file, bad[b].key, bad[b].text, bad[b].st, NULL);
+		CHECK_MSG(strstr(tfm_errmsg(), bad[b].msg) != NULL, "%s: %s", bad[b].file,
+			  tfm_errmsg());
+	}
+done:
+	tfm_tokenizer_free(t);
+	tfm_tokenizer_free(tc);
+	tfm_gguf_free(g);
+	json_decref(cases);
+	free(dir), free(cp);
+}
+
 /* A tokenizer.json of a five-piece unigram model with a hand-made
  * charsmap ('a' -> "b": a double-array trie of 0x62 units, the value unit
  * after 'a' is the offset of "b"). */
@@ -1100,5 +1240,6 @@ static const struct t_case t_cases[] = {
 	{ "unigram_fixtures", t_unigram_fixtures },
 	{ "unigram_hostile", t_unigram_hostile },
 	{ "unigram_bert_pair", t_unigram_bert_pair },
+	{ "marian", t_marian },
 };
 T_MAIN(t_cases)
