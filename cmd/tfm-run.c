@@ -165,8 +165,10 @@ struct run {
 	struct tfm_beam_opts beam;   /* n_beams 1: greedy or sampling */
 	int rules_on;                /* a rule applies to the sampled path */
 	struct tfm_ctx **bc;         /* n_beams contexts, bc[0] = c */
-	int32_t *seq, *out;          /* [n_ctx + 1] the decoder's input so far; beam output */
+	int32_t *seq, *out;          /* [n_ctx + count + 2] the decoder's input so far (prompt
+				      and new tokens); [count + 1] beam output */
 	int32_t dec_start;           /* encoder-decoder: the decoder's first token */
+	int64_t seq_cap;
 };
 
 static double now(void)
@@ -392,6 +394,23 @@ static int context_error(int st)
 	return st == TFM_E_INVAL ? tfm_adderr(TFM_E_FORMAT, "-c") : st;
 }
 
+/* An encoder-decoder's target ids[n] as one text, decoded whole as
+ * transformers' decode(skip_special_tokens=True) (the tokenizer's end
+ * rules: Marian strips, cleans up spaces), cut before the first --stop
+ * string; *text malloc'd. */
+static int target_text(const struct run *r, const int32_t *ids, int64_t n, char **text, size_t *len)
+{
+	int st = tfm_detokenize(r->tok, ids, (size_t)n, text, len);
+	if (st)
+		return st;
+	for (int i = 0; i < r->n_stop; i++) {
+		char *p = strstr(*text, r->stop[i]);
+		if (p && (size_t)(p - *text) < *len)
+			*len = (size_t)(p - *text), (*text)[*len] = 0;
+	}
+	return TFM_OK;
+}
+
 /* Beam search from r->c, which has read r->seq[n] (its logits in
  * r->logits): the best hypothesis printed as one line of text (without its
  * end-of-sequence token), or with -F jsonl one record {"ids", "text",
@@ -419,15 +438,12 @@ static int beam_line(struct run *r, int64_t n, int32_t prev)
 		put(&b, &bn, &cap, "],\"text\":", 9);
 	}
 	char *text = NULL;
-	size_t tn = 0, tcap = 0;
-	for (int64_t i = 0; i < n_out; i++) {
-		int len = tfm_token_decode(r->tok, prev, r->out[i], piece, sizeof piece);
-		if (len < 0) {
-			free(b), free(text);
-			return len;
-		}
-		put(&text, &tn, &tcap, piece, (size_t)len);
-		prev = r->out[i];
+	size_t tn = 0;
+	(void)prev;
+	(void)piece;
+	if ((st = target_text(r, r->out, n_out, &text, &tn))) {
+		free(b);
+		return st;
 	}
 	if (r->jsonl) {
 		json_str(&b, &bn, &cap, text ? text : "", tn);
@@ -508,6 +524,14 @@ static int generate(struct run *r, const char *text, size_t len)
 		prev = -1;
 	r->hold_n = 0;
 	int64_t n_seq = (int64_t)n_ids; /* r->seq: what the decoder has read */
+	if (n_seq + r->count + 2 > r->seq_cap) { /* a ring cache takes any prompt */
+		int32_t *ns = realloc(r->seq, (size_t)(n_seq + r->count + 2) * sizeof *ns);
+		if (!ns) {
+			st = TFM_E_NOMEM;
+			goto done;
+		}
+		r->seq = ns, r->seq_cap = n_seq + r->count + 2;
+	}
 	memcpy(r->seq, ids, n_ids * sizeof *ids);
 	if (r->beam.n_beams > 1) {
 		st = beam_line(r, n_seq, prev);
@@ -518,12 +542,14 @@ static int generate(struct run *r, const char *text, size_t len)
 		if (r->rules_on)
 			tfm_gen_rules_apply(&r->beam.rules, r->seq, n_seq, r->logits, r->n_vocab);
 		int32_t next = tfm_sampler_sample(r->smp, r->logits);
-		if (n_seq < r->n_ctx + 1)
-			r->seq[n_seq++] = next;
-		if (!r->ignore_eos && tfm_tokenizer_is_eos(r->tok, next))
+		r->seq[n_seq++] = next;
+		if (!r->ignore_eos && tfm_tokenizer_is_eos(r->tok, next)) {
+			n_seq--;
 			break;
-		int stopped;
-		if ((st = emit(r, prev, next, &stopped)))
+		}
+		int stopped = 0;
+		/* an encoder-decoder's text is printed whole at the end */
+		if ((!encdec || r->jsonl) && (st = emit(r, prev, next, &stopped)))
 			goto done;
 		r->n_gen++;
 		tfm_sampler_accept(r->smp, next);
@@ -538,6 +564,14 @@ static int generate(struct run *r, const char *text, size_t len)
 			st = context_error(st);
 			goto done;
 		}
+	}
+	if (encdec && !r->jsonl) {
+		char *t = NULL;
+		size_t tn = 0;
+		if (!(st = target_text(r, r->seq + 1, n_seq - 1, &t, &tn)) && !(st = out(r, t, tn)))
+			st = out(r, "\n", 1);
+		free(t);
+		goto done;
 	}
 	if ((st = hold_flush(r)))
 		goto done;
@@ -1051,7 +1085,8 @@ int main(int argc, char **argv)
 	}
 	if ((st = tfm_ctx_new(&r.c, r.m, n_ctx)) || (st = tfm_sampler_new(&r.smp, r.n_vocab, &so)))
 		goto fail;
-	r.seq = tfm_malloc((size_t)(n_ctx + 1) * sizeof *r.seq);
+	r.seq_cap = n_ctx + count + 2;
+	r.seq = tfm_malloc((size_t)r.seq_cap * sizeof *r.seq);
 	r.out = tfm_malloc((size_t)(count + 1) * sizeof *r.out);
 	r.bc = tfm_calloc((size_t)r.beam.n_beams, sizeof *r.bc);
 	if (!r.seq || !r.out || !r.bc) {
