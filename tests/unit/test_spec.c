@@ -141,6 +141,21 @@ static void t_small_models(void)
 	CHECK(c.total == 60506624LL);
 	CHECK(s.family == TFM_FAMILY_ENCDEC && s.n_layer_dec == 6 && s.pos_attn == TFM_POS_T5);
 	CHECK(s.act == TFM_ACT_RELU && !s.gated && s.attn_scale == 1.0f);
+	/* the seq2seq models of issue 12, their configs as transformers 4.57.1
+	 * saves them (built here from the published values); counts:
+	 * AutoModelForSeq2SeqLM.from_config(c).num_parameters() */
+	CHECK_OK(spec_of("flan-t5-base.json", &s, &c, 512));
+	CHECK(c.total == 247577856LL);   /* gated-gelu, untied head */
+	CHECK(s.gated && s.act == TFM_ACT_GELU_TANH && !s.tied_output && s.head_scale == 0);
+	CHECK_OK(spec_of("bart-base.json", &s, &c, 1024));
+	CHECK(c.total == 139420416LL);   /* final_logits_bias, a buffer, not counted */
+	CHECK(s.norm_place == TFM_NORM_POST && s.pos_offset == 2 && s.head_bias && s.embd_norm &&
+	      s.dec_start_id == 2);
+	CHECK_OK(spec_of("opus-mt-en-de.json", &s, &c, 512));
+	CHECK(c.total == 74410496LL);    /* the sinusoidal tables counted, as transformers */
+	CHECK(s.pos_embd == TFM_POS_EMBD_SINUSOIDAL && s.act == TFM_ACT_SILU &&
+	      s.dec_start_id == 58100 && s.eos_id == 0 && !s.embd_norm);
+	CHECK(tfm_spec_cross_kv_bytes(&s, 2.0, 100) == 6.0 * 2 * 512 * 2 * 100);
 
 	/* facebook/opt-350m's published count; by hand: embeddings 50272*512 +
 	 * 2050*1024; project_in/out 2*512*1024; per layer 4*(1024*1024+1024) +
