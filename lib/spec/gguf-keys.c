@@ -80,6 +80,9 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 	if (s->family == TFM_FAMILY_ENCDEC)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "decoder_block_count"),
 				     (uint32_t)s->n_layer_dec));
+	if (s->family == TFM_FAMILY_ENCDEC && s->dec_start_id >= 0) /* llama.cpp's t5 reads it */
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "decoder_start_token_id"),
+				     (uint32_t)s->dec_start_id));
 	TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "vocab_size"), (uint32_t)s->n_vocab));
 	if (s->n_ff > 0)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "feed_forward_length"), (uint32_t)s->n_ff));
