@@ -4,11 +4,15 @@
  * and </s> closes it; decoding joins vocab.json's pieces (U+2581 a space)
  * and strips the ends.  The GGUF vocabulary is vocab.json's, scored from
  * source.spm; what source.spm lacks is never matched, what vocab.json lacks
- * is matched and becomes <unk> (tfm.tok.unmatched, extra_pieces).  A layout
- * tfm would tokenize differently is refused by name. */
+ * is matched and becomes <unk> (tfm.tok.unmatched, extra_pieces).  A target
+ * text (labels) is cut by target.spm instead, through the same vocab.json:
+ * its scores by id, its extra pieces and what of its normalizer differs
+ * (tfm.tok.target_*).  A layout tfm would tokenize differently is refused
+ * by name. */
 #include "vocab-impl.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,25 +153,97 @@ static int index_pieces(struct tfm_strmap *m, const struct tfm_vb *s)
 	return TFM_OK;
 }
 
-static int push_extra(struct tfm_ugm_keys *k, const char *p, size_t n, float score)
+static int push_extra(struct tfm_ugm_extra *x, const char *p, size_t n, float score)
 {
-	char **e = tfm_realloc(k->extra, (size_t)(k->n_extra + 1) * sizeof *e);
+	char **e = tfm_realloc(x->piece, (size_t)(x->n + 1) * sizeof *e);
 	if (e)
-		k->extra = e;
-	size_t *l = tfm_realloc(k->extra_len, (size_t)(k->n_extra + 1) * sizeof *l);
+		x->piece = e;
+	size_t *l = tfm_realloc(x->len, (size_t)(x->n + 1) * sizeof *l);
 	if (l)
-		k->extra_len = l;
-	float *sc = tfm_realloc(k->extra_score, (size_t)(k->n_extra + 1) * sizeof *sc);
+		x->len = l;
+	float *sc = tfm_realloc(x->score, (size_t)(x->n + 1) * sizeof *sc);
 	if (sc)
-		k->extra_score = sc;
+		x->score = sc;
 	char *c = e && l && sc ? tfm_malloc(n + 1) : NULL;
 	if (!c)
 		return TFM_E_NOMEM;
 	memcpy(c, p, n);
 	c[n] = 0;
-	k->extra[k->n_extra] = c;
-	k->extra_len[k->n_extra] = n;
-	k->extra_score[k->n_extra++] = score;
+	x->piece[x->n] = c;
+	x->len[x->n] = n;
+	x->score[x->n++] = score;
+	return TFM_OK;
+}
+
+/* A model's normal pieces that vocab.json lacks, into x (matched as the
+ * model would, then <unk>). */
+static int extra_pieces(struct tfm_ugm_extra *x, const struct tfm_vb *s, json_t *voc,
+			const char *name)
+{
+	int st;
+	for (int64_t i = 0; i < s->n; i++) {
+		if (s->type[i] != TFM_TOKT_NORMAL || !s->tok[i] || json_object_get(voc, s->tok[i]))
+			continue;
+		if (memchr(s->tok[i], 0, s->len[i]))
+			return tfm_seterr(TFM_E_FORMAT, "%s: piece %lld has a NUL", name, (long long)i);
+		if ((st = push_extra(x, s->tok[i], s->len[i], s->score[i])))
+			return st;
+	}
+	return TFM_OK;
+}
+
+/* target.spm's score for each of vocab.json's ids (all set in v): its
+ * normal pieces', -inf (never matched) for any other and for the special
+ * tokens.  mt: target.spm's piece -> index. */
+static int target_scores(struct tfm_vb *v, json_t *voc, const struct specials *sp,
+			 const struct tfm_vb *tgt, const struct tfm_strmap *mt)
+{
+	struct tfm_ugm_keys *k = &v->ugm;
+	const char *p;
+	json_t *x;
+	if (!(k->target_score = tfm_malloc((size_t)(v->n + 1) * sizeof *k->target_score)))
+		return TFM_E_NOMEM;
+	k->n_target = v->n;
+	for (int64_t i = 0; i < v->n; i++)
+		k->target_score[i] = -INFINITY;
+	json_object_foreach(voc, p, x) {
+		int32_t t = tfm_strmap_get(mt, p, strlen(p));
+		if (t >= 0 && tgt->type[t] == TFM_TOKT_NORMAL && !is_special(sp, p))
+			k->target_score[json_integer_value(x)] = tgt->score[t];
+	}
+	return TFM_OK;
+}
+
+/* target.spm beside source.spm: a model tfm cuts targets with (a unigram
+ * one, no user-defined pieces, finite scores), and its normalizer where it
+ * differs from source.spm's (the charsmap and the two flags are all of a
+ * SentencePiece normalizer that tfm_vb_from_spm lets through). */
+static int target_model(struct tfm_vb *v, const struct tfm_vb *src, const struct tfm_vb *tgt)
+{
+	struct tfm_ugm_keys *k = &v->ugm;
+	if (strcmp(tgt->model, "t5"))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "target.spm: a SentencePiece BPE model is not "
+				  "supported for Marian (unigram is)");
+	for (int64_t i = 0; i < tgt->n; i++) {
+		if (tgt->type[i] == TFM_TOKT_USER_DEFINED)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "target.spm: user-defined piece '%.60s' "
+					  "is not supported for Marian", tgt->tok[i]);
+		if (tgt->type[i] == TFM_TOKT_NORMAL && !isfinite(tgt->score[i]))
+			return tfm_seterr(TFM_E_FORMAT, "target.spm: piece %lld has no finite "
+					  "score", (long long)i);
+	}
+	if (tgt->ugm.cmap_n != src->ugm.cmap_n ||
+	    (tgt->ugm.cmap_n && memcmp(tgt->ugm.cmap, src->ugm.cmap, tgt->ugm.cmap_n))) {
+		k->target_own_cmap = 1;
+		if (tgt->ugm.cmap_n && !(k->target_cmap = tfm_malloc(tgt->ugm.cmap_n)))
+			return TFM_E_NOMEM;
+		if (tgt->ugm.cmap_n)
+			memcpy(k->target_cmap, tgt->ugm.cmap, tgt->ugm.cmap_n);
+		k->target_cmap_n = tgt->ugm.cmap_n;
+	}
+	k->target_add_prefix = tgt->add_space_prefix != src->add_space_prefix
+			       ? tgt->add_space_prefix : -1;
+	k->target_remove_ws = tgt->ugm.remove_ws != src->ugm.remove_ws ? tgt->ugm.remove_ws : -1;
 	return TFM_OK;
 }
 
@@ -176,7 +252,8 @@ static int push_extra(struct tfm_ugm_keys *k, const char *p, size_t n, float sco
  * skip_special_tokens does); a piece source.spm has as a normal piece has
  * its score; any other is never matched (tfm.tok.unmatched), and decodes
  * to nothing when target.spm has it as a control symbol (<s>), else to
- * its text. */
+ * its text.  Then each model's pieces vocab.json lacks, and target.spm's
+ * scores by id. */
 static int vocab_entries(struct tfm_vb *v, json_t *voc, const struct specials *sp,
 			 const struct tfm_vb *src, const struct tfm_vb *tgt)
 {
@@ -217,18 +294,12 @@ static int vocab_entries(struct tfm_vb *v, json_t *voc, const struct specials *s
 		if ((st = tfm_vb_set(v, id, p, n, score, type)))
 			goto done;
 	}
-	/* source pieces vocab.json lacks: matched as source.spm would, <unk> */
-	for (int64_t i = 0; i < src->n; i++) {
-		if (src->type[i] != TFM_TOKT_NORMAL || !src->tok[i] ||
-		    json_object_get(voc, src->tok[i]))
-			continue;
-		if (memchr(src->tok[i], 0, src->len[i])) {
-			st = tfm_seterr(TFM_E_FORMAT, "source.spm: piece %lld has a NUL", (long long)i);
-			goto done;
-		}
-		if ((st = push_extra(k, src->tok[i], src->len[i], src->score[i])))
-			goto done;
-	}
+	/* pieces vocab.json lacks: matched as source.spm / target.spm would,
+	 * then <unk> */
+	if ((st = extra_pieces(&k->extra, src, voc, "source.spm")) ||
+	    (st = extra_pieces(&k->target_extra, tgt, voc, "target.spm")) ||
+	    (st = target_scores(v, voc, sp, tgt, &mt)))
+		goto done;
 	st = TFM_OK;
 done:
 	tfm_strmap_free(&ms);
@@ -273,7 +344,8 @@ int tfm_vb_marian(struct tfm_vb *v, const struct tfm_ckpt *c)
 				"supported for Marian (unigram is)");
 		goto done;
 	}
-	if ((st = spm_checks(&src, "source.spm")) || (st = spm_checks(&tgt, "target.spm")))
+	if ((st = spm_checks(&src, "source.spm")) || (st = spm_checks(&tgt, "target.spm")) ||
+	    (st = target_model(v, &src, &tgt)))
 		goto done;
 	for (int64_t i = 0; i < src.n; i++) {
 		/* SentencePiece matches them before its normalizer: not done here */

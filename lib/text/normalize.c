@@ -258,6 +258,7 @@ void tfm_ugm_free(struct tfm_ugm *u)
 	free(u->extra_len);
 	free(u->extra_score);
 	free(u->extra_arena);
+	free(u->score);
 	tfm_charsmap_free(&u->cmap);
 	memset(u, 0, sizeof *u);
 }

@@ -4,7 +4,9 @@
  * first [SEP] and 1 after it.  RoBERTa (RobertaProcessing): <s> A </s>,
  * pairs <s> A </s></s> B </s>, types all 0.  A unigram model takes the one
  * of these its tfm.tok.pair names (XLM-R's roberta, DeBERTa-v3's bert), or
- * T5's A </s>, pairs A </s> B </s>.  Other post-processors are refused. */
+ * T5's A </s>, pairs A </s> B </s>.  Other post-processors are refused.
+ * A target text (labels) takes the same frame; Marian cuts it with its
+ * target model. */
 #include "text/tokenizer-impl.h"
 
 #include <stdlib.h>
@@ -54,6 +56,20 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 	x[(*n)++] = t->sep;
 	*ids = x;
 	return TFM_OK;
+}
+
+int tfm_tokenize_target(const struct tfm_tokenizer *t, const char *text, size_t len,
+			int32_t **ids, size_t *n)
+{
+	if (t->kind != TFM_TOK_UGM || !t->ugm_target)
+		return tfm_tokenize_seq(t, text, len, 0, ids, n);
+	*ids = NULL;
+	*n = 0;
+	if (!template_of(t))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "a target text needs the frame of the "
+				  "encoder's input (tfm.tok.pair); this tokenizer has none");
+	/* framed as tfm_tokenize_seq frames a source text (Marian: text </s>) */
+	return tfm_tokenize_model(t, t->ugm_target, text, len, 1, 0, ids, n);
 }
 
 int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t len,

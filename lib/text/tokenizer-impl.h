@@ -95,6 +95,7 @@ struct tfm_tokenizer {
 	uint8_t *strip;           /* [n_vocab] or NULL: 1 lstrip, 2 rstrip (tfm.tok.lstrip/rstrip) */
 	int64_t n_special;
 	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
+	struct tfm_ugm *ugm_target; /* Marian's target model (tfm.tok.target_*), or NULL */
 	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
 	/* tfm_detokenize: whitespace off both ends (tfm.tok.decode_strip,
 	 * MarianTokenizer's str.strip()), transformers' clean_up_tokenization
@@ -116,9 +117,13 @@ int tfm_wpm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, 
  * pre-tokenized word it belongs to, as pairs in spans (NULL: none). */
 int tfm_wpm_encode_spans(const struct tfm_tokenizer *t, const char *text, size_t len,
 			 struct tfm_ids *out, struct tfm_ids *spans);
-/* Unigram: first: the text starts the input (Metaspace's "first"). */
-int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int first,
-		   struct tfm_ids *out);
+/* Unigram with model u (t->ugm, or t->ugm_target): first: the text starts
+ * the input (Metaspace's "first"). */
+int tfm_ugm_encode(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
+		   size_t len, int first, struct tfm_ids *out);
+/* tfm_tokenize_special with the unigram model u in t->ugm's place. */
+int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
+		       size_t len, int add_bos, int parse_special, int32_t **ids, size_t *n);
 /* From the GGUF keys (the vocabulary and types already read). */
 int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g);
 void tfm_ugm_destroy(struct tfm_ugm *u);

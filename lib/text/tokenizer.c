@@ -210,6 +210,7 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t)
 	free(t->strip);
 	tfm_pretok_free(t->pretok);
 	tfm_ugm_destroy(t->ugm);
+	tfm_ugm_destroy(t->ugm_target);
 	free(t);
 }
 
@@ -734,6 +735,12 @@ static int tok_finish(struct tfm_tokenizer *t)
 int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t len,
 			 int add_bos, int parse_special, int32_t **ids, size_t *n)
 {
+	return tfm_tokenize_model(t, t->ugm, text, len, add_bos, parse_special, ids, n);
+}
+
+int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
+		       size_t len, int add_bos, int parse_special, int32_t **ids, size_t *n)
+{
 	struct tfm_ids a = { 0 };
 	struct frags f = { 0 };
 	int st = TFM_OK;
@@ -759,7 +766,7 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
 			break;
 		case TFM_TOK_BPE: st = tfm_bpe_encode(t, s, m, &a); break;
 		case TFM_TOK_WPM: st = tfm_wpm_encode(t, s, m, &a); break;
-		case TFM_TOK_UGM: st = tfm_ugm_encode(t, s, m, f.v[i].off == 0, &a); break;
+		case TFM_TOK_UGM: st = tfm_ugm_encode(t, u, s, m, f.v[i].off == 0, &a); break;
 		default: st = tfm_seterr(TFM_E_INTERNAL, "tokenizer kind %d", t->kind);
 		}
 		prev_special = 0;

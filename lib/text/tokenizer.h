@@ -43,6 +43,16 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
  * TemplateProcessing); TFM_E_UNSUPPORTED for other tokenizers. */
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
 		     int parse_special, int32_t **ids, size_t *n);
+/* A target text as the tokenizer frames labels (tokenizer(text_target=...)
+ * in transformers).  Marian (tfm.tok.target_scores): the text cut by the
+ * target model (target.spm's pieces, scores and normalizer, mapped through
+ * the one vocabulary, <unk> for pieces it lacks; a >>xx<< language code at
+ * the start is one token, as for a source text), then </s>.  Control
+ * tokens written in the text are not parsed: transformers' labels with
+ * split_special_tokens=True.  Any other tokenizer: exactly
+ * tfm_tokenize_seq(t, text, len, 0, ids, n).  *ids is malloc'd. */
+int tfm_tokenize_target(const struct tfm_tokenizer *t, const char *text, size_t len,
+			int32_t **ids, size_t *n);
 /* As tfm_tokenize_seq, and spans[2 n]: for each token the byte span
  * [start, end) of the word (BERT's pre-tokenizer: split on whitespace,
  * punctuation, CJK) it comes from, -1 -1 for [CLS] and [SEP].  Control

@@ -4,10 +4,13 @@
  * as JSON in tfm.tok.normalizer) and pre_tokenizer (tfm.tok.pre_tokenizer),
  * or a tokenizer.model's normalizer_spec flags.  Both are checked here with
  * the parsers the tokenizer loads them with, so a pipeline tfm cannot run
- * is refused when converting; so is a decoder tfm's decoding differs from. */
+ * is refused when converting; so is a decoder tfm's decoding differs from.
+ * Marian's keys (both of its models; marian-import.c fills them) are
+ * written here too. */
 #include "unigram.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,7 +170,48 @@ done:
 	return st;
 }
 
-int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g)
+static int write_extra(struct tfm_gguf *g, const struct tfm_ugm_extra *x, const char *pieces,
+		       const char *scores)
+{
+	int st;
+	if (!x->n)
+		return TFM_OK;
+	if ((st = tfm_gguf_set_arr_str(g, pieces, (const char *const *)x->piece, x->len, x->n)))
+		return st;
+	return tfm_gguf_set_arr(g, scores, TFM_GGUF_FLOAT32, x->score, x->n);
+}
+
+/* Marian's target model: its scores over the whole vocabulary (-inf past
+ * the ids vocab.json gave it), its extra pieces, and what of its
+ * normalizer differs from the source model's. */
+static int write_target(const struct tfm_ugm_keys *k, int64_t n_vocab, struct tfm_gguf *g)
+{
+	float *sc = tfm_malloc((size_t)(n_vocab + 1) * sizeof *sc);
+	int st;
+	if (!sc)
+		return TFM_E_NOMEM;
+	for (int64_t i = 0; i < n_vocab; i++)
+		sc[i] = i < k->n_target ? k->target_score[i] : -INFINITY;
+	st = tfm_gguf_set_arr(g, "tfm.tok.target_scores", TFM_GGUF_FLOAT32, sc, n_vocab);
+	free(sc);
+	if (st || (st = write_extra(g, &k->target_extra, "tfm.tok.target_extra_pieces",
+				    "tfm.tok.target_extra_scores")))
+		return st;
+	if (k->target_own_cmap && (st = tfm_gguf_set_arr(g, "tfm.tok.target_charsmap",
+							 TFM_GGUF_UINT8, k->target_cmap,
+							 (int64_t)k->target_cmap_n)))
+		return st;
+	if (k->target_add_prefix >= 0 &&
+	    (st = tfm_gguf_set_bool(g, "tfm.tok.target_add_space_prefix", k->target_add_prefix)))
+		return st;
+	if (k->target_remove_ws >= 0 &&
+	    (st = tfm_gguf_set_bool(g, "tfm.tok.target_remove_extra_whitespaces",
+				    k->target_remove_ws)))
+		return st;
+	return TFM_OK;
+}
+
+int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, int64_t n_vocab, struct tfm_gguf *g)
 {
 	int st;
 	if (k->cmap && (st = tfm_gguf_set_arr(g, "tokenizer.ggml.precompiled_charsmap",
@@ -181,11 +225,8 @@ int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g)
 		return st;
 	if ((k->n_unmatched && (st = tfm_gguf_set_arr(g, "tfm.tok.unmatched", TFM_GGUF_INT32,
 						       k->unmatched, k->n_unmatched))) ||
-	    (k->n_extra && (st = tfm_gguf_set_arr_str(g, "tfm.tok.extra_pieces",
-						      (const char *const *)k->extra, k->extra_len,
-						      k->n_extra))) ||
-	    (k->n_extra && (st = tfm_gguf_set_arr(g, "tfm.tok.extra_scores", TFM_GGUF_FLOAT32,
-						  k->extra_score, k->n_extra))))
+	    (st = write_extra(g, &k->extra, "tfm.tok.extra_pieces", "tfm.tok.extra_scores")) ||
+	    (k->target_score && (st = write_target(k, n_vocab, g))))
 		return st;
 	static const char *const flags[] = { "tfm.tok.unk_lookup", "tfm.tok.lang_code",
 					     "tfm.tok.decode_strip", "tfm.tok.clean_up_spaces" };
@@ -208,10 +249,19 @@ void tfm_ugm_keys_free(struct tfm_ugm_keys *k)
 	free(k->norm);
 	free(k->pretok);
 	free(k->unmatched);
-	for (int64_t i = 0; i < k->n_extra; i++)
-		free(k->extra[i]);
-	free(k->extra);
-	free(k->extra_len);
-	free(k->extra_score);
+	tfm_ugm_extra_free(&k->extra);
+	tfm_ugm_extra_free(&k->target_extra);
+	free(k->target_score);
+	free(k->target_cmap);
 	memset(k, 0, sizeof *k); /* pair is a static string */
+}
+
+void tfm_ugm_extra_free(struct tfm_ugm_extra *x)
+{
+	for (int64_t i = 0; i < x->n; i++)
+		free(x->piece[i]);
+	free(x->piece);
+	free(x->len);
+	free(x->score);
+	memset(x, 0, sizeof *x);
 }

@@ -8,7 +8,8 @@
  * found with a byte trie, so a word costs O(length x longest piece).
  * Marian's vocabulary is not its encoder model's: the trie then leaves out
  * the ids that model lacks and holds its pieces the vocabulary lacks (ids
- * n_vocab + k, emitted as the unknown token). */
+ * n_vocab + k, emitted as the unknown token).  Its target model is a second
+ * struct tfm_ugm over the same vocabulary, with scores of its own. */
 #include "unigram.h"
 
 #include <math.h>
@@ -56,15 +57,20 @@ static int matchable(const struct tfm_tokenizer *t, const struct tfm_ugm *u, int
 		return 0;
 	if (u->unmatched && u->unmatched[i])
 		return 0;
+	if (u->score && u->score[i] == -INFINITY) /* a piece that model lacks */
+		return 0;
 	if (u->hf)
 		return t->type[i] != TFM_TOKT_UNUSED; /* the [PADn] fill */
 	return t->type[i] == TFM_TOKT_NORMAL || t->type[i] == TFM_TOKT_USER_DEFINED;
 }
 
-/* The score of a trie id: the vocabulary's, or an extra piece's. */
-static double piece_score(const struct tfm_tokenizer *t, const struct tfm_ugm *u, int32_t id)
+/* The score of a trie id: the model's own or the vocabulary's, or an
+ * extra piece's. */
+static double piece_score(const struct tfm_tokenizer *t, const struct tfm_ugm *u, int64_t id)
 {
-	return id < t->n_vocab ? t->score[id] : u->extra_score[id - t->n_vocab];
+	if (id >= t->n_vocab)
+		return u->extra_score[id - t->n_vocab];
+	return u->score ? u->score[id] : t->score[id];
 }
 
 /* Add piece p[n] to the trie as id (the first of duplicates wins). */
@@ -93,8 +99,8 @@ int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u)
 		if (!matchable(t, u, i))
 			continue;
 		total += t->plen[i];
-		if (t->score[i] < lo)
-			lo = t->score[i];
+		if (piece_score(t, u, i) < lo)
+			lo = piece_score(t, u, i);
 	}
 	if (u->n_extra > INT32_MAX - t->n_vocab)
 		return tfm_seterr(TFM_E_FORMAT, "unigram: %lld extra pieces", (long long)u->n_extra);
@@ -285,10 +291,9 @@ static int lang_code(const struct tfm_tokenizer *t, const char **text, size_t *l
 	return tfm_ids_push(out, id);
 }
 
-int tfm_ugm_encode(const struct tfm_tokenizer *t, const char *text, size_t len, int first,
-		   struct tfm_ids *out)
+int tfm_ugm_encode(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
+		   size_t len, int first, struct tfm_ids *out)
 {
-	const struct tfm_ugm *u = t->ugm;
 	char *s = NULL, *buf = NULL;
 	size_t n = 0;
 	struct node *lat = NULL;
@@ -351,50 +356,58 @@ static int gguf_bool(const struct tfm_gguf *g, const char *key, int dflt)
 	return tfm_gguf_get_int_or(g, key, dflt) != 0;
 }
 
-/* tfm.tok.unmatched, tfm.tok.extra_pieces and extra_scores (Marian). */
-static int encoder_pieces(struct tfm_tokenizer *t, struct tfm_ugm *u, const struct tfm_gguf *g)
+/* tfm.tok.unmatched (Marian). */
+static int unmatched_ids(struct tfm_tokenizer *t, struct tfm_ugm *u, const struct tfm_gguf *g)
 {
 	int64_t i = tfm_gguf_find(g, "tfm.tok.unmatched"), m;
-	int st;
-	if (i >= 0) {
-		m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
-		int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
-		if (!v || tfm_gguf_get_arr_i64(g, "tfm.tok.unmatched", v, m)) {
-			free(v);
-			return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: not an integer array of "
-					  "token ids");
-		}
-		if (!(u->unmatched = tfm_calloc((size_t)t->n_vocab, 1))) {
-			free(v);
-			return TFM_E_NOMEM;
-		}
-		for (int64_t k = 0; k < m; k++) {
-			if (v[k] < 0 || v[k] >= t->n_vocab) {
-				long long bad = (long long)v[k];
-				free(v);
-				return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: id %lld out of the "
-						  "vocabulary", bad);
-			}
-			u->unmatched[v[k]] = 1;
-		}
+	if (i < 0)
+		return TFM_OK;
+	m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+	int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
+	if (!v || tfm_gguf_get_arr_i64(g, "tfm.tok.unmatched", v, m)) {
 		free(v);
+		return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: not an integer array of "
+				  "token ids");
 	}
-	const char *key = "tfm.tok.extra_pieces";
+	if (!(u->unmatched = tfm_calloc((size_t)t->n_vocab, 1))) {
+		free(v);
+		return TFM_E_NOMEM;
+	}
+	for (int64_t k = 0; k < m; k++) {
+		if (v[k] < 0 || v[k] >= t->n_vocab) {
+			long long bad = (long long)v[k];
+			free(v);
+			return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: id %lld out of the "
+					  "vocabulary", bad);
+		}
+		u->unmatched[v[k]] = 1;
+	}
+	free(v);
+	return TFM_OK;
+}
+
+/* The extra pieces key and its scores (Marian: tfm.tok.extra_pieces and
+ * extra_scores, or the target model's). */
+static int extra_pieces(struct tfm_tokenizer *t, struct tfm_ugm *u, const struct tfm_gguf *g,
+			const char *key, const char *skey)
+{
+	int64_t i, m;
+	int st;
 	if ((i = tfm_gguf_find(g, key)) < 0)
 		return TFM_OK;
 	if (tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY || tfm_gguf_arr_type(g, i) != TFM_GGUF_STRING)
 		return tfm_seterr(TFM_E_FORMAT, "%s is not a string array", key);
 	m = tfm_gguf_arr_n(g, i);
-	int64_t j = tfm_gguf_find(g, "tfm.tok.extra_scores");
+	int64_t j = tfm_gguf_find(g, skey);
 	if (m > INT32_MAX - t->n_vocab || j < 0 || tfm_gguf_kv_type(g, j) != TFM_GGUF_ARRAY ||
 	    tfm_gguf_arr_n(g, j) != m)
-		return tfm_seterr(TFM_E_FORMAT, "%s without tfm.tok.extra_scores of its length", key);
+		return tfm_seterr(TFM_E_FORMAT, "%s without %s of its length", key, skey);
 	u->extra = tfm_calloc((size_t)m + 1, sizeof *u->extra);
 	u->extra_len = tfm_calloc((size_t)m + 1, sizeof *u->extra_len);
 	u->extra_score = tfm_calloc((size_t)m + 1, sizeof *u->extra_score);
 	if (!u->extra || !u->extra_len || !u->extra_score)
 		return TFM_E_NOMEM;
-	if ((st = tfm_gguf_get_arr_f32(g, "tfm.tok.extra_scores", u->extra_score, m)))
+	if ((st = tfm_gguf_get_arr_f32(g, skey, u->extra_score, m)))
 		return st;
 	size_t total = 1, off = 0;
 	for (int64_t k = 0; k < m; k++) {
@@ -420,6 +433,69 @@ static int encoder_pieces(struct tfm_tokenizer *t, struct tfm_ugm *u, const stru
 	return TFM_OK;
 }
 
+/* A charsmap key (a byte array; empty: none) into u. */
+static int charsmap_from(struct tfm_ugm *u, const struct tfm_gguf *g, const char *key)
+{
+	const void *data;
+	int64_t n;
+	int et, st;
+	if (tfm_gguf_find(g, key) < 0)
+		return TFM_OK;
+	if ((st = tfm_gguf_get_arr(g, key, &et, &n, &data)))
+		return st;
+	if (et != TFM_GGUF_UINT8 && et != TFM_GGUF_INT8)
+		return tfm_seterr(TFM_E_FORMAT, "%s is not a byte array", key);
+	if (n > 0) {
+		if ((st = tfm_charsmap_init(&u->cmap, data, (size_t)n)))
+			return st;
+		u->has_cmap = 1;
+	}
+	return TFM_OK;
+}
+
+/* Marian's target model (tfm.tok.target_*): target.spm's scores over the
+ * vocabulary, its extra pieces, and its normalizer, which is the source
+ * model's but for the keys given.  The unknown-run lookup and language
+ * codes are the source model's (MarianTokenizer applies both to targets). */
+static int target_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	const struct tfm_ugm *src = t->ugm;
+	const char *key = "tfm.tok.target_scores";
+	int64_t i = tfm_gguf_find(g, key);
+	int st;
+	if (src->hf)
+		return tfm_seterr(TFM_E_FORMAT, "%s needs SentencePiece's normalizer (it is not "
+				  "written beside tfm.tok.normalizer)", key);
+	if (tfm_gguf_kv_type(g, i) != TFM_GGUF_ARRAY || tfm_gguf_arr_type(g, i) != TFM_GGUF_FLOAT32 ||
+	    tfm_gguf_arr_n(g, i) != t->n_vocab)
+		return tfm_seterr(TFM_E_FORMAT, "%s is not a float array of one score per token", key);
+	struct tfm_ugm *u = tfm_calloc(1, sizeof *u);
+	if (!u)
+		return TFM_E_NOMEM;
+	t->ugm_target = u;
+	if (!(u->score = tfm_malloc((size_t)(t->n_vocab + 1) * sizeof *u->score)))
+		return TFM_E_NOMEM;
+	if ((st = tfm_gguf_get_arr_f32(g, key, u->score, t->n_vocab)))
+		return st;
+	for (int64_t k = 0; k < t->n_vocab; k++)
+		if (isnan(u->score[k]) || u->score[k] == INFINITY)
+			return tfm_seterr(TFM_E_FORMAT, "%s: token %lld has score %g", key,
+					  (long long)k, u->score[k]);
+	const char *cm = "tfm.tok.target_charsmap";
+	if ((st = charsmap_from(u, g, tfm_gguf_find(g, cm) >= 0 ? cm
+					      : "tokenizer.ggml.precompiled_charsmap")))
+		return st;
+	u->add_prefix = gguf_bool(g, "tfm.tok.target_add_space_prefix", src->add_prefix);
+	u->remove_ws = gguf_bool(g, "tfm.tok.target_remove_extra_whitespaces", src->remove_ws);
+	u->byte_fallback = src->byte_fallback;
+	u->unk_lookup = src->unk_lookup;
+	u->lang_code = src->lang_code;
+	if ((st = extra_pieces(t, u, g, "tfm.tok.target_extra_pieces",
+			       "tfm.tok.target_extra_scores")))
+		return st;
+	return tfm_ugm_build(t, u);
+}
+
 int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 {
 	struct tfm_ugm *u = tfm_calloc(1, sizeof *u);
@@ -427,21 +503,8 @@ int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 	if (!u)
 		return TFM_E_NOMEM;
 	t->ugm = u;
-	const void *data;
-	int64_t n;
-	int et;
-	if (tfm_gguf_find(g, "tokenizer.ggml.precompiled_charsmap") >= 0) {
-		if ((st = tfm_gguf_get_arr(g, "tokenizer.ggml.precompiled_charsmap", &et, &n, &data)))
-			return st;
-		if (et != TFM_GGUF_UINT8 && et != TFM_GGUF_INT8)
-			return tfm_seterr(TFM_E_FORMAT, "tokenizer.ggml.precompiled_charsmap is not "
-					  "a byte array");
-		if (n > 0) {
-			if ((st = tfm_charsmap_init(&u->cmap, data, (size_t)n)))
-				return st;
-			u->has_cmap = 1;
-		}
-	}
+	if ((st = charsmap_from(u, g, "tokenizer.ggml.precompiled_charsmap")))
+		return st;
 	u->byte_fallback = gguf_bool(g, "tfm.tok.byte_fallback", 0);
 	const char *nj = tfm_gguf_get_str_or(g, "tfm.tok.normalizer", NULL);
 	const char *pj = tfm_gguf_get_str_or(g, "tfm.tok.pre_tokenizer", NULL);
@@ -465,7 +528,11 @@ int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 	}
 	u->unk_lookup = gguf_bool(g, "tfm.tok.unk_lookup", 0);
 	u->lang_code = gguf_bool(g, "tfm.tok.lang_code", 0);
-	if ((st = encoder_pieces(t, u, g)))
+	if ((st = unmatched_ids(t, u, g)) ||
+	    (st = extra_pieces(t, u, g, "tfm.tok.extra_pieces", "tfm.tok.extra_scores")) ||
+	    (st = tfm_ugm_build(t, u)))
 		return st;
-	return tfm_ugm_build(t, u);
+	if (tfm_gguf_find(g, "tfm.tok.target_scores") >= 0)
+		return target_from_gguf(t, g);
+	return TFM_OK;
 }

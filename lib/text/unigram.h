@@ -65,6 +65,10 @@ struct tfm_ugm {
 	char *extra_arena;
 	int64_t n_extra;
 	int unk_lookup, lang_code;
+	/* A model scored apart from the vocabulary (Marian's target.spm,
+	 * tfm.tok.target_scores): its log probability per id, -inf where it
+	 * lacks the piece (never matched); NULL: the vocabulary's scores. */
+	float *score;             /* [n_vocab], malloc'd */
 };
 
 /* Parse tokenizer.json's normalizer (the JSON text, Precompiled's charsmap
@@ -81,6 +85,16 @@ int tfm_ugm_normalize(const struct tfm_ugm *u, const char *s, size_t n, char **o
 
 int tfm_ugm_build(struct tfm_tokenizer *t, struct tfm_ugm *u);
 
+/* Pieces of a SentencePiece model that the vocabulary lacks, with their
+ * scores (Marian: they are matched, then become the unknown token). */
+struct tfm_ugm_extra {
+	char **piece;             /* [n] each malloc'd */
+	size_t *len;              /* [n] */
+	float *score;             /* [n] */
+	int64_t n;
+};
+void tfm_ugm_extra_free(struct tfm_ugm_extra *x);
+
 /* For tfm-convert (ugm-import.c): the keys beside the vocabulary that a
  * unigram tokenizer.json or tokenizer.model needs. */
 struct tfm_ugm_keys {
@@ -94,17 +108,25 @@ struct tfm_ugm_keys {
 	/* Marian (marian-import.c); see struct tfm_ugm */
 	int32_t *unmatched;       /* tfm.tok.unmatched: ids, malloc'd */
 	int64_t n_unmatched;
-	char **extra;             /* tfm.tok.extra_pieces, each malloc'd */
-	size_t *extra_len;
-	float *extra_score;       /* tfm.tok.extra_scores */
-	int64_t n_extra;
+	struct tfm_ugm_extra extra; /* tfm.tok.extra_pieces, extra_scores */
 	int unk_lookup, lang_code;
 	int decode_strip;         /* tfm.tok.decode_strip: no whitespace at the ends */
 	int clean_up;             /* tfm.tok.clean_up_spaces: transformers' clean_up_tokenization */
+	/* Marian's target model (target.spm) for tfm_tokenize_target */
+	float *target_score;      /* tfm.tok.target_scores: [n_target] by id, -inf where
+				   * target.spm lacks the piece (and past n_target); or NULL */
+	int64_t n_target;
+	struct tfm_ugm_extra target_extra; /* tfm.tok.target_extra_pieces, _scores */
+	uint8_t *target_cmap;     /* tfm.tok.target_charsmap when target_own_cmap (may be empty) */
+	size_t target_cmap_n;
+	int target_own_cmap;
+	int target_add_prefix;    /* tfm.tok.target_add_space_prefix; -1: as the source's */
+	int target_remove_ws;     /* tfm.tok.target_remove_extra_whitespaces; -1: likewise */
 };
 struct json_t;
 int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, struct json_t *root);
-int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, struct tfm_gguf *g);
+/* n_vocab: the length of the written vocabulary (tfm.tok.target_scores). */
+int tfm_ugm_keys_write(const struct tfm_ugm_keys *k, int64_t n_vocab, struct tfm_gguf *g);
 void tfm_ugm_keys_free(struct tfm_ugm_keys *k);
 
 #endif

@@ -1078,7 +1078,7 @@ static int write_keys(const struct tfm_vb *v, struct tfm_gguf *g)
 	    (v->add_eos >= 0 && (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_eos_token", v->add_eos))) ||
 	    (v->add_space_prefix >= 0 &&
 	     (st = tfm_gguf_set_bool(g, "tokenizer.ggml.add_space_prefix", v->add_space_prefix))) ||
-	    (v->is_ugm && (st = tfm_ugm_keys_write(&v->ugm, g))) ||
+	    (v->is_ugm && (st = tfm_ugm_keys_write(&v->ugm, v->n, g))) ||
 	    (v->pair && (st = tfm_gguf_set_str(g, "tfm.tok.pair", v->pair))) ||
 	    (v->n_strip[0] && (st = tfm_gguf_set_arr(g, "tfm.tok.lstrip", TFM_GGUF_INT32,
 						      v->strip[0], v->n_strip[0]))) ||

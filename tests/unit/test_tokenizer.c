@@ -809,7 +809,7 @@ static int same_json(const int32_t *ids, size_t n, json_t *w)
 static void t_unigram_fixtures(void)
 {
 	static const char *const names[] = { "xlmr", "t5", "bf", "albert" };
-	int n_text = 0, n_spm = 0, n_pair = 0, n_dec = 0;
+	int n_text = 0, n_spm = 0, n_pair = 0, n_dec = 0, n_tgt = 0;
 	for (int f = 0; f < 4; f++) {
 		struct tfm_convert *cv = NULL;
 		struct tfm_convert_opts co = { .dtype = -1 };
@@ -857,6 +857,15 @@ static void t_unigram_fixtures(void)
 				}
 				free(ids);
 			}
+			/* not Marian: a target text is framed as a source text,
+			 * special tokens in it not parsed */
+			int32_t *ti = NULL, *si = NULL;
+			size_t tn = 0, sn = 0;
+			int st_t = tfm_tokenize_target(t, s, strlen(s), &ti, &tn);
+			int st_s = tfm_tokenize_seq(t, s, strlen(s), 0, &si, &sn);
+			CHECK_MSG(st_t == st_s && same(ti, tn, si, sn), "%s: target '%s'", names[f], s);
+			free(ti), free(si);
+			n_tgt += st_t == TFM_OK;
 			json_t *sw = json_object_get(e, "spm_ids");
 			if (ts && sw) {
 				CHECK_OK(tfm_tokenize(ts, s, strlen(s), 0, &ids, &n));
@@ -887,18 +896,20 @@ static void t_unigram_fixtures(void)
 		json_decref(exp);
 		free(dir), free(ep), free(mp);
 	}
-	printf("unigram: %d texts, %d decoded, %d tokenizer.model texts, %d pairs\n", n_text, n_dec,
-	       n_spm, n_pair);
-	CHECK(n_text >= 100 && n_spm >= 60 && n_pair >= 9);
+	printf("unigram: %d texts, %d decoded, %d tokenizer.model texts, %d pairs, %d targets\n",
+	       n_text, n_dec, n_spm, n_pair, n_tgt);
+	CHECK(n_text >= 100 && n_spm >= 60 && n_pair >= 9 && n_tgt >= 100);
 }
 
 /* tests/data/tok-marian's side files as tfm-convert reads a Hugging Face
  * directory's (hfdir.c), with one file changed when file is not NULL: key
- * set true in its JSON object, else its bytes replaced by text, or the
- * file dropped when text is NULL too; through tfm_tokenizer_to_gguf (which
- * must give want) and back.  *gp keeps the GGUF when not NULL. */
+ * set true in its JSON object, else its bytes replaced by text (text_n
+ * bytes, or a C string when text_n is 0), or the file dropped when text is
+ * NULL too; through tfm_tokenizer_to_gguf (which must give want) and back.
+ * *gp keeps the GGUF when not NULL. */
 static struct tfm_tokenizer *marian_open(const char *dir, const char *file, const char *key,
-					 const char *text, int want, struct tfm_gguf **gp)
+					 const char *text, size_t text_n, int want,
+					 struct tfm_gguf **gp)
 {
 	struct tfm_ckpt *c = NULL;
 	struct tfm_gguf *g = NULL;
@@ -911,6 +922,7 @@ static struct tfm_tokenizer *marian_open(const char *dir, const char *file, cons
 	for (int i = 0; file && i < c->n_files; i++) {
 		struct tfm_ckpt_file *f = &c->files[i];
 		char *s = NULL;
+		size_t sn = 0;
 		if (strcmp(f->name, file))
 			continue;
 		if (key) {
@@ -919,16 +931,19 @@ static struct tfm_tokenizer *marian_open(const char *dir, const char *file, cons
 			CHECK(j != NULL);
 			json_object_set_new(j, key, json_true());
 			s = json_dumps(j, 0);
+			sn = s ? strlen(s) : 0;
 			json_decref(j);
 		} else if (text) {
-			s = strdup(text);
+			sn = text_n ? text_n : strlen(text);
+			if ((s = malloc(sn + 1)))
+				memcpy(s, text, sn);
 		} else {
 			f->name[0] = '-'; /* no longer the file's name */
 		}
 		if (s) {
 			free(f->data);
 			f->data = (uint8_t *)s;
-			f->size = strlen(s);
+			f->size = sn;
 		}
 	}
 	CHECK_OK(tfm_gguf_new(&g));
@@ -945,12 +960,99 @@ done:
 	return t;
 }
 
+/* Each case's text as a target (tfm_tokenize_target) against its ids;
+ * the number of cases. */
+static int marian_targets(const struct tfm_tokenizer *t, json_t *cases, const char *what)
+{
+	size_t i;
+	json_t *e;
+	int k = 0;
+	json_array_foreach(cases, i, e) {
+		const char *s = json_string_value(json_object_get(e, "text"));
+		int32_t *ids = NULL;
+		size_t n = 0;
+		CHECK_OK(tfm_tokenize_target(t, s, strlen(s), &ids, &n));
+		CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "%s '%s': %zu ids", what, s, n);
+		free(ids);
+		k++;
+	}
+	return k;
+}
+
+/* The source texts of cases through t (tfm_tokenize_seq); their number. */
+static int marian_sources(const struct tfm_tokenizer *t, json_t *cases)
+{
+	size_t i;
+	json_t *e;
+	int k = 0;
+	json_array_foreach(cases, i, e) {
+		const char *s = json_string_value(json_object_get(e, "text"));
+		int32_t *ids = NULL;
+		size_t n = 0;
+		CHECK_OK(tfm_tokenize_seq(t, s, strlen(s), 1, &ids, &n));
+		CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "'%s': %zu ids", s, n);
+		free(ids);
+		k++;
+	}
+	return k;
+}
+
+/* target-alt.spm as target.spm: a target model with a normalizer of its
+ * own (identity, spaces kept, no dummy prefix) and 14 pieces vocab.json
+ * lacks; its keys, its targets, and source texts as before.  Then GGUFs
+ * whose target scores are malformed are refused. */
+static int marian_target_alt(const char *dir, json_t *cases)
+{
+	struct tfm_blob b = { 0 };
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = NULL;
+	char *p = t_path("%s/target-alt.spm", dir);
+	int n = 0;
+	CHECK_OK(tfm_blob_open(&b, p));
+	if (b.data)
+		t = marian_open(dir, "target.spm", NULL, (const char *)b.data, b.size, TFM_OK, &g);
+	if (!t)
+		goto done;
+	int64_t k = tfm_gguf_find(g, "tfm.tok.target_charsmap");
+	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == 0);
+	CHECK(tfm_gguf_get_int_or(g, "tfm.tok.target_add_space_prefix", -1) == 0);
+	CHECK(tfm_gguf_get_int_or(g, "tfm.tok.target_remove_extra_whitespaces", -1) == 0);
+	k = tfm_gguf_find(g, "tfm.tok.target_extra_pieces");
+	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == 14);
+	n = marian_targets(t, json_object_get(cases, "target_alt"), "target_alt");
+	CHECK(marian_sources(t, json_object_get(cases, "texts")) >= 20);
+	tfm_tokenizer_free(t);
+	t = NULL;
+	/* one score short; a NaN */
+	int64_t nv = tfm_gguf_arr_n(g, tfm_gguf_find(g, "tokenizer.ggml.tokens"));
+	float *sc = calloc((size_t)nv, sizeof *sc);
+	CHECK(sc != NULL);
+	if (!sc)
+		goto done;
+	CHECK_OK(tfm_gguf_set_arr(g, "tfm.tok.target_scores", TFM_GGUF_FLOAT32, sc, nv - 1));
+	CHECK_ST(tfm_tokenizer_from_gguf(&t, g), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "tfm.tok.target_scores") != NULL);
+	sc[3] = NAN;
+	CHECK_OK(tfm_gguf_set_arr(g, "tfm.tok.target_scores", TFM_GGUF_FLOAT32, sc, nv));
+	CHECK_ST(tfm_tokenizer_from_gguf(&t, g), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "token 3") != NULL);
+	free(sc);
+done:
+	tfm_tokenizer_free(t);
+	tfm_gguf_free(g);
+	tfm_blob_close(&b);
+	free(p);
+	return n;
+}
+
 /* tests/data/tok-marian (scripts/make-marian-tok-fixture): a tokenizer as
  * Marian models ship it, source.spm and target.spm (SentencePiece unigram)
  * with one vocab.json that has target-only pieces and lacks two source
  * pieces.  Each text framed for the encoder (tfm_tokenize_seq, special
  * tokens in the text parsed, as transformers does) against
- * MarianTokenizer(text).input_ids; each id list decoded against
+ * MarianTokenizer(text).input_ids; each target text (tfm_tokenize_target)
+ * against tokenizer(text_target=text).input_ids, with target.spm and with
+ * target-alt.spm; each id list decoded against
  * decode(ids, skip_special_tokens=True), and with
  * clean_up_tokenization_spaces when tokenizer_config.json asks for it;
  * separate_vocabs refused by name. */
@@ -960,11 +1062,11 @@ static void t_marian(void)
 	json_error_t je;
 	json_t *cases = json_load_file(cp, 0, &je), *e;
 	struct tfm_gguf *g = NULL;
-	struct tfm_tokenizer *t = marian_open(dir, NULL, NULL, NULL, TFM_OK, &g);
+	struct tfm_tokenizer *t = marian_open(dir, NULL, NULL, NULL, 0, TFM_OK, &g);
 	struct tfm_tokenizer *tc = marian_open(dir, "tokenizer_config.json",
-					       "clean_up_tokenization_spaces", NULL, TFM_OK, NULL);
+					       "clean_up_tokenization_spaces", NULL, 0, TFM_OK, NULL);
 	size_t i;
-	int n_text = 0, n_dec = 0;
+	int n_text = 0, n_dec = 0, n_tgt = 0, n_alt = 0;
 	CHECK_MSG(cases != NULL, "%s: %s", cp, je.text);
 	if (!t || !tc || !cases)
 		goto done;
@@ -975,15 +1077,18 @@ static void t_marian(void)
 	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == 2);
 	k = tfm_gguf_find(g, "tfm.tok.unmatched");
 	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) > 80);
-	json_array_foreach(json_object_get(cases, "texts"), i, e) {
-		const char *s = json_string_value(json_object_get(e, "text"));
-		int32_t *ids = NULL;
-		size_t n = 0;
-		CHECK_OK(tfm_tokenize_seq(t, s, strlen(s), 1, &ids, &n));
-		CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "'%s': %zu ids", s, n);
-		free(ids);
-		n_text++;
-	}
+	n_text = marian_sources(t, json_object_get(cases, "texts"));
+	/* the target model: target.spm's scores by id; its normalizer is
+	 * source.spm's and vocab.json has all its pieces, so no more keys */
+	k = tfm_gguf_find(g, "tfm.tok.target_scores");
+	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == tfm_tokenizer_n_vocab(t));
+	static const char *const absent[] = { "tfm.tok.target_charsmap",
+		"tfm.tok.target_add_space_prefix", "tfm.tok.target_remove_extra_whitespaces",
+		"tfm.tok.target_extra_pieces", "tfm.tok.target_extra_scores" };
+	for (size_t a = 0; a < sizeof absent / sizeof *absent; a++)
+		CHECK_MSG(tfm_gguf_find(g, absent[a]) < 0, "%s", absent[a]);
+	n_tgt = marian_targets(t, json_object_get(cases, "target"), "target");
+	n_alt = marian_target_alt(dir, cases);
 	json_array_foreach(json_object_get(cases, "decode"), i, e) {
 		json_t *w = json_object_get(e, "ids");
 		int32_t ids[64];
@@ -1002,8 +1107,8 @@ static void t_marian(void)
 		}
 		n_dec++;
 	}
-	printf("marian: %d texts, %d decoded\n", n_text, n_dec);
-	CHECK(n_text >= 20 && n_dec >= 10);
+	printf("marian: %d texts, %d decoded, %d + %d targets\n", n_text, n_dec, n_tgt, n_alt);
+	CHECK(n_text >= 20 && n_dec >= 10 && n_tgt >= 12 && n_alt >= 12);
 	/* what MarianTokenizer would do otherwise, or refuse, is refused */
 	static const struct { const char *file, *key, *text, *msg; int st; } bad[] = {
 		{ "tokenizer_config.json", "separate_vocabs", NULL, "separate_vocabs",
@@ -1017,7 +1122,7 @@ static void t_marian(void)
 		  TFM_E_FORMAT },
 		{ "source.spm", NULL, "not a model", "source.spm", TFM_E_FORMAT } };
 	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-		marian_open(dir, bad[b].file, bad[b].key, bad[b].text, bad[b].st, NULL);
+		marian_open(dir, bad[b].file, bad[b].key, bad[b].text, 0, bad[b].st, NULL);
 		CHECK_MSG(strstr(tfm_errmsg(), bad[b].msg) != NULL, "%s: %s", bad[b].file,
 			  tfm_errmsg());
 	}
