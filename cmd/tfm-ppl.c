@@ -573,9 +573,9 @@ static int append(int32_t **v, int64_t *len, int64_t *cap, const int32_t *ids, i
 	return TFM_OK;
 }
 
-/* One text as the tokenizer's post-processor frames it (T5: text </s>;
- * BART: <s> text </s>), as transformers' tokenizer(text) gives a source
- * and the labels of a target; tokenizers without one: as tfm_tokenize. */
+/* A source as the tokenizer's post-processor frames one text (T5: text
+ * </s>; BART: <s> text </s>), as transformers' tokenizer(text);
+ * tokenizers without one: as tfm_tokenize. */
 static int frame(const struct tfm_tokenizer *tok, const char *text, size_t len, int32_t **ids,
 		 size_t *n)
 {
@@ -622,7 +622,8 @@ static int read_pairs(const struct tfm_tokenizer *tok, int32_t start, const char
 		st = append(&p->src, &p->n_src, &cs, ids, (int64_t)ns);
 		free(ids);
 		ids = NULL;
-		if (st || (st = frame(tok, tab + 1, n - (size_t)(tab - a) - 1, &ids, &nt)))
+		/* the target as transformers' labels (Marian: its target model) */
+		if (st || (st = tfm_tokenize_target(tok, tab + 1, n - (size_t)(tab - a) - 1, &ids, &nt)))
 			break;
 		p->tgt_off[p->n] = p->n_tgt, p->tgt_len[p->n] = (int64_t)nt + 1;
 		if (!(st = append(&p->tgt, &p->n_tgt, &ct, &start, 1)))

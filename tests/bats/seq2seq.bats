@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# Encoder-decoder models end to end: tfm-run translating lines and tfm-ppl
+# scoring source<TAB>target pairs with a Marian model and its trained
+# tokenizer (tests/fixtures/seq2seq/marian-tok, scripts/make-fixture-marian:
+# transformers 4.57.1's generate and loss), GGUF round trips of T5 and
+# BART-family files, tfm-inspect's cross-attention bytes, tfm-bench's
+# encoder and decoder tests, and the refusals.
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	MT=$ROOT/tests/fixtures/seq2seq/marian-tok
+	S2S=$ROOT/tests/fixtures/seq2seq
+}
+
+@test "seq2seq: tfm-run translates each line as transformers' generate (greedy and beam search, Marian)" {
+	jq -r '.[].text' "$MT/cli.json" > "$T/en.txt"
+	# the model's own defaults are greedy; no_repeat_ngram_size 2 and 12 new tokens
+	run tfm-run -m "$MT" -n 12 --no-repeat-ngram 2 -f /dev/null
+	tfm-run -m "$MT" -n 12 --no-repeat-ngram 2 < "$T/en.txt" > "$T/greedy.txt"
+	jq -r '.[].greedy.out' "$MT/cli.json" > "$T/want-greedy.txt"
+	diff "$T/want-greedy.txt" "$T/greedy.txt"
+	tfm-run -m "$MT" -n 12 --beams 3 --length-penalty 0.8 --no-repeat-ngram 2 \
+		< "$T/en.txt" > "$T/beam.txt"
+	jq -r '.[].beam.out' "$MT/cli.json" > "$T/want-beam.txt"
+	diff "$T/want-beam.txt" "$T/beam.txt"
+	# -F jsonl with beams: the ids generate returned (after the start token,
+	# without the end-of-sequence token)
+	tfm-run -m "$MT" -n 12 --beams 3 --length-penalty 0.8 --no-repeat-ngram 2 -F jsonl \
+		< "$T/en.txt" | jq -c .ids > "$T/beam-ids"
+	jq -c '.[].beam.ids | .[1:] | if .[-1] == 0 then .[:-1] else . end' "$MT/cli.json" \
+		> "$T/want-ids"
+	diff "$T/want-ids" "$T/beam-ids"
+}
+
+@test "seq2seq: the same through a GGUF, quantized, and with head closing the pipe" {
+	tfm-convert -o "$T/m.gguf" "$MT"
+	jq -r '.[].text' "$MT/cli.json" > "$T/en.txt"
+	tfm-run -m "$T/m.gguf" -n 12 --no-repeat-ngram 2 < "$T/en.txt" > "$T/greedy.txt"
+	jq -r '.[].greedy.out' "$MT/cli.json" | diff - "$T/greedy.txt"
+	# generation_config.json's keys travel as tfm.gen.* (forced_eos 0)
+	tfm-inspect -F json "$T/m.gguf" > /dev/null
+	tfm-quant -q -o "$T/q.gguf" q8_0 "$T/m.gguf"
+	run tfm-run -m "$T/q.gguf" -n 12 -f "$T/en.txt"
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	run sh -c "tfm-run -m '$T/m.gguf' -n 12 < '$T/en.txt' | head -c 3"
+	assert_success
+	[ "${#output}" -eq 3 ]
+}
+
+@test "seq2seq: tfm-ppl scores source<TAB>target pairs as transformers' loss (Marian)" {
+	jq -r '.pairs[] | "\(.[0])\t\(.[1])"' "$MT/ppl.json" > "$T/pairs.tsv"
+	run tfm-ppl -m "$MT" -f "$T/pairs.tsv" -F json
+	assert_success
+	echo "$output" > "$T/r.json"
+	jq -e '.mode == "seq2seq" and .windows == 3' "$T/r.json"
+	[ "$(jq .tokens "$T/r.json")" -eq "$(jq .tokens "$MT/ppl.json")" ]
+	jq -n -e --slurpfile r "$T/r.json" --slurpfile w "$MT/ppl.json" \
+		'($r[0].nll - $w[0].nll) | fabs < 1e-4'
+	# shards merge exactly; a gate on the result
+	for i in 0 1 2; do
+		tfm-ppl -m "$MT" -f "$T/pairs.tsv" -F json --shard $i/3 > "$T/s$i.json"
+	done
+	tfm-ppl --merge -F json "$T/s0.json" "$T/s1.json" "$T/s2.json" > "$T/m.json"
+	[ "$(jq .nll "$T/m.json")" = "$(jq .nll "$T/r.json")" ]
+	run tfm-ppl -m "$MT" -f "$T/pairs.tsv" --baseline "$T/r.json"
+	assert_success
+	# a line without a TAB, --mode strided
+	printf 'no tab here\n' > "$T/bad.tsv"
+	run tfm-ppl -m "$MT" -f "$T/bad.tsv"
+	assert_failure 65
+	assert_output --partial 'no TAB'
+	run tfm-ppl -m "$MT" -f "$T/pairs.tsv" --mode strided
+	assert_failure 65
+}
+
+@test "seq2seq: T5 and BART-family GGUFs: llama.cpp's t5 names, tfm.gen keys, the cross-attention bytes" {
+	tfm-convert -o "$T/t5.gguf" "$S2S/t5-s2s"
+	tfm-inspect -F json -T "$T/t5.gguf" > "$T/i.json"
+	jq -e '[.tensors[].name] | index("enc.blk.0.attn_rel_b.weight") and
+		index("dec.blk.2.cross_attn_o.weight") and index("dec.output_norm.weight")' "$T/i.json"
+	[ "$(jq .params.total "$T/i.json")" -eq 94104 ]
+	# 3 decoder layers x K and V x 4 heads x 12 x 4 bytes per source token
+	[ "$(jq .cross_kv_bytes_per_token "$T/i.json")" = 1152 ]
+	[ "$(jq .kv_bytes_per_token "$T/i.json")" = 1152 ]
+	run tfm-inspect "$T/t5.gguf"
+	assert_output --partial 'cross-attn kv'
+	# the generation defaults of a BART config as tfm.gen.* keys
+	tfm-bench --config "$ROOT/tests/data/configs/bart-base.json" -p 16 -n 4 -r 1 --dtype q8_0 \
+		-F json > "$T/b.json"
+	[ "$(jq '[.tests[] | select(.test == "pp16" or .test == "tg4")] | length' "$T/b.json")" -eq 2 ]
+}
+
+@test "seq2seq: refusals (--chat, --embed, beams with sampling, a source past the context)" {
+	run tfm-run -m "$MT" --chat -p hi
+	assert_failure 65
+	assert_output --partial 'encoder-decoder'
+	run tfm-run --embed -m "$MT" -p hi
+	assert_failure 65
+	run tfm-run -m "$MT" --beams 2 --temp 0.7 -p hi
+	assert_failure 64
+	run tfm-run -m "$MT" --early-stopping maybe -p hi
+	assert_failure 64
+	run tfm-run -m "$MT" -c 4 -p 'a rather long line that the context cannot hold'
+	assert_failure 65
+}
