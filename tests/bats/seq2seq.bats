@@ -32,6 +32,21 @@ setup() {
 	diff "$T/want-ids" "$T/beam-ids"
 }
 
+@test "seq2seq: T5 with its SentencePiece tokenizer: tfm-run's lines and tfm-tok's ids are transformers'" {
+	T5T=$S2S/t5-s2s-tok
+	jq -r '.[].text' "$T5T/cli.json" > "$T/in.txt"
+	# transformers' default max_length 20: 19 new tokens; the fixture asked for 12
+	tfm-run -m "$T5T" -n 12 < "$T/in.txt" > "$T/out.txt"
+	jq -r '.[].out' "$T5T/cli.json" | diff - "$T/out.txt"
+	# -F jsonl: a record per generated token, the lines back to back (no eos)
+	jq -c '[.[].ids[1:][] | select(. != 1)]' "$T5T/cli.json" > "$T/w"
+	tfm-run -m "$T5T" -n 12 -F jsonl < "$T/in.txt" | jq -s -c 'map(.id)' > "$T/g"
+	diff "$T/w" "$T/g"
+	# the source ids: tfm-tok gives the text's, transformers' add </s>
+	head -1 "$T/in.txt" | tfm-tok -m "$T5T" | tr ' ' '\n' | jq -s -c . > "$T/tok"
+	jq -c '.[0].src_ids[:-1]' "$T5T/cli.json" | diff - "$T/tok"
+}
+
 @test "seq2seq: the same through a GGUF, quantized, and with head closing the pipe" {
 	tfm-convert -o "$T/m.gguf" "$MT"
 	jq -r '.[].text' "$MT/cli.json" > "$T/en.txt"

@@ -1,17 +1,22 @@
-/* test_seq2seq.c: encoder-decoder models (T5 v1.0, v1.1, mT5) against
- * transformers.  Each fixture of tests/fixtures/seq2seq
- * (scripts/make-fixtures-seq2seq: random weights, outputs computed by
- * transformers 4.57.1 in float32) is opened as tfm-run opens it (converted
- * in memory), on the reference and the cpu backend, 1 and 3 threads:
- *   - the encoder's output (after its final norm) within 1e-4,
+/* test_seq2seq.c: encoder-decoder models (T5 v1.0, v1.1, mT5, BART,
+ * mBART, Marian) against transformers.  Each fixture of
+ * tests/fixtures/seq2seq (scripts/make-fixtures-seq2seq: random weights,
+ * outputs computed by transformers 4.57.1 in float32) is opened as tfm-run
+ * opens it (converted in memory), on the reference and the cpu backend, 1
+ * and 3 threads:
+ *   - the encoder's output (after its final norm, if any) within 1e-4,
  *   - the teacher-forced decoder logits within 1e-4, fed at once and one
  *     token at a time (the self-attention cache and the cross-attention
  *     keys kept from the encoding),
- *   - greedy decoding equal to transformers' generate token for token, for
- *     two sources in one context (a second encoding replaces the first),
+ *   - greedy decoding equal to transformers' generate token for token
+ *     (forced BOS / EOS as generate applied them), for two sources in one
+ *     context (a second encoding replaces the first),
+ *   - beam search equal to generate(num_beams=K) with each fixture's
+ *     length_penalty, early_stopping and no_repeat_ngram_size (one ends at
+ *     eos before the length limit), its score within 1e-4,
  *   - parameters equal to transformers' num_parameters().
- * Then the refusals: a decoder fed before any source, a relative bias on
- * a cross-attention. */
+ * Then the refusals: a decoder fed before any source, a source past the
+ * context or the vocabulary. */
 #include "t.h"
 #include "model/model-impl.h"
 #include "model-util.h"
@@ -32,9 +37,11 @@ static int32_t argmax(const float *x, int64_t n)
 }
 
 /* Greedy decoding of src as generate(do_sample=False, num_beams=1): from
- * the decoder start token, up to max_new tokens, stopping after eos; out
- * gets the start token and the generated ones.  The number of ids. */
-static int greedy(struct tfm_ctx *c, const int32_t *src, int n_src, int max_new, int32_t *out)
+ * the decoder start token, up to max_new tokens with the rules ru (forced
+ * BOS / EOS), stopping after eos; out gets the start token and the
+ * generated ones.  The number of ids. */
+static int greedy(struct tfm_ctx *c, const int32_t *src, int n_src, int max_new,
+		  const struct tfm_gen_rules *ru, int32_t *out)
 {
 	const struct tfm_spec *s = tfm_model_spec(c->m);
 	float *lg = malloc((size_t)s->n_vocab * sizeof *lg);
@@ -45,6 +52,7 @@ static int greedy(struct tfm_ctx *c, const int32_t *src, int n_src, int max_new,
 	for (int i = 0; i < max_new; i++) {
 		if (tfm_eval(c, out + n - 1, 1, lg, 0))
 			break;
+		tfm_gen_rules_apply(ru, out, n, lg, s->n_vocab);
 		out[n] = argmax(lg, s->n_vocab);
 		if (out[n++] == s->eos_id)
 			break;
@@ -101,6 +109,13 @@ static void one(const char *name, const char *dev, int threads)
 	CHECK_MSG(es <= TOL, "%s %s/%d: step-by-step logits differ by %g", name, dev, threads, es);
 	/* greedy decoding of two sources, one context */
 	int max_new = (int)json_integer_value(json_object_get(gr, "max_new_tokens"));
+	/* the forced tokens generate used (BART's family; absent for T5) */
+	json_t *fb = json_object_get(gr, "forced_bos_token_id"), *fe = json_object_get(gr, "forced_eos_token_id");
+	struct tfm_gen_rules ru = {.forced_bos = json_is_integer(fb) ? (int32_t)json_integer_value(fb) : -1,
+				   .forced_eos = json_is_integer(fe) ? (int32_t)json_integer_value(fe) : -1,
+				   .eos_id = s->eos_id, .max_len = 1 + max_new};
+	json_t *ds = json_object_get(gr, "decoder_start_token_id");
+	CHECK(!ds || json_integer_value(ds) == s->dec_start_id);
 	static const char *const keys[2][2] = {{"src", "ids"}, {"src2", "ids2"}};
 	for (int k = 0; k < 2; k++) {
 		int n1 = t_read_ints(json_object_get(gr, keys[k][0]), gsrc, 64);
@@ -108,7 +123,7 @@ static void one(const char *name, const char *dev, int threads)
 		CHECK(n1 > 0 && n2 > 1 && max_new > 0 && max_new < 60);
 		if (n1 <= 0 || n2 <= 1 || max_new <= 0 || max_new >= 60)
 			continue;
-		int n = greedy(c, gsrc, n1, max_new, got);
+		int n = greedy(c, gsrc, n1, max_new, &ru, got);
 		CHECK_MSG(n == n2 && !memcmp(got, gids, (size_t)n * sizeof *got),
 			  "%s %s/%d: greedy ids of %s differ from transformers' (%d vs %d ids)", name,
 			  dev, threads, keys[k][0], n, n2);
@@ -187,7 +202,8 @@ out:
 	free(dir), free(bp);
 }
 
-static const char *const fixtures[] = {"t5-s2s", "t5-s2s-gated", "mt5-s2s"};
+static const char *const fixtures[] = {"t5-s2s", "t5-s2s-gated", "mt5-s2s", "t5-s2s-tok",
+				       "bart-s2s", "mbart-s2s", "marian-s2s"};
 
 static void t_fixtures(void)
 {
@@ -211,7 +227,7 @@ static void t_beams(void)
  * tensors */
 static void t_params(void)
 {
-	static const double want[] = {94104, 38944, 27440};
+	static const double want[] = {94104, 38944, 27440, 48640, 35952, 25056, 44768};
 	for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
 		char *dir = t_path("tests/fixtures/seq2seq/%s", fixtures[i]);
 		struct tfm_model *m = NULL;
