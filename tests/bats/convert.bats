@@ -200,11 +200,12 @@ setup() {
 	refute_output --partial GGUF
 }
 
-@test "convert: the README's list of model types is exactly the fixture types (decoders, encoders)" {
+@test "convert: the README's list of model types is exactly the fixture types (decoders, encoders, encoder-decoders)" {
 	readme=$(grep '^Model types checked against transformers:' "$ROOT/README.md" |
 		grep -o '`[a-z0-9_-]*`' | tr -d '`' | sort)
 	fixtures=$(jq -r '.fixtures[].model_type' "$ROOT/tests/fixtures/MANIFEST.json" \
-		"$ROOT/tests/fixtures/encoders/MANIFEST.json" | sort -u)
+		"$ROOT/tests/fixtures/encoders/MANIFEST.json" \
+		"$ROOT/tests/fixtures/seq2seq/MANIFEST.json" | sort -u)
 	[ -n "$readme" ]
 	[ "$readme" = "$fixtures" ] || fail "README: $(echo $readme) / fixtures: $(echo $fixtures)"
 }
