@@ -307,9 +307,18 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	int64_t nt = 0, tp = 0;
 	double bytes = 0;
 	json_t *tl = o->tensors ? json_array() : NULL;
+	/* what transformers counts of them: BART's final_logits_bias (output.bias)
+	 * is a buffer; Marian's sinusoidal position tables are parameters made,
+	 * not stored */
+	int encdec = s->family == TFM_FAMILY_ENCDEC;
+	int64_t tp_counted = 0;
+	if (encdec && s->pos_embd == TFM_POS_EMBD_SINUSOIDAL)
+		tp_counted += 2 * (s->n_ctx_train + s->pos_offset) * s->n_embd;
 	for (int64_t i = 0; tensor_at(in, i, &name, &type, &n_dims, &ne, &nb); i++) {
 		nt++;
 		tp += n_elems(n_dims, ne);
+		if (!(encdec && s->head_bias && !strcmp(name, "output.bias")))
+			tp_counted += n_elems(n_dims, ne);
 		bytes += (double)nb;
 		if (!tl)
 			continue;
@@ -322,16 +331,6 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 		json_object_set_new(t, "bytes", json_integer((json_int_t)nb));
 		json_array_append_new(tl, t);
 	}
-	/* what transformers counts of them: BART's final_logits_bias (output.bias)
-	 * is a buffer; Marian's sinusoidal position tables are parameters made,
-	 * not stored */
-	int64_t tp_counted = tp;
-	if (s->family == TFM_FAMILY_ENCDEC && s->head_bias)
-		for (int64_t i = 0; tensor_at(in, i, &name, &type, &n_dims, &ne, &nb); i++)
-			if (!strcmp(name, "output.bias"))
-				tp_counted -= n_elems(n_dims, ne);
-	if (s->family == TFM_FAMILY_ENCDEC && s->pos_embd == TFM_POS_EMBD_SINUSOIDAL)
-		tp_counted += 2 * (s->n_ctx_train + s->pos_offset) * s->n_embd;
 	*tensor_params = nt ? tp_counted : -1;
 	if (nt) {
 		json_object_set_new(r, "n_tensors", json_integer(nt));

@@ -415,7 +415,7 @@ static int target_text(const struct run *r, const int32_t *ids, int64_t n, char 
  * r->logits): the best hypothesis printed as one line of text (without its
  * end-of-sequence token), or with -F jsonl one record {"ids", "text",
  * "score"}. */
-static int beam_line(struct run *r, int64_t n, int32_t prev)
+static int beam_line(struct run *r, int64_t n)
 {
 	int64_t n_out = 0;
 	double score = 0;
@@ -428,7 +428,7 @@ static int beam_line(struct run *r, int64_t n, int32_t prev)
 		n_out--;
 	char *b = NULL;
 	size_t bn = 0, cap = 0;
-	char piece[512], num[64];
+	char num[64];
 	if (r->jsonl) {
 		put(&b, &bn, &cap, "{\"ids\":[", 8);
 		for (int64_t i = 0; i < n_out; i++) {
@@ -439,8 +439,6 @@ static int beam_line(struct run *r, int64_t n, int32_t prev)
 	}
 	char *text = NULL;
 	size_t tn = 0;
-	(void)prev;
-	(void)piece;
 	if ((st = target_text(r, r->out, n_out, &text, &tn))) {
 		free(b);
 		return st;
@@ -534,7 +532,7 @@ static int generate(struct run *r, const char *text, size_t len)
 	}
 	memcpy(r->seq, ids, n_ids * sizeof *ids);
 	if (r->beam.n_beams > 1) {
-		st = beam_line(r, n_seq, prev);
+		st = beam_line(r, n_seq);
 		goto done;
 	}
 	r->beam.rules.max_len = n_seq + r->count;

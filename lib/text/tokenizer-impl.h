@@ -126,6 +126,11 @@ int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, c
 		       size_t len, int add_bos, int parse_special, int32_t **ids, size_t *n);
 /* From the GGUF keys (the vocabulary and types already read). */
 int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g);
+/* The ids of the int array key (absent: nothing) as flags: (*flags)[id] |=
+ * bit, *flags [n_vocab] allocated when NULL; TFM_E_FORMAT for a key that is
+ * not an array of ids of the vocabulary. */
+int tfm_tok_id_flags(const struct tfm_tokenizer *t, const struct tfm_gguf *g, const char *key,
+		     uint8_t **flags, uint8_t bit);
 void tfm_ugm_destroy(struct tfm_ugm *u);
 int tfm_bpe_init(struct tfm_tokenizer *t, int64_t n_merges, const char *const *m, const size_t *lens);
 /* The merge table alone ("left right" -> rank in t->merges), for

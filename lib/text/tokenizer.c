@@ -382,40 +382,43 @@ static int32_t gguf_id(const struct tfm_gguf *g, const struct tfm_tokenizer *t, 
 	return (v >= 0 && v < t->n_vocab) ? (int32_t)v : -1;
 }
 
-/* The ids that end generation. */
+int tfm_tok_id_flags(const struct tfm_tokenizer *t, const struct tfm_gguf *g, const char *key,
+		     uint8_t **flags, uint8_t bit)
+{
+	int64_t i = tfm_gguf_find(g, key);
+	if (i < 0)
+		return TFM_OK;
+	int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+	int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
+	if (!v || tfm_gguf_get_arr_i64(g, key, v, m)) {
+		free(v);
+		return tfm_seterr(TFM_E_FORMAT, "%s: not an integer array of token ids", key);
+	}
+	if (!*flags && !(*flags = tfm_calloc((size_t)t->n_vocab, 1))) {
+		free(v);
+		return TFM_E_NOMEM;
+	}
+	for (int64_t j = 0; j < m; j++) {
+		if (v[j] < 0 || v[j] >= t->n_vocab) {
+			long long bad = (long long)v[j];
+			free(v);
+			return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary", key, bad);
+		}
+		(*flags)[v[j]] |= bit;
+	}
+	free(v);
+	return TFM_OK;
+}
+
 /* tfm.tok.lstrip / tfm.tok.rstrip: the added tokens whose match takes in
  * the whitespace left / right of them (t->strip bits 1, 2). */
 static int strip_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 {
-	static const char *const key[] = { "tfm.tok.lstrip", "tfm.tok.rstrip" };
-	for (int k = 0; k < 2; k++) {
-		int64_t i = tfm_gguf_find(g, key[k]);
-		if (i < 0)
-			continue;
-		int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
-		int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
-		if (!v || tfm_gguf_get_arr_i64(g, key[k], v, m)) {
-			free(v);
-			return tfm_seterr(TFM_E_FORMAT, "%s: not an integer array of token ids", key[k]);
-		}
-		if (!t->strip && !(t->strip = tfm_calloc((size_t)t->n_vocab, 1))) {
-			free(v);
-			return TFM_E_NOMEM;
-		}
-		for (int64_t j = 0; j < m; j++) {
-			if (v[j] < 0 || v[j] >= t->n_vocab) {
-				long long bad = (long long)v[j];
-				free(v);
-				return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary", key[k],
-						  bad);
-			}
-			t->strip[v[j]] |= (uint8_t)(1 << k);
-		}
-		free(v);
-	}
-	return TFM_OK;
+	int st = tfm_tok_id_flags(t, g, "tfm.tok.lstrip", &t->strip, 1);
+	return st ? st : tfm_tok_id_flags(t, g, "tfm.tok.rstrip", &t->strip, 2);
 }
 
+/* The ids that end generation. */
 static int eos_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 {
 	int64_t ids[8], n = 0;

@@ -359,31 +359,7 @@ static int gguf_bool(const struct tfm_gguf *g, const char *key, int dflt)
 /* tfm.tok.unmatched (Marian). */
 static int unmatched_ids(struct tfm_tokenizer *t, struct tfm_ugm *u, const struct tfm_gguf *g)
 {
-	int64_t i = tfm_gguf_find(g, "tfm.tok.unmatched"), m;
-	if (i < 0)
-		return TFM_OK;
-	m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
-	int64_t *v = m >= 0 && m <= t->n_vocab ? tfm_malloc((size_t)(m + 1) * sizeof *v) : NULL;
-	if (!v || tfm_gguf_get_arr_i64(g, "tfm.tok.unmatched", v, m)) {
-		free(v);
-		return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: not an integer array of "
-				  "token ids");
-	}
-	if (!(u->unmatched = tfm_calloc((size_t)t->n_vocab, 1))) {
-		free(v);
-		return TFM_E_NOMEM;
-	}
-	for (int64_t k = 0; k < m; k++) {
-		if (v[k] < 0 || v[k] >= t->n_vocab) {
-			long long bad = (long long)v[k];
-			free(v);
-			return tfm_seterr(TFM_E_FORMAT, "tfm.tok.unmatched: id %lld out of the "
-					  "vocabulary", bad);
-		}
-		u->unmatched[v[k]] = 1;
-	}
-	free(v);
-	return TFM_OK;
+	return tfm_tok_id_flags(t, g, "tfm.tok.unmatched", &u->unmatched, 1);
 }
 
 /* The extra pieces key and its scores (Marian: tfm.tok.extra_pieces and

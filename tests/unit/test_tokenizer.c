@@ -960,9 +960,9 @@ done:
 	return t;
 }
 
-/* Each case's text as a target (tfm_tokenize_target) against its ids;
- * the number of cases. */
-static int marian_targets(const struct tfm_tokenizer *t, json_t *cases, const char *what)
+/* Each case's text against its ids, as a source (tfm_tokenize_seq, control
+ * tokens parsed) or a target (tfm_tokenize_target); the number of cases. */
+static int marian_cases(const struct tfm_tokenizer *t, json_t *cases, int target, const char *what)
 {
 	size_t i;
 	json_t *e;
@@ -971,26 +971,9 @@ static int marian_targets(const struct tfm_tokenizer *t, json_t *cases, const ch
 		const char *s = json_string_value(json_object_get(e, "text"));
 		int32_t *ids = NULL;
 		size_t n = 0;
-		CHECK_OK(tfm_tokenize_target(t, s, strlen(s), &ids, &n));
+		CHECK_OK(target ? tfm_tokenize_target(t, s, strlen(s), &ids, &n)
+				: tfm_tokenize_seq(t, s, strlen(s), 1, &ids, &n));
 		CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "%s '%s': %zu ids", what, s, n);
-		free(ids);
-		k++;
-	}
-	return k;
-}
-
-/* The source texts of cases through t (tfm_tokenize_seq); their number. */
-static int marian_sources(const struct tfm_tokenizer *t, json_t *cases)
-{
-	size_t i;
-	json_t *e;
-	int k = 0;
-	json_array_foreach(cases, i, e) {
-		const char *s = json_string_value(json_object_get(e, "text"));
-		int32_t *ids = NULL;
-		size_t n = 0;
-		CHECK_OK(tfm_tokenize_seq(t, s, strlen(s), 1, &ids, &n));
-		CHECK_MSG(same_json(ids, n, json_object_get(e, "ids")), "'%s': %zu ids", s, n);
 		free(ids);
 		k++;
 	}
@@ -1019,8 +1002,8 @@ static int marian_target_alt(const char *dir, json_t *cases)
 	CHECK(tfm_gguf_get_int_or(g, "tfm.tok.target_remove_extra_whitespaces", -1) == 0);
 	k = tfm_gguf_find(g, "tfm.tok.target_extra_pieces");
 	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == 14);
-	n = marian_targets(t, json_object_get(cases, "target_alt"), "target_alt");
-	CHECK(marian_sources(t, json_object_get(cases, "texts")) >= 20);
+	n = marian_cases(t, json_object_get(cases, "target_alt"), 1, "target_alt");
+	CHECK(marian_cases(t, json_object_get(cases, "texts"), 0, "source") >= 20);
 	tfm_tokenizer_free(t);
 	t = NULL;
 	/* one score short; a NaN */
@@ -1077,7 +1060,7 @@ static void t_marian(void)
 	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) == 2);
 	k = tfm_gguf_find(g, "tfm.tok.unmatched");
 	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) > 80);
-	n_text = marian_sources(t, json_object_get(cases, "texts"));
+	n_text = marian_cases(t, json_object_get(cases, "texts"), 0, "source");
 	/* the target model: target.spm's scores by id; its normalizer is
 	 * source.spm's and vocab.json has all its pieces, so no more keys */
 	k = tfm_gguf_find(g, "tfm.tok.target_scores");
@@ -1087,7 +1070,7 @@ static void t_marian(void)
 		"tfm.tok.target_extra_pieces", "tfm.tok.target_extra_scores" };
 	for (size_t a = 0; a < sizeof absent / sizeof *absent; a++)
 		CHECK_MSG(tfm_gguf_find(g, absent[a]) < 0, "%s", absent[a]);
-	n_tgt = marian_targets(t, json_object_get(cases, "target"), "target");
+	n_tgt = marian_cases(t, json_object_get(cases, "target"), 1, "target");
 	n_alt = marian_target_alt(dir, cases);
 	json_array_foreach(json_object_get(cases, "decode"), i, e) {
 		json_t *w = json_object_get(e, "ids");
