@@ -605,6 +605,40 @@ static const struct ent mamba2[] = {
 	END
 };
 
+/* ---- Jamba (prefix "model."): llama.cpp's jamba names; the Mamba mixer
+ * under mamba., its dt/B/C norms ssm_dt_norm, ssm_b_norm, ssm_c_norm;
+ * experts under feed_forward.experts, dense FFNs under feed_forward ---- */
+static const struct ent jamba[] = {
+	{"embed_tokens.$", "token_embd.$", 0},
+	{"final_layernorm.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.pre_ff_layernorm.$", "blk.#.ffn_norm.$", 0},
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
+	{"layers.#.self_attn.v_proj.$", "blk.#.attn_v.$", 0},
+	{"layers.#.self_attn.o_proj.$", "blk.#.attn_output.$", 0},
+	{"layers.#.mamba.in_proj.$", "blk.#.ssm_in.$", 0},
+	{"layers.#.mamba.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
+	{"layers.#.mamba.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
+	{"layers.#.mamba.x_proj.$", "blk.#.ssm_x.$", 0},
+	{"layers.#.mamba.dt_proj.$", "blk.#.ssm_dt.$", 0},
+	{"layers.#.mamba.dt_layernorm.$", "blk.#.ssm_dt_norm.$", 0},
+	{"layers.#.mamba.b_layernorm.$", "blk.#.ssm_b_norm.$", 0},
+	{"layers.#.mamba.c_layernorm.$", "blk.#.ssm_c_norm.$", 0},
+	{"layers.#.mamba.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
+	{"layers.#.mamba.D", "blk.#.ssm_d", 0},
+	{"layers.#.mamba.out_proj.$", "blk.#.ssm_out.$", 0},
+	{"layers.#.feed_forward.router.$", "blk.#.ffn_gate_inp.$", 0},
+	{"layers.#.feed_forward.experts.@.gate_proj.$", "blk.#.ffn_gate_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.feed_forward.experts.@.up_proj.$", "blk.#.ffn_up_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.feed_forward.experts.@.down_proj.$", "blk.#.ffn_down_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.feed_forward.gate_proj.$", "blk.#.ffn_gate.$", 0},
+	{"layers.#.feed_forward.up_proj.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.feed_forward.down_proj.$", "blk.#.ffn_down.$", 0},
+	END
+};
+
 /* ---- RWKV v4 (transformers' rwkv): llama.cpp has no v4; names in its
  * RWKV-6 style; time_decay becomes -exp(time_decay) ---- */
 static const struct ent rwkv[] = {
@@ -684,6 +718,7 @@ static const struct arch archs[] = {
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},
+	{"jamba", {"model.", ""}, {jamba}},
 	{"rwkv", {"rwkv.", ""}, {rwkv}},
 };
 

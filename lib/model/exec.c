@@ -857,10 +857,15 @@ static void block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		return;
 	}
 	if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2) {
-		/* x + mixer(norm(x)), no FFN */
+		/* x + mixer(norm(x)); a hybrid's (jamba) then x + ffn(norm(x)) */
 		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
 		tfm_mamba_mix(c, l, n, pos0);
 		be->add(c->x, c->x, c->h, n * d);
+		if (L->ffn_norm.w) {
+			norm_rows(m, c->xn, c->x, n, d, &L->ffn_norm);
+			ffn(c, l, n, c->h, c->xn);
+			be->add(c->x, c->x, c->h, n * d);
+		}
 		return;
 	}
 	if (s->norm_place == TFM_NORM_POST) {

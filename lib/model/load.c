@@ -67,11 +67,17 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	int64_t hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
 	if (hd < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: head_dim 0", arch);
+	int hybrid = 0;
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		static const char *const kinds[] = {"attention", "mamba layers", "mamba2 layers",
-						    "rwkv layers"};
-		if (s->layer_kind[l] != TFM_LAYER_ATTN)
+						    "rwkv layers beside attention layers"};
+		/* a hybrid (jamba): mamba layers beside attention layers, each
+		 * with its FFN; mamba.c checks the mixer's knobs */
+		if (s->layer_kind[l] == TFM_LAYER_MAMBA && s->family == TFM_FAMILY_DECODER) {
+			hybrid = 1;
+		} else if (s->layer_kind[l] != TFM_LAYER_ATTN) {
 			return UNSUP(s->layer_kind[l] < 4 ? kinds[s->layer_kind[l]] : "layer kind");
+		}
 		if (s->layer_moe[l] && s->n_expert < 1)
 			return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld is MoE without experts", arch,
 					  (long long)l);
@@ -209,6 +215,8 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("norm.no_first_attn outside a sequential pre-norm block");
 	if (s->head_transform && s->family != TFM_FAMILY_ENCODER)
 		return UNSUP("head.transform outside an encoder");
+	if (hybrid)
+		return tfm_mamba_check_hybrid(s);
 	return TFM_OK;
 }
 
@@ -759,7 +767,10 @@ static int bind_mamba2(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
-/* A mamba layer: its norm and mixer, no FFN (llama.cpp's names). */
+static int bind_ffn(struct binder *b, int64_t l);
+
+/* A mamba layer: its norm and mixer (llama.cpp's names); in a hybrid
+ * (jamba: n_ff > 0 or an MoE layer) then the FFN's norm and the FFN. */
 static int bind_mamba(struct binder *b, int64_t l)
 {
 	const struct tfm_spec *s = &b->m->spec;
@@ -785,6 +796,18 @@ static int bind_mamba(struct binder *b, int64_t l)
 	TRY(bind_vec(b, &L->ssm_d, NM("ssm_d"), di, 1));
 	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), di, d, 1));
 	TRY(bind_vec(b, &L->ssm_out_b, NM("ssm_out.bias"), d, s->ssm_bias));
+	int w = s->ssm_dt_norm && s->ssm_norm_w;
+	TRY(bind_vec(b, &L->ssm_dt_nw, NM("ssm_dt_norm.weight"), R, w));
+	TRY(bind_vec(b, &L->ssm_b_nw, NM("ssm_b_norm.weight"), N, w));
+	TRY(bind_vec(b, &L->ssm_c_nw, NM("ssm_c_norm.weight"), N, w));
+	if (!w && (L->ssm_dt_nw || L->ssm_b_nw || L->ssm_c_nw))
+		return tfm_seterr(TFM_E_FORMAT, "%s: blk.%lld has dt/B/C norm weights but the spec "
+				  "says %s (ssm.dt_norm_w)", b->arch, (long long)l,
+				  s->ssm_dt_norm ? "weightless norms" : "no norms");
+	if (s->n_ff > 0 || s->layer_moe[l]) {
+		TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
+		TRY(bind_ffn(b, l));
+	}
 #undef NM
 #undef TRY
 	return TFM_OK;
@@ -820,7 +843,7 @@ static int bind_layer(struct binder *b, int64_t l)
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	struct tfm_layer *L = &m->layers[l];
-	int64_t d = s->n_embd, qd = m->q_dim, kvd = m->kv_dim, ff = s->n_ff;
+	int64_t d = s->n_embd, qd = m->q_dim, kvd = m->kv_dim;
 	char n[96];
 	int st;
 #define NM(suffix) tfm_layer_name(s, n, sizeof n, l, suffix)
@@ -927,6 +950,22 @@ static int bind_layer(struct binder *b, int64_t l)
 	    b->sorted && find(b, NM("attn_rel_b.weight")))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s: only the first layer of a stack may "
 				  "carry T5's relative bias (shared by the others)", b->arch, n);
+	return bind_ffn(b, l);
+#undef NM
+#undef TRY
+}
+
+/* Layer l's FFN: the experts (bind_moe), or a dense FFN, gated or not. */
+static int bind_ffn(struct binder *b, int64_t l)
+{
+	struct tfm_model *m = b->m;
+	const struct tfm_spec *s = &m->spec;
+	struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd, ff = s->n_ff;
+	char n[96];
+	int st;
+#define NM(suffix) tfm_layer_name(s, n, sizeof n, l, suffix)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
 	if (s->layer_moe[l])
 		return bind_moe(b, l);
 	if (s->gated)

@@ -71,15 +71,15 @@ void tfm_mamba_ctx_free(struct tfm_ctx *c)
 static float silu(float x) { return x / (1.0f + expf(-x)); }
 static float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); } /* torch's threshold 20 */
 
-/* x[n] /= rms(x) (no weight) */
-static void rms(float *x, int64_t n, float eps)
+/* x[n] /= rms(x), times w when given (jamba) */
+static void rms(float *x, const float *w, int64_t n, float eps)
 {
 	double ss = 0;
 	for (int64_t i = 0; i < n; i++)
 		ss += (double)x[i] * x[i];
 	float r = 1.0f / sqrtf((float)(ss / (double)n) + eps);
 	for (int64_t i = 0; i < n; i++)
-		x[i] *= r;
+		x[i] = w ? w[i] * (x[i] * r) : x[i] * r;
 }
 
 void tfm_ssm_conv(float *out, const float *in, int64_t stride, float *state, const float *w,
@@ -169,9 +169,9 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	if (s->ssm_dt_norm) {
 		float eps = (float)(s->ssm_norm_eps > 0 ? s->ssm_norm_eps : s->norm_eps);
 		for (int64_t t = 0; t < n; t++) {
-			rms(dbc + t * w, R, eps);
-			rms(dbc + t * w + R, N, eps);
-			rms(dbc + t * w + R + N, N, eps);
+			rms(dbc + t * w, L->ssm_dt_nw, R, eps);
+			rms(dbc + t * w + R, L->ssm_b_nw, N, eps);
+			rms(dbc + t * w + R + N, L->ssm_c_nw, N, eps);
 		}
 	}
 	/* dt_proj reads the first R columns of each dbc row: gather them into y */
@@ -193,18 +193,10 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 			be->add(c->h + t * s->n_embd, c->h + t * s->n_embd, L->ssm_out_b, s->n_embd);
 }
 
-/* The knobs of a model whose layers are all mamba layers. */
-int tfm_mamba_check_spec(const struct tfm_spec *s)
+/* The mamba mixer's own sizes (v2: mamba2's heads and groups). */
+static int check_sizes(const struct tfm_spec *s, int v2)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
-	if (s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_RWKV)
-		return tfm_rwkv_check_spec(s);
-	int v2 = s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_MAMBA2;
-	for (int64_t l = 0; l < s->n_layer; l++)
-		if (s->layer_kind[l] != (v2 ? TFM_LAYER_MAMBA2 : TFM_LAYER_MAMBA))
-			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: layer %lld: %s layers not supported yet",
-					  arch, (long long)l, is_mamba(s, l) ? "mixed mamba and mamba2"
-					  : s->layer_kind[l] == TFM_LAYER_RWKV ? "rwkv" : "this kind of");
 	if (v2 && (s->ssm_n_head < 1 || s->ssm_n_group < 1 || s->ssm_n_head % s->ssm_n_group ||
 		   s->ssm_d_inner % s->ssm_n_head || s->ssm_dt_norm ||
 		   (s->ssm_dt_max > 0 && s->ssm_dt_max < s->ssm_dt_min)))
@@ -222,6 +214,41 @@ int tfm_mamba_check_spec(const struct tfm_spec *s)
 	if (!v2 && (s->ssm_n_head || s->ssm_n_group))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba layers with heads or groups "
 				  "(mamba2's)", arch);
+	return TFM_OK;
+}
+
+/* A hybrid (jamba): mamba layers beside attention layers, each layer
+ * x += mixer(norm(x)); x += ffn(norm(x)).  The attention layers' knobs are
+ * load.c's; here the mixer's, and the block form the mamba layers share. */
+int tfm_mamba_check_hybrid(const struct tfm_spec *s)
+{
+	const char *arch = s->arch[0] ? s->arch : "model";
+	int st = check_sizes(s, 0);
+	if (st)
+		return st;
+	if (s->norm_place != TFM_NORM_PRE || s->parallel_residual || s->residual_from_norm ||
+	    s->no_first_attn_norm || (s->residual_scale != 0 && s->residual_scale != 1))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba layers beside attention run a "
+				  "sequential pre-norm block; other norm placements, a parallel or "
+				  "scaled residual not supported", arch);
+	return TFM_OK;
+}
+
+/* The knobs of a model whose layers are all mamba layers. */
+int tfm_mamba_check_spec(const struct tfm_spec *s)
+{
+	const char *arch = s->arch[0] ? s->arch : "model";
+	if (s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_RWKV)
+		return tfm_rwkv_check_spec(s);
+	int v2 = s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_MAMBA2;
+	for (int64_t l = 0; l < s->n_layer; l++)
+		if (s->layer_kind[l] != (v2 ? TFM_LAYER_MAMBA2 : TFM_LAYER_MAMBA))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: layer %lld: %s layers not supported yet",
+					  arch, (long long)l, is_mamba(s, l) ? "mixed mamba and mamba2"
+					  : s->layer_kind[l] == TFM_LAYER_RWKV ? "rwkv" : "this kind of");
+	int st = check_sizes(s, v2);
+	if (st)
+		return st;
 	if (s->family != TFM_FAMILY_DECODER || s->head != TFM_HEAD_LM || s->pooling != TFM_POOL_NONE)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: mamba only as a decoder with an LM head", arch);
 	if (s->norm != TFM_NORM_RMS || s->norm_place != TFM_NORM_PRE || s->norm_plus_one ||

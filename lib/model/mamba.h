@@ -11,6 +11,8 @@ struct tfm_spec;
 
 /* The knobs check of a model whose layers are all mamba (load.c). */
 int tfm_mamba_check_spec(const struct tfm_spec *s);
+/* The mamba layers of a hybrid (mamba beside attention, each with an FFN). */
+int tfm_mamba_check_hybrid(const struct tfm_spec *s);
 /* State and scratch of every mamba layer of c's model (none: no allocation). */
 int tfm_mamba_ctx_new(struct tfm_ctx *c);
 void tfm_mamba_ctx_free(struct tfm_ctx *c);

@@ -55,6 +55,8 @@ struct tfm_layer {
 	float *ssm_conv_w, *ssm_conv_b; /* [d_inner][d_conv], [d_inner] or NULL */
 	float *ssm_dt_b, *ssm_d;     /* [d_inner] */
 	float *ssm_a;                /* [d_inner][d_state]: A = -exp(A_log) */
+	float *ssm_dt_nw, *ssm_b_nw, *ssm_c_nw; /* jamba's dt/B/C norm weights [dt_rank],
+	                                          [d_state], [d_state] or NULL */
 	/* mamba2 (mamba2.c): ssm_in {n_embd, 2 d_inner + 2 n_group d_state +
 	 * n_head} (z, xBC, dt), conv taps [conv_dim][d_conv] with conv_dim =
 	 * d_inner + 2 n_group d_state, ssm_dt_b, ssm_a, ssm_d [n_head], the

@@ -114,6 +114,11 @@ static void mamba(struct rnd *r, const struct tfm_spec *s, int64_t l)
 	add(r, N("ssm_a"), ds, di, -1, 0.5f);
 	add(r, N("ssm_d"), di, 1, 1, 0.1f);
 	add(r, N("ssm_out.weight"), di, d, 0, 1 / sqrtf((float)di));
+	if (s->ssm_dt_norm && s->ssm_norm_w) { /* jamba's dt, B, C norm weights */
+		norm(r, s, N("ssm_dt_norm"), R);
+		norm(r, s, N("ssm_b_norm"), ds);
+		norm(r, s, N("ssm_c_norm"), ds);
+	}
 	if (s->ssm_bias) {
 		add(r, N("ssm_in.bias"), 2 * di, 1, 0, 0.02f);
 		add(r, N("ssm_out.bias"), d, 1, 0, 0.02f);
@@ -282,7 +287,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
 			mamba(r, s, l);
-			continue;
+			if (s->n_ff <= 0 && !s->layer_moe[l])
+				continue;
+			norm(r, s, N("ffn_norm"), d); /* a hybrid's (jamba) FFN after the mixer */
+			goto ffn;
 		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA2) {
 			mamba2(r, s, l);
@@ -350,6 +358,7 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			add(r, N("attn_q_norm.weight"), full ? qd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
 			add(r, N("attn_k_norm.weight"), full ? kvd : hd, 1, s->norm_plus_one ? 0 : 1, 0);
 		}
+ffn:
 		if (s->layer_moe[l]) {
 			int64_t E = s->n_expert, fe = s->n_ff_expert;
 			int64_t fs = s->n_ff_shared > 0 ? s->n_ff_shared : s->n_expert_shared * fe;

@@ -86,6 +86,9 @@ static const struct { const char *k, *why; } inert[] = {
 	{ "time_step_floor", "mamba: initialisation of dt_proj (training)" },
 	{ "time_step_init_scheme", "mamba: initialisation of dt_proj (training)" },
 	{ "use_mambapy", "mamba: kernel choice (same numbers)" },
+	{ "use_mamba_kernels", "jamba: fused CUDA kernels or the torch path (same numbers)" },
+	{ "use_associative_scan", "jamba: scan order (same numbers)" },
+	{ "num_logits_to_keep", "output form (which positions get logits)" },
 	{ "use_falcon_mambapy", "falcon_mamba: kernel choice (same numbers)" },
 	/* training only */
 	{ "initializer_range", "training" }, { "init_std", "training" },

@@ -69,7 +69,7 @@ static int64_t mamba_params(const struct tfm_spec *s, int kind)
 		p += di * (r + 2 * ds);              /* x_proj */
 		p += r * di + di;                    /* dt_proj with bias */
 		p += di * ds + di;                   /* A_log, D */
-		if (s->ssm_dt_norm && strcmp(s->arch, "falcon_mamba"))
+		if (s->ssm_dt_norm && s->ssm_norm_w)
 			p += r + 2 * ds;             /* jamba's norms have weights, falcon_mamba's none */
 	} else {   /* mamba2 */
 		int64_t ng = s->ssm_n_group, nh = s->ssm_n_head, conv = di + 2 * ng * ds;

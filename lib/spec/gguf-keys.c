@@ -94,8 +94,16 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 				     (float)s->norm_eps));
 	if (has_attn) {
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.head_count"), (uint32_t)s->n_head));
-		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.head_count_kv"),
-				     (uint32_t)s->n_head_kv));
+		if (!strcmp(a, "jamba")) { /* per layer, 0 marks a recurrent layer */
+			int32_t kv[TFM_MAX_LAYERS];
+			for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++)
+				kv[i] = s->layer_kind[i] == TFM_LAYER_ATTN ? (int32_t)s->n_head_kv : 0;
+			TRY(tfm_gguf_set_arr(g, ak(k, sizeof(k), a, "attention.head_count_kv"),
+					     TFM_GGUF_INT32, kv, s->n_layer));
+		} else {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.head_count_kv"),
+					     (uint32_t)s->n_head_kv));
+		}
 		if (s->kv_lora_rank) {
 			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "attention.key_length"),
 					     (uint32_t)(s->qk_nope_dim + s->qk_rope_dim)));
@@ -394,7 +402,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     "mamba", "llama4", "deepseek2", "modern-bert", NULL };
+					     "mamba", "llama4", "deepseek2", "modern-bert", "jamba", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -403,7 +411,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt, mamba, llama4, deepseek2, modern-bert)", a);
+				  "falcon, bloom, mpt, mamba, llama4, deepseek2, modern-bert, jamba)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -414,7 +422,8 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 	s->n_ctx_train = lget_i(g, a, "context_length", 0);
 	s->n_ff = lget_i(g, a, "feed_forward_length", 0);
 	s->n_head = lget_i(g, a, "attention.head_count", 0);
-	s->n_head_kv = lget_i(g, a, "attention.head_count_kv", s->n_head);
+	s->n_head_kv = strcmp(a, "jamba") ? lget_i(g, a, "attention.head_count_kv", s->n_head)
+				      : s->n_head; /* jamba's: per layer, below */
 	s->head_dim = lget_i(g, a, "attention.key_length", s->n_head ? s->n_embd / s->n_head : 0);
 	s->rope_dims = lget_i(g, a, "rope.dimension_count", s->head_dim);
 	s->rope_theta = lget_f(g, a, "rope.freq_base", !strcmp(a, "gemma3") ? 1e6 : 10000);
@@ -499,7 +508,41 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 	if (tfm_gguf_find(g, ak(k, sizeof(k), a, "attention.clamp_kqv")) >= 0)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s.attention.clamp_kqv without tfm.* keys is "
 				  "not supported", a);
-	if (!strcmp(a, "mamba")) {
+	if (!strcmp(a, "jamba")) {
+		/* attention.head_count_kv per layer, 0 for a mamba layer (as
+		 * llama.cpp's converter writes it); mamba layers with dt/B/C
+		 * norm weights (eps: the model's); no positions; the experts'
+		 * weights not renormalised (llama.cpp's jamba graph) */
+		int64_t kv[TFM_MAX_LAYERS], nl = s->n_layer;
+		if (nl > TFM_MAX_LAYERS ||
+		    tfm_gguf_get_arr_i64(g, ak(k, sizeof(k), a, "attention.head_count_kv"), kv, nl))
+			return tfm_seterr(TFM_E_FORMAT, "jamba.attention.head_count_kv must be an array "
+					  "of %lld layers", (long long)nl);
+		s->n_head_kv = 0;
+		for (int64_t i = 0; i < nl; i++) {
+			if (kv[i] < 0 || (kv[i] && s->n_head_kv && kv[i] != s->n_head_kv))
+				return tfm_seterr(TFM_E_UNSUPPORTED, "jamba: KV heads differ between "
+						  "attention layers (%lld)", (long long)kv[i]);
+			if (kv[i])
+				s->n_head_kv = kv[i];
+			s->layer_kind[i] = kv[i] ? TFM_LAYER_ATTN : TFM_LAYER_MAMBA;
+			s->layer_rope[i] = 0;
+		}
+		s->ssm_d_conv = lget_i(g, a, "ssm.conv_kernel", 0);
+		s->ssm_d_inner = lget_i(g, a, "ssm.inner_size", 0);
+		s->ssm_d_state = lget_i(g, a, "ssm.state_size", 0);
+		s->ssm_dt_rank = lget_i(g, a, "ssm.time_step_rank", 0);
+		s->ssm_dt_norm = s->ssm_norm_w = 1;
+		int64_t m0 = 0;
+		while (m0 < nl - 1 && kv[m0])
+			m0++;
+		s->ssm_conv_bias = !tfm_gguf_n_tensors(g) || has_t(g, m0, "ssm_conv1d.bias");
+		s->ssm_bias = has_t(g, m0, "ssm_in.bias");
+		s->pos_attn = TFM_POS_NONE;
+		s->rope_dims = 0;
+		s->moe_norm_topk = (int)lget_i(g, a, "expert_weights_norm", 0);
+		s->n_ctx_train = s->n_ctx_train > 0 ? s->n_ctx_train : 262144;
+	} else if (!strcmp(a, "mamba")) {
 		/* every layer a mamba mixer, no attention, no FFN; falcon_mamba is
 		 * mamba with ssm.dt_b_c_rms (llama.cpp's dt/B/C norms use the
 		 * model's rms eps: mixer_rms_eps is not in its keys); biases as

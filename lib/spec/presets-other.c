@@ -741,33 +741,66 @@ int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
 	return TFM_OK;
 }
 
+/* jamba: Mamba layers (dt, B and C RMS norms with weights) and attention
+ * layers without positions (every attn_layer_period from attn_layer_offset),
+ * each followed by a gated SiLU FFN, MoE every expert_layer_period from
+ * expert_layer_offset (softmax top-k, weights not renormalised); only the
+ * keys JambaConfig defines (transformers ignores head_dim, rope_theta). */
 int tfm_preset_jamba(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "jamba", "jamba");
-	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 262144);
 	s->n_vocab = gi(c, "vocab_size", 65536);
+	s->n_embd = gi(c, "hidden_size", 4096);
 	s->n_ff = gi(c, "intermediate_size", 14336);
+	s->n_layer = gi(c, "num_hidden_layers", 32);
+	s->n_head = gi(c, "num_attention_heads", 32);
 	s->n_head_kv = gi(c, "num_key_value_heads", 8);
+	if (has(c, "num_key_value_heads") && json_is_null(gj(c, "num_key_value_heads")))
+		s->n_head_kv = s->n_head; /* None: as many as heads */
+	s->head_dim = s->n_head > 0 ? s->n_embd / s->n_head : 0;
+	s->n_ctx_train = gi(c, "max_position_embeddings", 262144);
+	s->norm_eps = gf(c, "rms_norm_eps", 1e-6);
+	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 1);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	int st = tfm_preset_act(gs(c, "hidden_act", "silu"), &s->act);
+	if (st)
+		return st;
+	/* the mamba mixer's conv and gate take hidden_act too */
+	if (s->act != TFM_ACT_SILU)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "jamba: hidden_act \"%.20s\" not supported "
+				  "(the mamba mixer runs silu)", gs(c, "hidden_act", ""));
 	s->pos_attn = TFM_POS_NONE;   /* Jamba's attention layers use no positions */
 	s->rope_dims = 0;
-	s->tied_output = gb(c, "tie_word_embeddings", 0);
+	/* transformers 4.x passes sliding_window to flash attention only (eager
+	 * and sdpa ignore it); 5.x has no such key: refuse a window rather
+	 * than pick one of the two answers */
+	json_t *sw = gj(c, "sliding_window");
+	if (sw && !json_is_null(sw))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "jamba: sliding_window not supported yet "
+				  "(transformers applies it in flash attention only)");
 	s->n_expert = gi(c, "num_experts", 16);
 	s->n_expert_used = gi(c, "num_experts_per_tok", 2);
 	s->n_ff_expert = s->n_ff;
 	s->moe_norm_topk = 0;
 	ssm_sizes(s, c, "mamba_", 16);
-	s->ssm_dt_norm = 1;
+	s->ssm_dt_norm = 1, s->ssm_norm_w = 1; /* eps: rms_norm_eps */
 	int64_t ap = gi(c, "attn_layer_period", 8), ao = gi(c, "attn_layer_offset", 4);
 	int64_t ep = gi(c, "expert_layer_period", 2), eo = gi(c, "expert_layer_offset", 1);
+	if (ap < 1 || ao < 0 || ao >= ap || ep < 1 || eo < 0 || eo >= ep)
+		return tfm_seterr(TFM_E_FORMAT, "jamba: layer offsets must be below their periods "
+				  "(attention %lld of %lld, experts %lld of %lld)", (long long)ao,
+				  (long long)ap, (long long)eo, (long long)ep);
 	s->moe_every = ep;
 	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-		s->layer_kind[i] = ap > 0 && i % ap == ao ? TFM_LAYER_ATTN : TFM_LAYER_MAMBA;
-		s->layer_moe[i] = s->n_expert > 1 && ep > 0 && i % ep == eo;
+		s->layer_kind[i] = i % ap == ao ? TFM_LAYER_ATTN : TFM_LAYER_MAMBA;
+		s->layer_moe[i] = s->n_expert > 1 && i % ep == eo;
 		s->layer_rope[i] = 0;
 	}
 	if (s->n_expert <= 1)
 		s->n_expert = s->n_expert_used = s->n_ff_expert = 0;
-	return st;
+	return TFM_OK;
 }
 
 int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c)

@@ -158,6 +158,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	B("ssm.conv_bias", ssm_conv_bias),
 	B("ssm.bias", ssm_bias),
 	B("ssm.dt_norm", ssm_dt_norm),
+	B("ssm.dt_norm_w", ssm_norm_w),
 	D("ssm.norm_eps", ssm_norm_eps, 0, 1),
 	D("ssm.dt_min", ssm_dt_min, 0, 1e9),
 	D("ssm.dt_max", ssm_dt_max, 0, 1e9),

@@ -186,6 +186,8 @@ struct tfm_spec {
 	int64_t ssm_d_state, ssm_d_conv, ssm_d_inner, ssm_dt_rank, ssm_n_head, ssm_n_group;
 	int ssm_conv_bias, ssm_bias; /* conv1d bias; in/out projection biases */
 	int ssm_dt_norm;          /* jamba, falcon_mamba: RMS norms on dt, B and C */
+	int ssm_norm_w;           /* with ssm_dt_norm: the norms have weights (jamba's
+	                             ssm_dt_norm, ssm_b_norm, ssm_c_norm); else none (falcon_mamba) */
 	double ssm_norm_eps;      /* their eps (falcon_mamba's mixer_rms_eps; 0: norm.eps) */
 	double ssm_dt_min, ssm_dt_max; /* mamba2: dt clamped to [min, max] after softplus
 	                             (time_step_limit); max 0: no upper limit */

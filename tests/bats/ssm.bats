@@ -90,3 +90,43 @@ FX=$ROOT/tests/fixtures
 	assert_failure 65
 	assert_output --partial attention_hidden_size
 }
+
+@test "ssm: jamba (mamba and attention layers, MoE): state beside KV, bench, GGUF, text, refusals" {
+	# state: 2 mamba layers x (3 conv columns x 96 + 96 x 8 scan state) x 4 bytes = 8448;
+	# KV only in the 2 attention layers: 2 x (K + V) x 2 heads x 12 x 4 bytes = 384 per token
+	for c in 64 4096; do
+		run tfm-inspect -F json -c $c "$FX/jamba/config.json"
+		assert_success
+		[ "$(echo "$output" | jq -e .state_bytes)" = 8448 ]
+		[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 384 ]
+		[ "$(echo "$output" | jq -e .kv_bytes)" = $((8448 + 384 * c)) ]
+	done
+	run tfm-bench -q --config "$FX/jamba/config.json" -p 16 -n 4 -r 1 -t 1 -F json
+	assert_success
+	[ "$(echo "$output" | jq -r .arch)" = jamba ]
+	[ "$(echo "$output" | jq '[.tests[] | select(.avg_ts > 0)] | length')" = 2 ]
+	tfm-convert -o "$T/j.gguf" "$FX/jamba-b"
+	run tfm-inspect -F json "$T/j.gguf"
+	[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ]
+	tfm-quant -q -o "$T/j8.gguf" q8_0 "$T/j.gguf"
+	# the trained tokenizer end to end: generation, and a perplexity that
+	# the f32 and q8_0 files agree on to 1%
+	run tfm-run -m "$T/j.gguf" -p "The game" -n 8 --temp 0
+	assert_success
+	[ -n "$output" ]
+	head -c 4000 "$SHARED/text/wikitext-2-raw-test.txt" > "$T/text.txt"
+	p32=$(tfm-ppl -q -m "$T/j.gguf" -f "$T/text.txt" -c 64 -F json | jq .ppl)
+	p8=$(tfm-ppl -q -m "$T/j8.gguf" -f "$T/text.txt" -c 64 -F json | jq .ppl)
+	awk -v a="$p32" -v b="$p8" 'BEGIN { d = (a - b) / a; exit !(a > 1 && (d < 0 ? -d : d) < 0.01) }'
+	# knobs not implemented are refused by name
+	for kv in '"sliding_window": 16' '"hidden_act": "gelu"'; do
+		jq ". + {$kv}" "$FX/jamba/config.json" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+		assert_output --partial "$(echo "$kv" | cut -d'"' -f2)"
+	done
+	jq '. + {"attn_layer_offset": 2}' "$FX/jamba/config.json" > "$T/config.json"
+	run tfm-inspect "$T/config.json"
+	assert_failure 65
+	assert_output --partial "below their periods"
+}

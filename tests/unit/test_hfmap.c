@@ -258,6 +258,30 @@ static void t_fixture_names(void)
 			json_decref(seen);
 			continue;
 		}
+		if (!strcmp(arch, "jamba")) { /* attention or a mamba mixer (with its dt, B, C
+						 * norms), then a dense FFN or experts */
+			int attn = 0, ssm = 0, exps = 0;
+			for (int l = 0; l < 4; l++) {
+				char k[64];
+				snprintf(k, sizeof k, "blk.%d.attn_output.weight#0", l);
+				attn += json_object_get(seen, k) != NULL;
+				static const char *const sn[] = {"ssm_x.weight", "ssm_dt_norm.weight",
+								 "ssm_b_norm.weight", "ssm_c_norm.weight",
+								 "ssm_a", "ssm_out.weight"};
+				int all = 1;
+				for (size_t i = 0; i < sizeof sn / sizeof sn[0]; i++) {
+					snprintf(k, sizeof k, "blk.%d.%s#0", l, sn[i]);
+					all &= json_object_get(seen, k) != NULL;
+				}
+				ssm += all;
+				snprintf(k, sizeof k, "blk.%d.ffn_down_exps.weight#2", l);
+				exps += json_object_get(seen, k) != NULL;
+			}
+			CHECK_MSG(attn && ssm && exps, "%s: attention %d, mamba %d, MoE %d layers of 4",
+				  fname, attn, ssm, exps);
+			json_decref(seen);
+			continue;
+		}
 		if (strstr(arch, "mamba")) { /* a mixer of its own, no FFN */
 			/* mamba2: dt from in_proj (no x_proj, dt_proj), a gated norm */
 			static const char *const ssm[] = {"ssm_in.weight", "ssm_conv1d.weight",

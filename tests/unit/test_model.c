@@ -1364,9 +1364,15 @@ static void t_errors(void)
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
 	CHECK_MSG(!strcmp(tfm_errmsg(), "gemma3: linear attention not supported yet"), "%s",
 		  tfm_errmsg());
-	s = m.s;
-	s.layer_kind[1] = TFM_LAYER_MAMBA;
+	s = m.s; /* rwkv beside attention: not run */
+	s.layer_kind[1] = TFM_LAYER_RWKV;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);
+	CHECK_MSG(strstr(tfm_errmsg(), "rwkv layers beside attention layers not supported yet"),
+		  "%s", tfm_errmsg());
+	s = m.s; /* mamba beside attention runs (jamba), with the mixer's sizes */
+	s.layer_kind[1] = TFM_LAYER_MAMBA;
+	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_FORMAT);
+	CHECK_MSG(strstr(tfm_errmsg(), "bad mamba sizes"), "%s", tfm_errmsg());
 	s = m.s;
 	s.rope_scaling = TFM_ROPE_SCALE_NTK, s.rope_factor = 2;
 	CHECK_ST(tfm_model_new(&md, &s, m.t, m.nt, NULL), TFM_E_UNSUPPORTED);

@@ -363,7 +363,7 @@ static void t_fixtures(void)
 static void t_ssm_state(void)
 {
 	static const char *const names[] = {"mamba", "mamba-b", "falcon_mamba", "mamba2", "mamba2-b",
-					    "rwkv", "rwkv-b"};
+					    "rwkv", "rwkv-b", "jamba", "jamba-b"};
 	static const int64_t chunks[] = {1, 2, 3, 7, 1, 1, 1};
 	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
 		char *dir = t_path("tests/fixtures/%s", names[f]);
@@ -415,11 +415,21 @@ static void t_ssm_state(void)
 			fprintf(stderr, "  %-14s chunked prefill + decode vs one call: %.2g relative\n",
 				names[f], worst);
 			CHECK_MSG(worst <= 1e-5, "%s: chunked vs one call %g", names[f], worst);
-			/* a state, no KV cache: what the spec predicts, at any context */
-			CHECK(tfm_ctx_kv_bytes(c) == 0);
-			CHECK_MSG(tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 4, 64) &&
-				  tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 4, 1 << 20),
-				  "%s: state %lld, spec %g", names[f], (long long)tfm_ctx_state_bytes(c),
+			/* a state, what the spec predicts at any context (with
+			 * 0 bytes per cached element the spec counts the state
+			 * alone); a KV cache only for attention layers (jamba's),
+			 * state and cache together what the spec predicts */
+			int attn = 0;
+			for (int64_t l = 0; l < s.n_layer; l++)
+				attn += s.layer_kind[l] == TFM_LAYER_ATTN;
+			CHECK(attn ? tfm_ctx_kv_bytes(c) > 0 : tfm_ctx_kv_bytes(c) == 0);
+			CHECK_MSG(tfm_ctx_state_bytes(c) > 0 &&
+				  tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 0, 64) &&
+				  tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 0, 1 << 20) &&
+				  tfm_ctx_state_bytes(c) + tfm_ctx_kv_bytes(c) ==
+				  (int64_t)tfm_spec_kv_bytes(&s, 4, 64),
+				  "%s: state %lld + KV %lld, spec %g", names[f],
+				  (long long)tfm_ctx_state_bytes(c), (long long)tfm_ctx_kv_bytes(c),
 				  tfm_spec_kv_bytes(&s, 4, 64));
 			CHECK(tfm_ctx_rewind(c, n - 1) == TFM_E_UNSUPPORTED);
 			CHECK(strstr(tfm_errmsg(), "recurrent state") != NULL);
@@ -797,13 +807,15 @@ out:
 static void t_llamacpp_files(void)
 {
 	static const struct {
-		const char *name, *set[2];
+		const char *name, *arch, *set[2];
 		double plain; /* llama.cpp's reading vs transformers: at most, and more than 1e-4 */
 	} f[] = {
-		{"llama4-c", {NULL}, 0},
-		{"deepseek_v2", {"attn.mla_norm_eps=1e-6"}, 1e-3},
-		{"deepseek_v2-lite", {"moe.norm_topk=0"}, 10},
-		{"deepseek_v3", {"moe.gate=sigmoid", "attn.mla_norm_eps=1e-6"}, 10},
+		{"llama4-c", "llama4", {NULL}, 0},
+		{"deepseek_v2", "deepseek2", {"attn.mla_norm_eps=1e-6"}, 1e-3},
+		{"deepseek_v2-lite", "deepseek2", {"moe.norm_topk=0"}, 10},
+		{"deepseek_v3", "deepseek2", {"moe.gate=sigmoid", "attn.mla_norm_eps=1e-6"}, 10},
+		{"jamba", "jamba", {NULL}, 0},   /* per-layer KV heads mark the mamba layers */
+		{"jamba-b", "jamba", {NULL}, 0},
 	};
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
 		char *gp = t_path("tests/data/llamacpp/%s.gguf", f[i].name);
@@ -826,8 +838,7 @@ static void t_llamacpp_files(void)
 			CHECK_OK(tfm_model_open(&m, gp, &o));
 			if (!m)
 				break;
-			CHECK(!strcmp(tfm_model_spec(m)->arch, !strncmp(f[i].name, "llama4", 6) ? "llama4"
-												: "deepseek2"));
+			CHECK(!strcmp(tfm_model_spec(m)->arch, f[i].arch));
 			int64_t V = tfm_model_spec(m)->n_vocab;
 			float *lg = malloc((size_t)(np * V) * sizeof *lg);
 			CHECK_OK(tfm_ctx_new(&c, m, 64));

@@ -67,6 +67,20 @@ static void t_mixtral(void)
 	CHECK_CLOSE((double)c.active, 12879921152.0, 0, 1e-6);
 	/* GQA: 2 * 32 layers * 8 kv heads * 128 * 2 bytes */
 	CHECK(c.kv_bytes_per_token == 131072.0);
+
+	/* AI21-Jamba-1.5-Mini (tests/data/configs, from the published config):
+	 * transformers 4.57.1's num_parameters() on the meta device, 51.6B;
+	 * active: less 16 MoE layers * 14 unused experts * 3*4096*14336 */
+	CHECK_OK(spec_of("jamba-1.5-mini.json", &s, &c, 4096));
+	CHECK(c.total == 51570323328LL);
+	CHECK(c.active == 51570323328LL - 16LL * 14 * 3 * 4096 * 14336);
+	CHECK(s.layer_kind[4] == TFM_LAYER_ATTN && s.layer_kind[12] == TFM_LAYER_ATTN &&
+	      s.layer_kind[0] == TFM_LAYER_MAMBA && s.layer_kind[31] == TFM_LAYER_MAMBA);
+	CHECK(s.layer_moe[1] && !s.layer_moe[0] && s.layer_moe[31] && s.ssm_dt_rank == 256);
+	/* KV only in the 4 attention layers: 4 * 2 * 8 heads * 128 * 2 bytes;
+	 * 28 mamba layers keep conv (3 * 8192) and scan (8192 * 16) state */
+	CHECK(c.kv_bytes_per_token == 4.0 * 2 * 8 * 128 * 2);
+	CHECK(tfm_spec_kv_bytes(&s, 0, 4096) == 28.0 * (3 * 8192 + 8192 * 16) * 4);
 }
 
 static void t_small_models(void)
