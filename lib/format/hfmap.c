@@ -639,6 +639,57 @@ static const struct ent jamba[] = {
 	END
 };
 
+/* ---- Bamba (prefix "model."): Mamba-2 layers under mamba. with mamba2's
+ * names, llama attention (half-split RoPE, Q and K as they are), every
+ * layer's FFN under feed_forward, norms as jamba's ---- */
+static const struct ent bamba[] = {
+	{"embed_tokens.$", "token_embd.$", 0},
+	{"final_layernorm.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
+	{"layers.#.pre_ff_layernorm.$", "blk.#.ffn_norm.$", 0},
+	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
+	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
+	{"layers.#.self_attn.v_proj.$", "blk.#.attn_v.$", 0},
+	{"layers.#.self_attn.o_proj.$", "blk.#.attn_output.$", 0},
+	{"layers.#.mamba.in_proj.$", "blk.#.ssm_in.$", 0},
+	{"layers.#.mamba.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
+	{"layers.#.mamba.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
+	{"layers.#.mamba.dt_bias", "blk.#.ssm_dt.bias", 0},
+	{"layers.#.mamba.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
+	{"layers.#.mamba.D", "blk.#.ssm_d", 0},
+	{"layers.#.mamba.norm.weight", "blk.#.ssm_norm.weight", 0},
+	{"layers.#.mamba.out_proj.$", "blk.#.ssm_out.$", 0},
+	{"layers.#.feed_forward.gate_proj.$", "blk.#.ffn_gate.$", 0},
+	{"layers.#.feed_forward.up_proj.$", "blk.#.ffn_up.$", 0},
+	{"layers.#.feed_forward.down_proj.$", "blk.#.ffn_down.$", 0},
+	END
+};
+
+/* ---- Qwen3-Next (prefix "model."): zero-centred RMSNorms (1 added, as
+ * gemma's) except the Gated DeltaNet's gated norm; linear_attn's
+ * in_proj_qkvz and in_proj_ba keep the checkpoint's order grouped per key
+ * head (llama.cpp's converter splits qkvz into attn_qkv and attn_gate;
+ * tfm does not); the MTP head (mtp.*) is dropped.  Experts, the shared
+ * expert and its gate as qwen2_moe's (mlp_moe rows after these). ---- */
+static const struct ent qwen3_next[] = {
+	{"norm.$", "output_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.post_attention_layernorm.$", "blk.#.ffn_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.self_attn.q_norm.$", "blk.#.attn_q_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.self_attn.k_norm.$", "blk.#.attn_k_norm.$", TFM_HFMAP_ADD_ONE},
+	{"layers.#.linear_attn.in_proj_qkvz.$", "blk.#.ssm_in.$", 0},
+	{"layers.#.linear_attn.in_proj_ba.$", "blk.#.ssm_ba.$", 0},
+	{"layers.#.linear_attn.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
+	{"layers.#.linear_attn.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
+	{"layers.#.linear_attn.dt_bias", "blk.#.ssm_dt.bias", 0},
+	{"layers.#.linear_attn.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
+	{"layers.#.linear_attn.norm.weight", "blk.#.ssm_norm.weight", 0},
+	{"layers.#.linear_attn.out_proj.$", "blk.#.ssm_out.$", 0},
+	{"mtp.*", NULL, SKIP},
+	END
+};
+
 /* ---- RWKV v4 (transformers' rwkv): llama.cpp has no v4; names in its
  * RWKV-6 style; time_decay becomes -exp(time_decay) ---- */
 static const struct ent rwkv[] = {
@@ -719,6 +770,8 @@ static const struct arch archs[] = {
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},
 	{"jamba", {"model.", ""}, {jamba}},
+	{"bamba", {"model.", ""}, {bamba}},
+	{"qwen3_next", {"model.", ""}, {qwen3_next, qk_plain, mlp_moe, llama_base}},
 	{"rwkv", {"rwkv.", ""}, {rwkv}},
 };
 

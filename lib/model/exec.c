@@ -128,6 +128,8 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 			ff = L->sh_gate.out;
 	}
 	int64_t qkv = m->q_dim + 2 * m->kv_dim, rot2 = m->n_rot / 2 > 0 ? m->n_rot / 2 : 1;
+	if (s->attn_out_gate && 2 * m->q_dim > qkv) /* [q | gate] of every head */
+		qkv = 2 * m->q_dim;
 	int64_t ql = m->mla ? s->q_lora_rank : 0, kl = m->mla ? s->kv_lora_rank : 0;
 	int64_t mw = m->mla ? kl + s->qk_rope_dim : 0;        /* a latent key row */
 	int64_t mt = m->mla ? (kl > s->qk_nope_dim ? kl : s->qk_nope_dim) : 0;
@@ -466,6 +468,17 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 			memcpy(c->k + t * kvd, c->qkv + t * w + qd, (size_t)kvd * sizeof(float));
 			memcpy(c->v + t * kvd, c->qkv + t * w + qd + kvd, (size_t)kvd * sizeof(float));
 		}
+	} else if (s->attn_out_gate) {
+		/* each head's [q | gate]: q into c->q, the gates stay in c->qkv */
+		be->matmul(&c->kx, c->qkv, c->xn, &L->wq, n);
+		for (int64_t t = 0; t < n; t++)
+			for (int64_t h = 0; h < s->n_head; h++)
+				memcpy(c->q + t * qd + h * hd, c->qkv + t * 2 * qd + h * 2 * hd,
+				       (size_t)hd * sizeof(float));
+		be->matmul(&c->kx, c->k, c->xn, &L->wk, n);
+		be->matmul(&c->kx, c->v, c->xn, &L->wv, n);
+		add_bias(m, c->k, L->bk, n, kvd);
+		add_bias(m, c->v, L->bv, n, kvd);
 	} else {
 		be->matmul(&c->kx, c->q, c->xn, &L->wq, n);
 		be->matmul(&c->kx, c->k, c->xn, &L->wk, n);
@@ -547,6 +560,14 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	}
 	if (m->v_rot) /* the output of rotated values, rotated back */
 		tfm_kvrot(c->att, n * s->n_head, m->v_dim, m->v_rot);
+	if (s->attn_out_gate) /* qwen3_next: attn * sigmoid(gate), per head */
+		for (int64_t t = 0; t < n; t++)
+			for (int64_t h = 0; h < s->n_head; h++) {
+				float *o = c->att + t * s->n_head * hd + h * hd;
+				const float *g = c->qkv + t * 2 * qd + h * 2 * hd + hd;
+				for (int64_t i = 0; i < hd; i++)
+					o[i] *= 1.0f / (1.0f + expf(-g[i]));
+			}
 	if (s->diff_attn) {
 		diff_combine(c, L, n, c->qkv);
 		be->matmul(&c->kx, c->h, c->qkv, &L->wo, n);
@@ -856,8 +877,10 @@ static void block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		tfm_ssm_rwkv_block(c, l, n, pos0);
 		return;
 	}
-	if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2) {
-		/* x + mixer(norm(x)); a hybrid's (jamba) then x + ffn(norm(x)) */
+	if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2 ||
+	    s->layer_kind[l] == TFM_LAYER_GDN) {
+		/* x + mixer(norm(x)); a hybrid's (jamba, bamba, qwen3_next) then
+		 * x + ffn(norm(x)) */
 		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
 		tfm_mamba_mix(c, l, n, pos0);
 		be->add(c->x, c->x, c->h, n * d);

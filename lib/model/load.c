@@ -70,13 +70,17 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	int hybrid = 0;
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		static const char *const kinds[] = {"attention", "mamba layers", "mamba2 layers",
-						    "rwkv layers beside attention layers"};
+						    "rwkv layers beside attention layers",
+						    "gdn layers"};
 		/* a hybrid (jamba): mamba layers beside attention layers, each
 		 * with its FFN; mamba.c checks the mixer's knobs */
-		if (s->layer_kind[l] == TFM_LAYER_MAMBA && s->family == TFM_FAMILY_DECODER) {
-			hybrid = 1;
+		int k = s->layer_kind[l];
+		if ((k == TFM_LAYER_MAMBA || k == TFM_LAYER_MAMBA2 || k == TFM_LAYER_GDN) &&
+		    s->family == TFM_FAMILY_DECODER) {
+			hybrid |= k == TFM_LAYER_MAMBA ? 1 : k == TFM_LAYER_MAMBA2 ? 2 : 4;
 		} else if (s->layer_kind[l] != TFM_LAYER_ATTN) {
-			return UNSUP(s->layer_kind[l] < 4 ? kinds[s->layer_kind[l]] : "layer kind");
+			return UNSUP(s->layer_kind[l] <= TFM_LAYER_GDN ? kinds[s->layer_kind[l]] :
+				     "layer kind");
 		}
 		if (s->layer_moe[l] && s->n_expert < 1)
 			return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld is MoE without experts", arch,
@@ -202,6 +206,11 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	if (s->qk_norm != TFM_QK_NORM_NONE && s->qk_norm != TFM_QK_NORM_HEAD &&
 	    s->qk_norm != TFM_QK_NORM_FULL && s->qk_norm != TFM_QK_NORM_ROPE_RMS)
 		return UNSUP("this QK-norm");
+	if (s->attn_out_gate && (s->diff_attn || s->kv_lora_rank || s->family != TFM_FAMILY_DECODER ||
+				 s->pos_attn == TFM_POS_DEBERTA || s->attn_bias_qkv || s->attn_bias_qv ||
+				 (s->v_head_dim && s->v_head_dim != hd)))
+		return UNSUP("an attention output gate with differential attention, MLA, DeBERTa, "
+			     "QKV biases, an encoder or a value head size of its own");
 	if ((s->attn_temp_scale > 0 || s->qk_norm == TFM_QK_NORM_ROPE_RMS) && s->diff_attn)
 		return UNSUP("temperature tuning or llama4's QK-norm with differential attention");
 	if (s->act < TFM_ACT_SILU || s->act > TFM_ACT_GELU_QUICK)
@@ -215,8 +224,10 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		return UNSUP("norm.no_first_attn outside a sequential pre-norm block");
 	if (s->head_transform && s->family != TFM_FAMILY_ENCODER)
 		return UNSUP("head.transform outside an encoder");
+	if (hybrid && hybrid != 1 && hybrid != 2 && hybrid != 4) /* they share the ssm.* sizes */
+		return UNSUP("two kinds of recurrent layers (mamba, mamba2, gdn) in one model");
 	if (hybrid)
-		return tfm_mamba_check_hybrid(s);
+		return tfm_mamba_check_hybrid(s, hybrid != 1);
 	return TFM_OK;
 }
 
@@ -737,7 +748,43 @@ static int bind_rwkv(struct binder *b, int64_t l)
 	return TFM_OK;
 }
 
-/* A mamba2 layer: its norm and mixer, no FFN (llama.cpp's names; in_proj
+static int bind_ffn(struct binder *b, int64_t l);
+
+/* A Gated DeltaNet layer (gdn.c; qwen3_next): its norm and mixer, then the
+ * FFN's norm and the FFN.  ssm_in keeps the checkpoint's grouped [q k v z]
+ * order, ssm_ba its [b a]; the conv has no bias. */
+static int bind_gdn(struct binder *b, int64_t l)
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	int64_t d = s->n_embd, nv = s->ssm_n_head, vd = s->ssm_d_inner, cd = tfm_gdn_conv_dim(s);
+	char n[96];
+	int st;
+	struct tfm_mat cw;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	TRY(bind_mat(b, &L->ssm_in, NM("ssm_in.weight"), d, cd + vd, 1));
+	TRY(bind_mat(b, &L->ssm_ba, NM("ssm_ba.weight"), d, 2 * nv, 1));
+	TRY(bind_mat(b, &cw, NM("ssm_conv1d.weight"), s->ssm_d_conv, cd, 1));
+	TRY(mat_f32(b, &L->ssm_conv_w, &cw));
+	TRY(bind_vec(b, &L->ssm_conv_b, NM("ssm_conv1d.bias"), cd, 0));
+	if (L->ssm_conv_b)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s: a conv bias in a gdn layer is not "
+				  "supported", b->arch, n);
+	TRY(bind_vec(b, &L->ssm_dt_b, NM("ssm_dt.bias"), nv, 1));
+	TRY(bind_vec(b, &L->ssm_a, NM("ssm_a"), nv, 1));
+	TRY(bind_vec(b, &L->ssm_norm_w, NM("ssm_norm.weight"), vd / nv, 1));
+	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), vd, d, 1));
+	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
+	TRY(bind_ffn(b, l));
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
+/* A mamba2 layer: its norm and mixer, in a hybrid (bamba) then the FFN's
+ * norm and the FFN (llama.cpp's names; in_proj
  * as wide as z, xBC and dt: no extra MLP columns). */
 static int bind_mamba2(struct binder *b, int64_t l)
 {
@@ -762,12 +809,14 @@ static int bind_mamba2(struct binder *b, int64_t l)
 	TRY(bind_vec(b, &L->ssm_norm_w, NM("ssm_norm.weight"), di, 1));
 	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), di, d, 1));
 	TRY(bind_vec(b, &L->ssm_out_b, NM("ssm_out.bias"), d, s->ssm_bias));
+	if (s->n_ff > 0 || s->layer_moe[l]) {
+		TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
+		TRY(bind_ffn(b, l));
+	}
 #undef NM
 #undef TRY
 	return TFM_OK;
 }
-
-static int bind_ffn(struct binder *b, int64_t l);
 
 /* A mamba layer: its norm and mixer (llama.cpp's names); in a hybrid
  * (jamba: n_ff > 0 or an MoE layer) then the FFN's norm and the FFN. */
@@ -840,6 +889,8 @@ static int bind_layer(struct binder *b, int64_t l)
 		return bind_mamba2(b, l);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_RWKV)
 		return bind_rwkv(b, l);
+	if (b->m->spec.layer_kind[l] == TFM_LAYER_GDN)
+		return bind_gdn(b, l);
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	struct tfm_layer *L = &m->layers[l];
@@ -875,6 +926,9 @@ static int bind_layer(struct binder *b, int64_t l)
 		TRY(bind_mla(b, l));
 	} else {
 	TRY(bind_mat(b, &L->wqkv, NM("attn_qkv.weight"), d, qd + 2 * kvd, 0));
+	if (L->wqkv.data && s->attn_out_gate)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: %s: a fused QKV projection with the "
+				  "attention output gate is not supported", b->arch, n);
 	if (L->wqkv.data && (s->attn_bias_qv || s->pos_attn == TFM_POS_DEBERTA)) {
 		/* DeBERTa v1's in_proj (rows [q; k; v] after hfmap.c's reorder):
 		 * three views, run as separate projections with v1's own biases */
@@ -886,7 +940,8 @@ static int bind_layer(struct binder *b, int64_t l)
 	} else if (L->wqkv.data) {
 		TRY(bind_vec(b, &L->bqkv, NM("attn_qkv.bias"), qd + 2 * kvd, s->attn_bias_qkv));
 	} else {
-		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, qd, 1));
+		/* attn.out_gate: each head's [q | gate], 2 qd rows */
+		TRY(bind_mat(b, &L->wq, NM("attn_q.weight"), d, s->attn_out_gate ? 2 * qd : qd, 1));
 		TRY(bind_mat(b, &L->wk, NM("attn_k.weight"), d, kvd, 1));
 		TRY(bind_mat(b, &L->wv, NM("attn_v.weight"), d, kvd, 1));
 	}

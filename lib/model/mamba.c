@@ -12,21 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a layer with recurrent state kept here: mamba, mamba2, rwkv (rwkv.c) */
+/* a layer with recurrent state kept here: mamba, mamba2, rwkv (rwkv.c),
+ * gdn (gdn.c) */
 static int is_mamba(const struct tfm_spec *s, int64_t l)
 {
 	return s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2 ||
-	       s->layer_kind[l] == TFM_LAYER_RWKV;
+	       s->layer_kind[l] == TFM_LAYER_RWKV || s->layer_kind[l] == TFM_LAYER_GDN;
 }
 
-/* the width of a layer's conv inputs: d_inner (mamba), xBC (mamba2) */
+/* the width of a layer's conv inputs: d_inner (mamba), xBC (mamba2), qkv (gdn) */
 static int64_t conv_width(const struct tfm_spec *s, int64_t l)
 {
-	return s->layer_kind[l] == TFM_LAYER_MAMBA2 ? tfm_mamba2_conv_dim(s) : s->ssm_d_inner;
+	return s->layer_kind[l] == TFM_LAYER_MAMBA2 ? tfm_mamba2_conv_dim(s) :
+	       s->layer_kind[l] == TFM_LAYER_GDN ? tfm_gdn_conv_dim(s) : s->ssm_d_inner;
 }
 
 /* per layer: conv [d_conv - 1][conv width], then the scan state
- * [d_inner][d_state] (mamba2: [n_head][head_dim][d_state], as many) */
+ * [d_inner][d_state] (mamba2: [n_head][head_dim][d_state], as many; gdn:
+ * [n_head][d_state][head_v_dim], as many) */
 static int64_t layer_floats(const struct tfm_spec *s, int64_t l)
 {
 	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* two token shifts, num, den, max */
@@ -53,8 +56,9 @@ int tfm_mamba_ctx_new(struct tfm_ctx *c)
 	/* state; scratch xz [B][2 di], xc [B][di], dbc [B][w], dt [B][di], y [B][di]
 	 * (mamba2: tfm_mamba2_scratch_floats) */
 	int64_t scr = B * (2 * di + di + w + di + di), scr2 = tfm_mamba2_scratch_floats(s, B);
-	int64_t scr3 = tfm_rwkv_scratch_floats(s, B);
+	int64_t scr3 = tfm_rwkv_scratch_floats(s, B), scr4 = tfm_gdn_scratch_floats(s, B);
 	scr = scr > scr2 ? scr : scr2;
+	scr = scr > scr4 ? scr : scr4;
 	int64_t total = state + (scr > scr3 ? scr : scr3);
 	c->ssm = tfm_calloc((size_t)total, sizeof(float));
 	if (!c->ssm)
@@ -155,6 +159,10 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		tfm_mamba2_mix(c, l, n, conv, hs, c->ssm + state);
 		return;
 	}
+	if (s->layer_kind[l] == TFM_LAYER_GDN) {
+		tfm_gdn_mix(c, l, n, conv, hs, c->ssm + state);
+		return;
+	}
 	float *xz = c->ssm + state;               /* [n][2 di]: x then z */
 	float *xc = xz + B * 2 * di;              /* [n][di] conv output, SiLU'd */
 	float *dbc = xc + B * di;                 /* [n][R + 2N]: dt_in, B, C */
@@ -217,13 +225,13 @@ static int check_sizes(const struct tfm_spec *s, int v2)
 	return TFM_OK;
 }
 
-/* A hybrid (jamba): mamba layers beside attention layers, each layer
+/* A hybrid (jamba; bamba with mamba2 layers, v2): mamba layers beside attention layers, each layer
  * x += mixer(norm(x)); x += ffn(norm(x)).  The attention layers' knobs are
  * load.c's; here the mixer's, and the block form the mamba layers share. */
-int tfm_mamba_check_hybrid(const struct tfm_spec *s)
+int tfm_mamba_check_hybrid(const struct tfm_spec *s, int v2)
 {
 	const char *arch = s->arch[0] ? s->arch : "model";
-	int st = check_sizes(s, 0);
+	int st = check_sizes(s, v2);
 	if (st)
 		return st;
 	if (s->norm_place != TFM_NORM_PRE || s->parallel_residual || s->residual_from_norm ||

@@ -12,7 +12,7 @@ struct tfm_spec;
 /* The knobs check of a model whose layers are all mamba (load.c). */
 int tfm_mamba_check_spec(const struct tfm_spec *s);
 /* The mamba layers of a hybrid (mamba beside attention, each with an FFN). */
-int tfm_mamba_check_hybrid(const struct tfm_spec *s);
+int tfm_mamba_check_hybrid(const struct tfm_spec *s, int v2);
 /* State and scratch of every mamba layer of c's model (none: no allocation). */
 int tfm_mamba_ctx_new(struct tfm_ctx *c);
 void tfm_mamba_ctx_free(struct tfm_ctx *c);
@@ -45,6 +45,18 @@ int64_t tfm_mamba2_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
  * dt x B^T, y = S C + D x. */
 void tfm_mamba2_scan_ref(float *y, float *S, const float *x, float dt, float A, float D,
 			 const float *B, const float *C, int64_t head_dim, int64_t d_state);
+
+/* gdn.c: the Gated DeltaNet mixer of layer l over c->xn into c->h, with its
+ * conv inputs conv [d_conv - 1][conv_dim] and delta-rule state S
+ * [n_head][d_state][head_v_dim] (zero at the start of a sequence), scratch
+ * scr of tfm_gdn_scratch_floats floats. */
+void tfm_gdn_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float *S, float *scr);
+int64_t tfm_gdn_conv_dim(const struct tfm_spec *s);          /* 2 nk dk + nv dv */
+int64_t tfm_gdn_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
+/* One value head's step, the scalar reference: S[dk][dv] = exp(g) S;
+ * d = beta (v - S^T k); S += k d^T; o = S^T q. */
+void tfm_gdn_step_ref(float *o, float *S, const float *q, const float *k, const float *v,
+		      float g, float beta, int64_t dk, int64_t dv);
 
 /* rwkv.c: layer l's whole RWKV v4 block on c->x (x += time_mix(ln1 x);
  * x += channel_mix(ln2 x)), state st [5][n_embd] (reset at pos0 == 0),

@@ -51,6 +51,7 @@ struct tfm_layer {
 	/* mamba mixer (mamba.c): ssm_in {n_embd, 2 d_inner}, ssm_x {d_inner,
 	 * dt_rank + 2 d_state}, ssm_dt {dt_rank, d_inner}, ssm_out {d_inner, n_embd} */
 	struct tfm_mat ssm_in, ssm_x, ssm_dt, ssm_out;
+	struct tfm_mat ssm_ba;       /* gdn.c: b and a per value head {n_embd, 2 nv} */
 	float *ssm_in_b, *ssm_out_b;  /* [2 d_inner], [n_embd] or NULL */
 	float *ssm_conv_w, *ssm_conv_b; /* [d_inner][d_conv], [d_inner] or NULL */
 	float *ssm_dt_b, *ssm_d;     /* [d_inner] */

@@ -126,6 +126,25 @@ static void mamba(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
+/* A Gated DeltaNet layer (qwen3_next): A negative per value head, dt bias
+ * near softplus^-1(0.01) as mamba2's */
+static void gdn(struct rnd *r, const struct tfm_spec *s, int64_t l)
+{
+	int64_t d = s->n_embd, vd = s->ssm_d_inner, nv = s->ssm_n_head;
+	int64_t cd = 2 * s->ssm_n_group * s->ssm_d_state + vd;
+	char n[96];
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+	norm(r, s, N("attn_norm"), d);
+	add(r, N("ssm_in.weight"), d, cd + vd, 0, 1 / sqrtf((float)d));
+	add(r, N("ssm_ba.weight"), d, 2 * nv, 0, 1 / sqrtf((float)d));
+	add(r, N("ssm_conv1d.weight"), s->ssm_d_conv, cd, 0, 1 / sqrtf((float)s->ssm_d_conv));
+	add(r, N("ssm_dt.bias"), nv, 1, -4.6f, 0.5f);
+	add(r, N("ssm_a"), nv, 1, -1, 0.5f);
+	add(r, N("ssm_norm.weight"), vd / nv, 1, 1, 0.1f);
+	add(r, N("ssm_out.weight"), vd, d, 0, 1 / sqrtf((float)vd));
+#undef N
+}
+
 /* A mamba2 layer: A negative per head, D near 1, dt bias near
  * softplus^-1(0.01), the gated norm's weight near 1 */
 static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
@@ -294,11 +313,19 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 		}
 		if (s->layer_kind[l] == TFM_LAYER_MAMBA2) {
 			mamba2(r, s, l);
-			continue;
+			if (s->n_ff <= 0 && !s->layer_moe[l])
+				continue;
+			norm(r, s, N("ffn_norm"), d); /* a hybrid's (bamba) FFN after the mixer */
+			goto ffn;
 		}
 		if (s->layer_kind[l] == TFM_LAYER_RWKV) {
 			rwkv(r, s, l);
 			continue;
+		}
+		if (s->layer_kind[l] == TFM_LAYER_GDN) {
+			gdn(r, s, l);
+			norm(r, s, N("ffn_norm"), d);
+			goto ffn;
 		}
 		/* llama.cpp's BERT names its post norms; ModernBERT's layer 0 has
 		 * no attention norm */
@@ -325,7 +352,7 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			add(r, N("attn_kv_b.weight"), kl, s->n_head * (s->qk_nope_dim + vd), 0,
 			    1 / sqrtf((float)kl));
 		} else {
-			add(r, N("attn_q.weight"), d, qd, 0, wd);
+			add(r, N("attn_q.weight"), d, s->attn_out_gate ? 2 * qd : qd, 0, wd);
 			add(r, N("attn_k.weight"), d, kvd, 0, wd);
 			add(r, N("attn_v.weight"), d, kvd, 0, wd);
 		}
@@ -370,6 +397,8 @@ ffn:
 				add(r, N("ffn_gate_shexp.weight"), d, fs, 0, wd);
 				add(r, N("ffn_up_shexp.weight"), d, fs, 0, wd);
 				add(r, N("ffn_down_shexp.weight"), fs, d, 0, 1 / sqrtf((float)fs));
+				if (s->moe_shared_gate) /* sigmoid(x . w) on the shared expert */
+					add(r, N("ffn_gate_inp_shexp.weight"), d, 1, 0, wd);
 			}
 			continue;
 		}

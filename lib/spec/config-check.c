@@ -95,6 +95,7 @@ static const struct { const char *k, *why; } inert[] = {
 	{ "lambda_std_dev", "initialisation of diffllama's lambda vectors (training)" },
 	{ "initializer_factor", "training" }, { "router_aux_loss_coef", "training" },
 	{ "output_router_logits", "training" }, { "router_jitter_noise", "training (noise only in training)" },
+	{ "z_loss_coefficient", "training (bamba's auxiliary loss)" },
 	{ "aux_loss_alpha", "training" }, { "seq_aux", "training" }, { "layerdrop", "training" },
 	{ "encoder_layerdrop", "training" }, { "decoder_layerdrop", "training" },
 	{ "embedding_fraction", "mpt: gradient scaling, forward unchanged" },

@@ -31,6 +31,8 @@ static int64_t attn_params(const struct tfm_spec *s)
 		return p;
 	}
 	p = e * (nh + 2 * nkv) * hd + nh * hd * e;
+	if (s->attn_out_gate) /* the gate half of the query projection */
+		p += e * nh * hd;
 	if (s->attn_bias_qkv)
 		p += (nh + 2 * nkv) * hd;
 	if (s->attn_bias_out)
@@ -62,6 +64,13 @@ static int64_t mamba_params(const struct tfm_spec *s, int kind)
 {
 	int64_t e = s->n_embd, di = s->ssm_d_inner, ds = s->ssm_d_state, dc = s->ssm_d_conv;
 	int64_t p = 0;
+	if (kind == TFM_LAYER_GDN) { /* qwen3_next's Gated DeltaNet */
+		int64_t nv = s->ssm_n_head, qk = 2 * s->ssm_n_group * ds;
+		p += e * (qk + 2 * di) + e * 2 * nv;     /* in_proj_qkvz, in_proj_ba */
+		p += (qk + di) * dc;                     /* conv, no bias */
+		p += 2 * nv + (nv > 0 ? di / nv : 0);    /* dt_bias, A_log, the gated norm */
+		return p + di * e;                       /* out_proj */
+	}
 	if (kind == TFM_LAYER_MAMBA) {
 		int64_t r = s->ssm_dt_rank;
 		p += e * 2 * di + (s->ssm_bias ? 2 * di : 0);
@@ -127,6 +136,8 @@ static double state_elems(const struct tfm_spec *s, int kind)
 	case TFM_LAYER_MAMBA:
 		return (s->ssm_d_conv - 1) * di + di * ds;
 	case TFM_LAYER_MAMBA2:
+		return (s->ssm_d_conv - 1) * (di + 2.0 * s->ssm_n_group * ds) + di * ds;
+	case TFM_LAYER_GDN: /* conv inputs q, k, v; a dk x dv matrix per value head */
 		return (s->ssm_d_conv - 1) * (di + 2.0 * s->ssm_n_group * ds) + di * ds;
 	case TFM_LAYER_RWKV:
 		if (s->rwkv_version <= 4)

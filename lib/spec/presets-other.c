@@ -695,6 +695,25 @@ int tfm_preset_falcon_mamba(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
+/* mamba2's time_step_limit [min, max]: dt clamped after the softplus */
+static int dt_limit(struct tfm_spec *s, const json_t *c)
+{
+	json_t *lim = gj(c, "time_step_limit");
+	s->ssm_dt_min = 0, s->ssm_dt_max = 0;
+	if (json_is_array(lim) && json_array_size(lim) == 2) {
+		double lo, hi; /* numbers, Infinity as 4.x or 5.x writes it */
+		if (!jnum(json_array_get(lim, 0), &lo) || !jnum(json_array_get(lim, 1), &hi) ||
+		    isnan(lo) || isnan(hi) || isinf(lo) || lo < 0 || hi < lo)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max] "
+					  "with 0 <= min <= max", s->arch);
+		s->ssm_dt_min = lo;
+		s->ssm_dt_max = isinf(hi) ? 0 : hi;
+	} else if (lim && !json_is_null(lim)) {
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max]", s->arch);
+	}
+	return TFM_OK;
+}
+
 int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
 {
 	set_arch(s, "mamba2", "mamba2");
@@ -715,19 +734,9 @@ int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c)
 	s->ssm_d_inner = (int64_t)(gf(c, "expand", 2) * (double)s->n_embd);
 	s->ssm_dt_rank = 0; /* dt is one value per head, from in_proj */
 	gi(c, "chunk_size", 256); /* the SSD chunk length: the same sums as the scan tfm runs */
-	json_t *lim = gj(c, "time_step_limit");
-	s->ssm_dt_min = 0, s->ssm_dt_max = 0;
-	if (json_is_array(lim) && json_array_size(lim) == 2) {
-		double lo, hi; /* numbers, Infinity as 4.x or 5.x writes it */
-		if (!jnum(json_array_get(lim, 0), &lo) || !jnum(json_array_get(lim, 1), &hi) ||
-		    isnan(lo) || isnan(hi) || isinf(lo) || lo < 0 || hi < lo)
-			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max] "
-					  "with 0 <= min <= max", s->arch);
-		s->ssm_dt_min = lo;
-		s->ssm_dt_max = isinf(hi) ? 0 : hi;
-	} else if (lim && !json_is_null(lim)) {
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: time_step_limit must be [min, max]", s->arch);
-	}
+	int st = dt_limit(s, c);
+	if (st)
+		return st;
 	if (strcmp(gs(c, "hidden_act", "silu"), "silu"))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: hidden_act \"%.20s\" in the mixer is not "
 				  "supported (silu)", s->arch, gs(c, "hidden_act", ""));
@@ -800,6 +809,73 @@ int tfm_preset_jamba(struct tfm_spec *s, const json_t *c)
 	}
 	if (s->n_expert <= 1)
 		s->n_expert = s->n_expert_used = s->n_ff_expert = 0;
+	return TFM_OK;
+}
+
+/* bamba (IBM's Mamba-2 hybrid): Mamba-2 layers and llama attention layers
+ * (at attn_layer_indices; RoPE on half of each head), each followed by a
+ * gated FFN, as jamba's blocks.  Chosen over falcon_h1 as the Mamba-2 hybrid
+ * because its layers are those tfm has (mamba2's mixer, llama's attention)
+ * in jamba's block; falcon_h1 runs attention and Mamba-2 side by side in
+ * every layer with a dozen muP multipliers.  The gated norm is grouped by
+ * mamba_n_groups as transformers 5 groups it (4.57.1 normalises all of
+ * d_inner: the same with one group, as Bamba-9B has). */
+int tfm_preset_bamba(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "bamba", "bamba");
+	int st = tfm_preset_llama_core(s, c, 1e-5, 10000, 262144);
+	if (st)
+		return st;
+	s->n_vocab = gi(c, "vocab_size", 128000);
+	s->n_ff = gi(c, "intermediate_size", 14336);
+	s->n_head_kv = gi(c, "num_key_value_heads", 8);
+	if (has(c, "num_key_value_heads") && json_is_null(gj(c, "num_key_value_heads")))
+		s->n_head_kv = s->n_head;
+	s->bos_id = (int32_t)gi(c, "bos_token_id", 1);
+	s->eos_id = (int32_t)gi(c, "eos_token_id", 2);
+	s->pad_id = (int32_t)gi(c, "pad_token_id", 0);
+	/* transformers 5 sets 0.5 whatever the config says; 4.x reads it */
+	double prf = gf(c, "partial_rotary_factor", 0.5);
+	if (prf != 0.5)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "bamba: partial_rotary_factor %g not supported "
+				  "(transformers 5 runs 0.5 whatever the config says)", prf);
+	s->rope_dims = s->head_dim / 2;
+	if (s->act != TFM_ACT_SILU) /* the mixer's conv and gate take hidden_act too */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "bamba: hidden_act \"%.20s\" not supported "
+				  "(the mamba mixer runs silu)", gs(c, "hidden_act", ""));
+	ssm_sizes(s, c, "mamba_", 256);
+	s->ssm_dt_rank = 0; /* dt is one value per head, from in_proj */
+	s->ssm_d_inner = gi(c, "mamba_expand", 2) * s->n_embd;
+	s->ssm_n_head = gi(c, "mamba_n_heads", 128);
+	s->ssm_n_group = gi(c, "mamba_n_groups", 1);
+	int64_t hd = s->ssm_n_head > 0 ? s->ssm_d_inner / s->ssm_n_head : 0;
+	json_t *dh = gj(c, "mamba_d_head");
+	if (json_is_integer(dh))
+		hd = json_integer_value(dh);
+	else if (dh && !json_is_null(dh) && !(json_is_string(dh) && !strcmp(json_string_value(dh), "auto")))
+		return tfm_seterr(TFM_E_FORMAT, "bamba: mamba_d_head must be a number or \"auto\"");
+	gi(c, "mamba_chunk_size", 256); /* the SSD chunk length: the same sums as the scan tfm runs */
+	if ((st = dt_limit(s, c)))
+		return st;
+	if (s->ssm_n_head < 1 || s->ssm_n_group < 1 || hd < 1 || s->ssm_n_head * hd != s->ssm_d_inner ||
+	    s->ssm_n_head % s->ssm_n_group)
+		return tfm_seterr(TFM_E_FORMAT, "bamba: %lld heads of %lld for an inner size of %lld in "
+				  "%lld groups", (long long)s->ssm_n_head, (long long)hd,
+				  (long long)s->ssm_d_inner, (long long)s->ssm_n_group);
+	all_layers(s->layer_kind, s->n_layer, TFM_LAYER_MAMBA2);
+	all_layers(s->layer_rope, s->n_layer, 0);
+	json_t *al = gj(c, "attn_layer_indices");
+	size_t i;
+	json_t *v;
+	if (al && !json_is_null(al) && !json_is_array(al))
+		return tfm_seterr(TFM_E_FORMAT, "bamba: attn_layer_indices must be a list");
+	json_array_foreach(al, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) >= s->n_layer || json_integer_value(v) >= TFM_MAX_LAYERS)
+			return tfm_seterr(TFM_E_FORMAT, "bamba: attn_layer_indices[%zu] is not a layer", i);
+		s->layer_kind[json_integer_value(v)] = TFM_LAYER_ATTN;
+		s->layer_rope[json_integer_value(v)] = 1;
+	}
 	return TFM_OK;
 }
 

@@ -242,6 +242,72 @@ static int p_qwen3(struct tfm_spec *s, const json_t *c)
 	return st;
 }
 
+/* qwen3_next: Gated DeltaNet layers (gdn.c) and gated full-attention
+ * layers (each head's query projection also gives a sigmoid gate of its
+ * output; QK-norm; RoPE on partial_rotary_factor of each head), as
+ * layer_types says (else every full_attention_interval-th layer attends);
+ * every layer's FFN the qwen2_moe MoE with a gated shared expert (dense on
+ * mlp_only_layers); RMSNorms zero-centred (1 + w) except the DeltaNet's
+ * gated norm. */
+static int p_qwen3_next(struct tfm_spec *s, const json_t *c)
+{
+	set_arch(s, "qwen3_next", "qwen3next");
+	int st = tfm_preset_llama_core(s, c, 1e-6, 10000, 32768);
+	if (st)
+		return st;
+	s->n_vocab = gi(c, "vocab_size", 151936);
+	s->n_embd = gi(c, "hidden_size", 2048);
+	s->n_ff = gi(c, "intermediate_size", 5632);
+	s->n_layer = gi(c, "num_hidden_layers", 48);
+	s->n_head = gi(c, "num_attention_heads", 16);
+	s->n_head_kv = gi(c, "num_key_value_heads", 2);
+	s->head_dim = gi(c, "head_dim", 256);
+	s->rope_dims = (int64_t)((double)s->head_dim * gf(c, "partial_rotary_factor", 0.25));
+	s->qk_norm = TFM_QK_NORM_HEAD;
+	s->norm_plus_one = 1;
+	s->attn_out_gate = 1;
+	if (s->attn_bias_qkv) /* q_proj's bias would hold the gates' too */
+		return tfm_seterr(TFM_E_UNSUPPORTED, "qwen3_next: attention_bias not supported yet");
+	qwen_moe(s, c, 512, 10, 512);
+	s->moe_norm_topk = gb(c, "norm_topk_prob", 1);
+	s->n_ff_shared = gi(c, "shared_expert_intermediate_size", 512);
+	s->n_expert_shared = s->n_ff_shared > 0;
+	s->moe_shared_gate = 1;
+	/* the Gated DeltaNet's sizes in the ssm.* knobs (llama.cpp's keys) */
+	s->ssm_n_group = gi(c, "linear_num_key_heads", 16);
+	s->ssm_n_head = gi(c, "linear_num_value_heads", 32);
+	s->ssm_d_state = gi(c, "linear_key_head_dim", 128);
+	s->ssm_d_inner = gi(c, "linear_value_head_dim", 128) * s->ssm_n_head;
+	s->ssm_d_conv = gi(c, "linear_conv_kernel_dim", 4);
+	if (s->ssm_n_group < 1 || s->ssm_n_head < 1 || s->ssm_n_head % s->ssm_n_group ||
+	    s->ssm_d_state < 1 || s->ssm_d_inner < 1 || s->ssm_d_conv < 1)
+		return tfm_seterr(TFM_E_FORMAT, "qwen3_next: %lld value heads over %lld key heads, "
+				  "key head %lld, conv %lld", (long long)s->ssm_n_head,
+				  (long long)s->ssm_n_group, (long long)s->ssm_d_state,
+				  (long long)s->ssm_d_conv);
+	json_t *lt = gj(c, "layer_types");
+	int64_t every = gi(c, "full_attention_interval", 4);
+	if (lt && !json_is_null(lt) &&
+	    (!json_is_array(lt) || (int64_t)json_array_size(lt) != s->n_layer))
+		return tfm_seterr(TFM_E_FORMAT, "qwen3_next: layer_types must list %lld layers",
+				  (long long)s->n_layer);
+	if (every < 1)
+		return tfm_seterr(TFM_E_FORMAT, "qwen3_next: full_attention_interval %lld",
+				  (long long)every);
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		const char *t = json_is_array(lt) ? json_string_value(json_array_get(lt, (size_t)i))
+						  : (i + 1) % every ? "linear_attention" : "full_attention";
+		if (!t || (strcmp(t, "linear_attention") && strcmp(t, "full_attention")))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "qwen3_next: layer_types[%lld] \"%.30s\" "
+					  "not supported (linear_attention, full_attention)",
+					  (long long)i, t ? t : "");
+		int full = !strcmp(t, "full_attention");
+		s->layer_kind[i] = full ? TFM_LAYER_ATTN : TFM_LAYER_GDN;
+		s->layer_rope[i] = full;
+	}
+	return TFM_OK;
+}
+
 static int p_qwen3_moe(struct tfm_spec *s, const json_t *c)
 {
 	int st = p_qwen3(s, c);
@@ -726,6 +792,8 @@ static int layer_types(struct tfm_spec *s, const json_t *c)
 					  "with attention_chunk_size=null", (long long)i);
 		else if (!strcmp(t, "full_attention"))
 			s->layer_window[i] = 0;
+		else if (!strcmp(t, "linear_attention") && s->layer_kind[i] != TFM_LAYER_ATTN)
+			s->layer_window[i] = 0; /* a recurrent layer the preset placed (qwen3_next) */
 		else
 			return tfm_seterr(TFM_E_UNSUPPORTED, "layer_types: '%s' is not supported", t);
 		all &= s->layer_window[i];
@@ -744,7 +812,7 @@ static const struct preset {
 	{ "llama", p_llama }, { "mistral", p_mistral }, { "mixtral", p_mixtral },
 	{ "diffllama", p_diffllama },
 	{ "qwen2", p_qwen2 }, { "qwen2_moe", p_qwen2_moe }, { "qwen3", p_qwen3 },
-	{ "qwen3_moe", p_qwen3_moe }, { "gemma", p_gemma }, { "gemma2", p_gemma2 },
+	{ "qwen3_moe", p_qwen3_moe }, { "qwen3_next", p_qwen3_next }, { "gemma", p_gemma }, { "gemma2", p_gemma2 },
 	{ "gemma3_text", p_gemma3 }, { "olmo2", p_olmo2 }, { "deepseek_v2", p_deepseek_v2 },
 	{ "deepseek_v3", p_deepseek_v3 }, { "phi3", p_phi3 }, { "gpt2", p_gpt2 },
 	{ "gpt_neox", p_gpt_neox }, { "bloom", p_bloom }, { "falcon", p_falcon },
@@ -755,7 +823,7 @@ static const struct preset {
 	{ "albert", tfm_preset_albert },
 	{ "modernbert", tfm_preset_modernbert }, { "t5", tfm_preset_t5 }, { "mt5", tfm_preset_mt5 },
 	{ "bart", tfm_preset_bart }, { "mbart", tfm_preset_mbart }, { "marian", tfm_preset_marian },
-	{ "mamba", tfm_preset_mamba }, { "falcon_mamba", tfm_preset_falcon_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "rwkv", tfm_preset_rwkv },
+	{ "mamba", tfm_preset_mamba }, { "falcon_mamba", tfm_preset_falcon_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "bamba", tfm_preset_bamba }, { "rwkv", tfm_preset_rwkv },
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 	{ "starcoder2", tfm_preset_starcoder2 }, { "phi", tfm_preset_phi }, { "gptj", tfm_preset_gptj },
 	{ "granite", tfm_preset_granite }, { "olmoe", tfm_preset_olmoe }, { "olmo", tfm_preset_olmo },

@@ -8,7 +8,7 @@
 #include <strings.h>
 
 static const char *const n_family[] = { "decoder", "encoder", "encdec", NULL };
-static const char *const n_kind[] = { "attn", "mamba", "mamba2", "rwkv", NULL };
+static const char *const n_kind[] = { "attn", "mamba", "mamba2", "rwkv", "gdn", NULL };
 static const char *const n_norm[] = { "rms", "layer", "none", NULL };
 static const char *const n_place[] = { "pre", "post", "sandwich", "post_in", NULL };
 static const char *const n_act[] = { "silu", "gelu", "gelu_tanh", "relu", "relu2",
@@ -78,6 +78,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	F("attn.temp_scale", attn_temp_scale, 0, 1e6),
 	I("attn.temp_floor", attn_temp_floor, 0, BIG),
 	B("attn.diff", diff_attn),
+	B("attn.out_gate", attn_out_gate),
 	B("attn.linear", linear_attn),
 	B("attn.cross", cross_attn),
 	E("attn.pos", pos_attn, n_pos_attn),
@@ -181,7 +182,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	F("head.scale", head_scale, 0, 1e6),
 	B("head.bias", head_bias),
 
-	{ "layer.kind", KT_U8ARR, O(layer_kind), n_kind, 0, 3 },
+	{ "layer.kind", KT_U8ARR, O(layer_kind), n_kind, 0, 4 },
 	{ "layer.moe", KT_U8ARR, O(layer_moe), NULL, 0, 1 },
 	{ "layer.window", KT_U8ARR, O(layer_window), NULL, 0, 1 },
 	{ "layer.rope", KT_U8ARR, O(layer_rope), NULL, 0, 1 },
@@ -294,7 +295,7 @@ int tfm_spec_validate(const struct tfm_spec *s)
 		return tfm_seterr(TFM_E_FORMAT, "%s: encoder-decoder without decoder layers", a);
 	int has_attn = 0;
 	for (int64_t i = 0; i < nl; i++) {
-		if (s->layer_kind[i] > TFM_LAYER_RWKV)
+		if (s->layer_kind[i] > TFM_LAYER_GDN)
 			return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld: bad kind %d", a,
 					  (long long)i, s->layer_kind[i]);
 		has_attn |= s->layer_kind[i] == TFM_LAYER_ATTN;
@@ -376,7 +377,8 @@ static json_t *knob_json(const struct tfm_spec *s, const struct tfm_spec_knob *k
 		int64_t n = tfm_spec_n_layers(s);
 		char buf[TFM_MAX_LAYERS + 1];
 		for (int64_t i = 0; i < n; i++)
-			buf[i] = k->names ? "amMr"[p[i] & 3] : (char)('0' + (p[i] != 0));
+			buf[i] = k->names ? (p[i] <= TFM_LAYER_GDN ? "amMrg"[(unsigned char)p[i]] : '?') :
+					    (char)('0' + (p[i] != 0));
 		buf[n] = 0;
 		return json_string(buf);
 	}

@@ -16,7 +16,9 @@ struct tfm_gguf;
 #define TFM_MAX_ROPE_FACTORS 256
 
 enum tfm_family { TFM_FAMILY_DECODER = 0, TFM_FAMILY_ENCODER, TFM_FAMILY_ENCDEC };
-enum tfm_layer_kind { TFM_LAYER_ATTN = 0, TFM_LAYER_MAMBA, TFM_LAYER_MAMBA2, TFM_LAYER_RWKV };
+/* GDN: Gated DeltaNet linear attention (qwen3_next; lib/model/gdn.c) */
+enum tfm_layer_kind { TFM_LAYER_ATTN = 0, TFM_LAYER_MAMBA, TFM_LAYER_MAMBA2, TFM_LAYER_RWKV,
+		      TFM_LAYER_GDN };
 enum tfm_norm_type { TFM_NORM_RMS = 0, TFM_NORM_LAYER, TFM_NORM_NONE };
 /* Where norms sit around each sublayer:
  *  PRE:      x = x + f(norm(x))                       (llama, gpt2)
@@ -104,6 +106,9 @@ struct tfm_spec {
 	 * Encoder-decoder: encoder layers are always bidirectional and mask
 	 * applies to the decoder's self-attention. */
 	int diff_attn;            /* differential attention */
+	int attn_out_gate;        /* the query projection gives each head [q | gate] (2 head_dim
+	                             rows per head); the output is attn * sigmoid(gate) before
+	                             the output projection (qwen3_next) */
 	int linear_attn;          /* linear attention */
 	int cross_attn;           /* decoder layers attend to the encoder (enc-dec) */
 
@@ -185,6 +190,9 @@ struct tfm_spec {
 	/* state-space and RWKV */
 	int64_t ssm_d_state, ssm_d_conv, ssm_d_inner, ssm_dt_rank, ssm_n_head, ssm_n_group;
 	int ssm_conv_bias, ssm_bias; /* conv1d bias; in/out projection biases */
+	/* Gated DeltaNet (layer kind GDN) reads ssm_n_group key heads and
+	 * ssm_n_head value heads, ssm_d_state the key head size, ssm_d_inner
+	 * all value heads' width, ssm_d_conv the conv's taps */
 	int ssm_dt_norm;          /* jamba, falcon_mamba: RMS norms on dt, B and C */
 	int ssm_norm_w;           /* with ssm_dt_norm: the norms have weights (jamba's
 	                             ssm_dt_norm, ssm_b_norm, ssm_c_norm); else none (falcon_mamba) */

@@ -5,6 +5,10 @@ load helpers
 
 FX=$ROOT/tests/fixtures
 
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
 @test "ssm: tfm-inspect reports a state constant in the context, no KV per token" {
 	# 2 layers x (3 conv columns x 96 + 96 x 16 scan state) x 4 bytes = 14592
 	for c in 64 65536; do
@@ -129,4 +133,55 @@ FX=$ROOT/tests/fixtures
 	run tfm-inspect "$T/config.json"
 	assert_failure 65
 	assert_output --partial "below their periods"
+}
+
+@test "ssm: bamba (mamba2 and attention with half-rotary RoPE): state beside KV, bench, GGUF, refusals" {
+	# state: 3 mamba2 layers x (3 conv columns x (128 + 2 x 16) + 128 x 16 scan state) x 4
+	# bytes = 30336; KV only in the attention layer: (K + V) x 2 heads x 16 x 4 bytes = 256
+	run tfm-inspect -F json -c 4096 "$FX/bamba/config.json"
+	assert_success
+	[ "$(echo "$output" | jq -e .state_bytes)" = 30336 ]
+	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 256 ]
+	run tfm-bench -q --config "$FX/bamba-b/config.json" -p 16 -n 4 -r 1 -t 1 -F json
+	assert_success
+	[ "$(echo "$output" | jq -r .arch)" = bamba ]
+	[ "$(echo "$output" | jq '[.tests[] | select(.avg_ts > 0)] | length')" = 2 ]
+	tfm-convert -o "$T/b.gguf" "$FX/bamba-b"
+	run tfm-inspect -F json "$T/b.gguf"
+	[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ]
+	run tfm-run -m "$T/b.gguf" -p "The game" -n 6 --temp 0
+	assert_success
+	# knobs not implemented are refused by name
+	for kv in '"partial_rotary_factor": 0.25' '"hidden_act": "gelu"'; do
+		jq ". + {$kv}" "$FX/bamba/config.json" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+		assert_output --partial "$(echo "$kv" | cut -d'"' -f2)"
+	done
+}
+
+@test "ssm: qwen3_next (Gated DeltaNet and gated attention, MoE): state beside KV, bench, GGUF, refusals" {
+	# state: 3 DeltaNet layers x (3 conv columns x (2 x 2 x 8 + 4 x 12) + 4 heads x 8 x 12)
+	# x 4 bytes = 7488; KV only in the attention layer: (K + V) x 2 heads x 16 x 4 bytes = 256
+	run tfm-inspect -F json -c 4096 "$FX/qwen3_next/config.json"
+	assert_success
+	[ "$(echo "$output" | jq -e .state_bytes)" = 7488 ]
+	[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 256 ]
+	[ "$(echo "$output" | jq -r '.spec["layer.kind"]')" = ggga ]
+	run tfm-bench -q --config "$FX/qwen3_next/config.json" -p 16 -n 4 -r 1 -t 1 -F json
+	assert_success
+	[ "$(echo "$output" | jq -r .arch)" = qwen3_next ]
+	[ "$(echo "$output" | jq '[.tests[] | select(.avg_ts > 0)] | length')" = 2 ]
+	# the zero-centred norms get their 1 in the GGUF (and the spec says so)
+	tfm-convert -o "$T/q.gguf" "$FX/qwen3_next-b"
+	run tfm-inspect -F json "$T/q.gguf"
+	[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ]
+	[ "$(echo "$output" | jq -r '.spec["norm.plus_one"]')" = false ]
+	run tfm-run -m "$T/q.gguf" -p "The game" -n 6 --temp 0
+	assert_success
+	for kv in '"attention_bias": true' '"layer_types": ["full_attention", "sliding_attention", "full_attention", "linear_attention"]'; do
+		jq ". + {$kv}" "$FX/qwen3_next/config.json" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+	done
 }

@@ -258,27 +258,41 @@ static void t_fixture_names(void)
 			json_decref(seen);
 			continue;
 		}
-		if (!strcmp(arch, "jamba")) { /* attention or a mamba mixer (with its dt, B, C
-						 * norms), then a dense FFN or experts */
-			int attn = 0, ssm = 0, exps = 0;
+		if (!strcmp(arch, "jamba") || !strcmp(arch, "bamba") || !strcmp(arch, "qwen3_next")) {
+			/* hybrids: attention or a recurrent mixer (jamba's mamba
+			 * with its dt, B, C norms; bamba's mamba2 with its gated
+			 * norm; qwen3_next's Gated DeltaNet), then an FFN: experts
+			 * in some of jamba's and qwen3_next's layers, dense in
+			 * bamba's */
+			int attn = 0, ssm = 0, ffn = 0, a = !strcmp(arch, "jamba") ? 0 :
+							       !strcmp(arch, "bamba") ? 1 : 2;
+			static const char *const sn[3][7] = {
+				{"ssm_x.weight", "ssm_dt_norm.weight", "ssm_b_norm.weight",
+				 "ssm_c_norm.weight", "ssm_a", "ssm_out.weight", "ssm_conv1d.weight"},
+				{"ssm_in.weight", "ssm_dt.bias", "ssm_norm.weight", "ssm_a", "ssm_d",
+				 "ssm_out.weight", "ssm_conv1d.weight"},
+				{"ssm_in.weight", "ssm_ba.weight", "ssm_dt.bias", "ssm_norm.weight", "ssm_a",
+				 "ssm_out.weight", "ssm_conv1d.weight"}};
 			for (int l = 0; l < 4; l++) {
 				char k[64];
 				snprintf(k, sizeof k, "blk.%d.attn_output.weight#0", l);
 				attn += json_object_get(seen, k) != NULL;
-				static const char *const sn[] = {"ssm_x.weight", "ssm_dt_norm.weight",
-								 "ssm_b_norm.weight", "ssm_c_norm.weight",
-								 "ssm_a", "ssm_out.weight"};
 				int all = 1;
-				for (size_t i = 0; i < sizeof sn / sizeof sn[0]; i++) {
-					snprintf(k, sizeof k, "blk.%d.%s#0", l, sn[i]);
+				for (size_t i = 0; i < 7; i++) {
+					snprintf(k, sizeof k, "blk.%d.%s#0", l, sn[a][i]);
 					all &= json_object_get(seen, k) != NULL;
 				}
 				ssm += all;
-				snprintf(k, sizeof k, "blk.%d.ffn_down_exps.weight#2", l);
-				exps += json_object_get(seen, k) != NULL;
+				snprintf(k, sizeof k, a == 1 ? "blk.%d.ffn_down.weight#0" :
+					 "blk.%d.ffn_down_exps.weight#2", l);
+				ffn += json_object_get(seen, k) != NULL;
+				if (a == 2) { /* the shared expert's gate, the zero-centred QK-norm */
+					snprintf(k, sizeof k, "blk.%d.ffn_gate_inp_shexp.weight#0", l);
+					ffn += json_object_get(seen, k) != NULL;
+				}
 			}
-			CHECK_MSG(attn && ssm && exps, "%s: attention %d, mamba %d, MoE %d layers of 4",
-				  fname, attn, ssm, exps);
+			CHECK_MSG(attn && ssm && ffn, "%s: attention %d, recurrent %d, FFN %d in 4 layers",
+				  fname, attn, ssm, ffn);
 			json_decref(seen);
 			continue;
 		}

@@ -358,22 +358,30 @@ static void t_fixtures(void)
 /* Recurrent state: the fixtures' 28 tokens in one call against the same
  * tokens in uneven chunks (1, 2 and 3 tokens: fewer than d_conv - 1, so the
  * conv state shifts within itself, then the rest one by one, decode), within
- * 1e-5 relative (per token, in the max norm of the logit vector); a rewind into the past is refused (a state has no history),
- * and a reset starts again from a zero state. */
+ * 1e-5 relative (per token, in the max norm of the logit vector) on the ref
+ * backend, whose sums run in one order for any batch, so that this measures
+ * the state alone; on the cpu backend within 1e-4: a GEMM for several
+ * tokens and a GEMV for one sum in other orders, and the deep random
+ * hybrids amplify that (transformers' own decode of bamba is 3.8e-5 from its
+ * one-call forward).  A rewind into the past is refused (a state has no
+ * history), and a reset starts again from a zero state. */
 static void t_ssm_state(void)
 {
 	static const char *const names[] = {"mamba", "mamba-b", "falcon_mamba", "mamba2", "mamba2-b",
-					    "rwkv", "rwkv-b", "jamba", "jamba-b"};
+					    "rwkv", "rwkv-b", "jamba", "jamba-b", "bamba", "bamba-b",
+					    "qwen3_next", "qwen3_next-b"};
 	static const int64_t chunks[] = {1, 2, 3, 7, 1, 1, 1};
-	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
-		char *dir = t_path("tests/fixtures/%s", names[f]);
+	for (size_t f = 0; f < 2 * (sizeof names / sizeof names[0]); f++) {
+		int ref = f % 2 == 0;
+		char *dir = t_path("tests/fixtures/%s", names[f / 2]);
 		char *ip = t_path("%s/input_ids.json", dir);
 		struct tfm_spec s;
 		struct tfm_model *m = NULL;
-		float **bufs = NULL;
-		int64_t nb = 0;
 		json_error_t je;
-		CHECK_OK(fixture_model(dir, NULL, &s, &m, &bufs, &nb));
+		struct tfm_model_opts o = {.n_threads = 2, .device = ref ? "ref" : "cpu"};
+		CHECK_OK(tfm_model_open(&m, dir, &o));
+		if (m)
+			s = *tfm_model_spec(m);
 		json_t *ids = json_load_file(ip, 0, &je);
 		json_t *pa = json_object_get(ids, "prefill"), *da = json_object_get(ids, "decode");
 		int64_t np = (int64_t)json_array_size(pa), n = np + (int64_t)json_array_size(da);
@@ -412,9 +420,10 @@ static void t_ssm_state(void)
 				}
 				worst = d / mx > worst ? d / mx : worst;
 			}
-			fprintf(stderr, "  %-14s chunked prefill + decode vs one call: %.2g relative\n",
-				names[f], worst);
-			CHECK_MSG(worst <= 1e-5, "%s: chunked vs one call %g", names[f], worst);
+			fprintf(stderr, "  %-14s %-3s chunked prefill + decode vs one call: %.2g relative\n",
+				names[f / 2], o.device, worst);
+			CHECK_MSG(worst <= (ref ? 1e-5 : 1e-4), "%s (%s): chunked vs one call %g",
+				  names[f / 2], o.device, worst);
 			/* a state, what the spec predicts at any context (with
 			 * 0 bytes per cached element the spec counts the state
 			 * alone); a KV cache only for attention layers (jamba's),
@@ -428,7 +437,7 @@ static void t_ssm_state(void)
 				  tfm_ctx_state_bytes(c) == (int64_t)tfm_spec_kv_bytes(&s, 0, 1 << 20) &&
 				  tfm_ctx_state_bytes(c) + tfm_ctx_kv_bytes(c) ==
 				  (int64_t)tfm_spec_kv_bytes(&s, 4, 64),
-				  "%s: state %lld + KV %lld, spec %g", names[f],
+				  "%s: state %lld + KV %lld, spec %g", names[f / 2],
 				  (long long)tfm_ctx_state_bytes(c), (long long)tfm_ctx_kv_bytes(c),
 				  tfm_spec_kv_bytes(&s, 4, 64));
 			CHECK(tfm_ctx_rewind(c, n - 1) == TFM_E_UNSUPPORTED);
@@ -436,15 +445,13 @@ static void t_ssm_state(void)
 			CHECK_OK(tfm_ctx_rewind(c, n)); /* nothing to undo */
 			tfm_ctx_reset(c);
 			CHECK_OK(tfm_eval(c, tok, n, part, 1));
-			CHECK_MSG(t_maxdiff(part, one, n * V) == 0, "%s: reset keeps state", names[f]);
+			CHECK_MSG(t_maxdiff(part, one, n * V) == 0, "%s: reset keeps state", names[f / 2]);
 			free(one), free(part);
 		}
 		tfm_ctx_free(c);
 		tfm_model_close(m);
 		json_decref(ids);
-		for (int64_t i = 0; i < nb; i++)
-			free(bufs[i]);
-		free(bufs), free(ip), free(dir);
+		free(ip), free(dir);
 	}
 }
 

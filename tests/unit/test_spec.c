@@ -264,6 +264,37 @@ static void t_presets(void)
 	/* constant state: 24 layers * (3*1536 conv + 1536*16 ssm) f32 */
 	CHECK(mc.kv_bytes_per_token == 0 && mc.state_bytes == 24.0 * (3 * 1536 + 1536 * 16) * 4);
 	CHECK(tfm_spec_kv_bytes(&s, 2.0, 100000) == mc.state_bytes);
+	/* mamba-2.8b (state-spaces/mamba-2.8b-hf's sizes): transformers 4.57.1's
+	 * num_parameters() on the meta device */
+	j = json_pack("{ss si si si si si si ss sb}", "model_type", "mamba", "vocab_size", 50280,
+		      "hidden_size", 2560, "num_hidden_layers", 64, "state_size", 16, "expand", 2,
+		      "conv_kernel", 4, "time_step_rank", "auto", "tie_word_embeddings", 1);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK_OK(tfm_spec_count(&s, 2.0, 2048, &mc));
+	CHECK_MSG(mc.total == 2768345600LL, "mamba-2.8b: %lld", (long long)mc.total);
+	/* Bamba-9B (tests/data/configs, its published sizes): num_parameters()
+	 * as above; attention in layers 9, 18, 27 only, each with half its
+	 * head dims rotated */
+	CHECK_OK(spec_of("bamba-9b.json", &s, &mc, 4096));
+	CHECK_MSG(mc.total == 9780235392LL, "bamba-9b: %lld", (long long)mc.total);
+	CHECK(s.layer_kind[9] == TFM_LAYER_ATTN && s.layer_kind[27] == TFM_LAYER_ATTN &&
+	      s.layer_kind[0] == TFM_LAYER_MAMBA2 && s.layer_rope[9] && !s.layer_rope[0] &&
+	      s.rope_dims == 64 && s.ssm_n_head == 128 && s.ssm_n_group == 1);
+	CHECK(mc.kv_bytes_per_token == 3.0 * 2 * 8 * 128 * 2);
+	/* Qwen3-Next-80B-A3B (tests/data/configs, its published sizes):
+	 * num_parameters() as above; active: less 48 MoE layers * 502 unused
+	 * experts * 3*2048*512.  KV in the 12 full-attention layers only (2
+	 * heads of 256); 36 Gated DeltaNet layers keep conv inputs (3 * (2*16*128
+	 * + 32*128)) and a 128 x 128 matrix per value head */
+	CHECK_OK(spec_of("qwen3-next-80b-a3b.json", &s, &mc, 4096));
+	CHECK_MSG(mc.total == 79674391296LL, "qwen3-next: %lld", (long long)mc.total);
+	CHECK(mc.active == 79674391296LL - 48LL * 502 * 3 * 2048 * 512);
+	CHECK(s.layer_kind[3] == TFM_LAYER_ATTN && s.layer_kind[0] == TFM_LAYER_GDN &&
+	      s.layer_kind[46] == TFM_LAYER_GDN && s.layer_kind[47] == TFM_LAYER_ATTN &&
+	      s.rope_dims == 64 && s.attn_out_gate && s.moe_shared_gate && s.moe_norm_topk);
+	CHECK(mc.kv_bytes_per_token == 12.0 * 2 * 2 * 256 * 2);
+	CHECK(tfm_spec_kv_bytes(&s, 0, 4096) == 36.0 * (3 * 8192 + 32 * 128 * 128) * 4);
 	/* falcon_mamba (the fixture's config): its dt/B/C norms have no weights.
 	 * By hand per layer in_proj 48*192 + conv 96*4+96 + x_proj 96*(3+32)
 	 * + dt_proj 3*96+96 + A_log 96*16 + D 96 + out_proj 96*48 + norm 48
