@@ -363,7 +363,7 @@ static void t_fixtures(void)
 static void t_ssm_state(void)
 {
 	static const char *const names[] = {"mamba", "mamba-b", "falcon_mamba", "mamba2", "mamba2-b",
-					    "rwkv", "rwkv-b", "jamba", "jamba-b"};
+					    "rwkv", "rwkv-b", "jamba", "jamba-b", "xlstm", "xlstm-b"};
 	static const int64_t chunks[] = {1, 2, 3, 7, 1, 1, 1};
 	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
 		char *dir = t_path("tests/fixtures/%s", names[f]);
