@@ -716,6 +716,28 @@ static const struct ent rwkv[] = {
 	END
 };
 
+/* ---- xLSTM (prefix "backbone."; llama.cpp has none): the mLSTM mixer's
+ * projections mlstm_*, the block's norms and gated FFN as llama's ---- */
+static const struct ent xlstm[] = {
+	{"embeddings.weight", "token_embd.weight", 0},
+	{"out_norm.$", "output_norm.$", 0},
+	{"lm_head.$", "output.$", 0},
+	{"blocks.#.norm_mlstm.$", "blk.#.attn_norm.$", 0},
+	{"blocks.#.mlstm_layer.q.$", "blk.#.mlstm_q.$", 0},
+	{"blocks.#.mlstm_layer.k.$", "blk.#.mlstm_k.$", 0},
+	{"blocks.#.mlstm_layer.v.$", "blk.#.mlstm_v.$", 0},
+	{"blocks.#.mlstm_layer.ogate_preact.$", "blk.#.mlstm_ogate.$", 0},
+	{"blocks.#.mlstm_layer.igate_preact.$", "blk.#.mlstm_igate.$", 0},
+	{"blocks.#.mlstm_layer.fgate_preact.$", "blk.#.mlstm_fgate.$", 0},
+	{"blocks.#.mlstm_layer.multihead_norm.$", "blk.#.mlstm_norm.$", 0},
+	{"blocks.#.mlstm_layer.out_proj.$", "blk.#.mlstm_out.$", 0},
+	{"blocks.#.norm_ffn.$", "blk.#.ffn_norm.$", 0},
+	{"blocks.#.ffn.proj_up_gate.$", "blk.#.ffn_gate.$", 0},
+	{"blocks.#.ffn.proj_up.$", "blk.#.ffn_up.$", 0},
+	{"blocks.#.ffn.proj_down.$", "blk.#.ffn_down.$", 0},
+	END
+};
+
 static const struct arch archs[] = {
 	{"llama", {"model.", ""}, {qk_permuted, llama_base}},
 	{"mistral", {"model.", ""}, {qk_permuted, llama_base}},
@@ -773,6 +795,7 @@ static const struct arch archs[] = {
 	{"bamba", {"model.", ""}, {bamba}},
 	{"qwen3_next", {"model.", ""}, {qwen3_next, qk_plain, mlp_moe, llama_base}},
 	{"rwkv", {"rwkv.", ""}, {rwkv}},
+	{"xlstm", {"backbone.", ""}, {xlstm}},
 };
 
 struct match {

@@ -878,9 +878,9 @@ static void block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		return;
 	}
 	if (s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2 ||
-	    s->layer_kind[l] == TFM_LAYER_GDN) {
-		/* x + mixer(norm(x)); a hybrid's (jamba, bamba, qwen3_next) then
-		 * x + ffn(norm(x)) */
+	    s->layer_kind[l] == TFM_LAYER_GDN || s->layer_kind[l] == TFM_LAYER_MLSTM) {
+		/* x + mixer(norm(x)); a hybrid's (jamba, bamba, qwen3_next) or
+		 * xlstm's then x + ffn(norm(x)) */
 		norm_rows(m, c->xn, c->x, n, d, &L->attn_norm);
 		tfm_mamba_mix(c, l, n, pos0);
 		be->add(c->x, c->x, c->h, n * d);

@@ -71,7 +71,7 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 	for (int64_t l = 0; l < s->n_layer; l++) {
 		static const char *const kinds[] = {"attention", "mamba layers", "mamba2 layers",
 						    "rwkv layers beside attention layers",
-						    "gdn layers"};
+						    "gdn layers", "mlstm layers beside attention layers"};
 		/* a hybrid (jamba): mamba layers beside attention layers, each
 		 * with its FFN; mamba.c checks the mixer's knobs */
 		int k = s->layer_kind[l];
@@ -79,7 +79,7 @@ int tfm_model_check_spec(const struct tfm_spec *s)
 		    s->family == TFM_FAMILY_DECODER) {
 			hybrid |= k == TFM_LAYER_MAMBA ? 1 : k == TFM_LAYER_MAMBA2 ? 2 : 4;
 		} else if (s->layer_kind[l] != TFM_LAYER_ATTN) {
-			return UNSUP(s->layer_kind[l] <= TFM_LAYER_GDN ? kinds[s->layer_kind[l]] :
+			return UNSUP(s->layer_kind[l] <= TFM_LAYER_MLSTM ? kinds[s->layer_kind[l]] :
 				     "layer kind");
 		}
 		if (s->layer_moe[l] && s->n_expert < 1)
@@ -881,8 +881,38 @@ const char *tfm_layer_name(const struct tfm_spec *s, char *n, size_t size, int64
 	return n;
 }
 
+/* An xLSTM mLSTM block: its norm, the mixer (names in llama.cpp's style,
+ * formats/tensor-names.md), the FFN's norm and the gated FFN. */
+static int bind_mlstm(struct binder *b, int64_t l)
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	int64_t d = s->n_embd, qk = s->xlstm_qk_dim, vd = s->xlstm_v_dim, nh = s->ssm_n_head;
+	char n[96];
+	int st;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
+	TRY(bind_mat(b, &L->ml_q, NM("mlstm_q.weight"), d, qk, 1));
+	TRY(bind_mat(b, &L->ml_k, NM("mlstm_k.weight"), d, qk, 1));
+	TRY(bind_mat(b, &L->ml_v, NM("mlstm_v.weight"), d, vd, 1));
+	TRY(bind_mat(b, &L->ml_o, NM("mlstm_ogate.weight"), d, vd, 1));
+	TRY(bind_mat(b, &L->ml_ig, NM("mlstm_igate.weight"), d, nh, 1));
+	TRY(bind_vec(b, &L->ml_ig_b, NM("mlstm_igate.bias"), nh, 1));
+	TRY(bind_mat(b, &L->ml_fg, NM("mlstm_fgate.weight"), d, nh, 1));
+	TRY(bind_vec(b, &L->ml_fg_b, NM("mlstm_fgate.bias"), nh, 1));
+	TRY(bind_vec(b, &L->ml_norm_w, NM("mlstm_norm.weight"), vd, 1));
+	TRY(bind_mat(b, &L->ml_out, NM("mlstm_out.weight"), vd, d, 1));
+	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
+#undef NM
+#undef TRY
+	return bind_ffn(b, l);
+}
+
 static int bind_layer(struct binder *b, int64_t l)
 {
+	if (b->m->spec.layer_kind[l] == TFM_LAYER_MLSTM)
+		return bind_mlstm(b, l);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA)
 		return bind_mamba(b, l);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA2)

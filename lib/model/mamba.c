@@ -13,11 +13,12 @@
 #include <string.h>
 
 /* a layer with recurrent state kept here: mamba, mamba2, rwkv (rwkv.c),
- * gdn (gdn.c) */
+ * gdn (gdn.c), mlstm (xlstm.c) */
 static int is_mamba(const struct tfm_spec *s, int64_t l)
 {
 	return s->layer_kind[l] == TFM_LAYER_MAMBA || s->layer_kind[l] == TFM_LAYER_MAMBA2 ||
-	       s->layer_kind[l] == TFM_LAYER_RWKV || s->layer_kind[l] == TFM_LAYER_GDN;
+	       s->layer_kind[l] == TFM_LAYER_RWKV || s->layer_kind[l] == TFM_LAYER_GDN ||
+	       s->layer_kind[l] == TFM_LAYER_MLSTM;
 }
 
 /* the width of a layer's conv inputs: d_inner (mamba), xBC (mamba2), qkv (gdn) */
@@ -34,6 +35,8 @@ static int64_t layer_floats(const struct tfm_spec *s, int64_t l)
 {
 	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* two token shifts, num, den, max */
 		return 5 * s->n_embd;
+	if (s->layer_kind[l] == TFM_LAYER_MLSTM) /* C, n, m per head */
+		return tfm_mlstm_state_floats(s);
 	return (s->ssm_d_conv - 1) * conv_width(s, l) + s->ssm_d_inner * s->ssm_d_state;
 }
 
@@ -57,6 +60,8 @@ int tfm_mamba_ctx_new(struct tfm_ctx *c)
 	 * (mamba2: tfm_mamba2_scratch_floats) */
 	int64_t scr = B * (2 * di + di + w + di + di), scr2 = tfm_mamba2_scratch_floats(s, B);
 	int64_t scr3 = tfm_rwkv_scratch_floats(s, B), scr4 = tfm_gdn_scratch_floats(s, B);
+	int64_t scr5 = tfm_mlstm_scratch_floats(s, B);
+	scr4 = scr4 > scr5 ? scr4 : scr5;
 	scr = scr > scr2 ? scr : scr2;
 	scr = scr > scr4 ? scr : scr4;
 	int64_t total = state + (scr > scr3 ? scr : scr3);
@@ -163,6 +168,10 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		tfm_gdn_mix(c, l, n, conv, hs, c->ssm + state);
 		return;
 	}
+	if (s->layer_kind[l] == TFM_LAYER_MLSTM) {
+		tfm_mlstm_mix(c, l, n, conv, c->ssm + state);
+		return;
+	}
 	float *xz = c->ssm + state;               /* [n][2 di]: x then z */
 	float *xc = xz + B * 2 * di;              /* [n][di] conv output, SiLU'd */
 	float *dbc = xc + B * di;                 /* [n][R + 2N]: dt_in, B, C */
@@ -248,6 +257,8 @@ int tfm_mamba_check_spec(const struct tfm_spec *s)
 	const char *arch = s->arch[0] ? s->arch : "model";
 	if (s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_RWKV)
 		return tfm_rwkv_check_spec(s);
+	if (s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_MLSTM)
+		return tfm_xlstm_check_spec(s);
 	int v2 = s->n_layer > 0 && s->layer_kind[0] == TFM_LAYER_MAMBA2;
 	for (int64_t l = 0; l < s->n_layer; l++)
 		if (s->layer_kind[l] != (v2 ? TFM_LAYER_MAMBA2 : TFM_LAYER_MAMBA))

@@ -67,6 +67,17 @@ int tfm_rwkv_check_spec(const struct tfm_spec *s);
 /* The WKV step of d channels, the scalar reference (see rwkv.c). */
 void tfm_rwkv4_wkv_ref(float *out, float *num, float *den, float *mx, const float *k,
 		       const float *v, const float *w, const float *u, int64_t d);
+/* xlstm.c: the mLSTM mixer of layer l over c->xn into c->h, state st
+ * [n_head][dqk][dv] C, [n_head][dqk] n, [n_head] m (zero at the start of a
+ * sequence), scratch scr of tfm_mlstm_scratch_floats floats. */
+void tfm_mlstm_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *st, float *scr);
+int64_t tfm_mlstm_state_floats(const struct tfm_spec *s);
+int64_t tfm_mlstm_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
+int tfm_xlstm_check_spec(const struct tfm_spec *s);
+/* One head's mLSTM step, the scalar reference (see xlstm.c): updates C
+ * [dqk][dv], n [dqk], m; h [dv] the cell's output before its norm. */
+void tfm_mlstm_step_ref(float *h, float *C, float *n, float *m, const float *q, const float *k,
+			const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
 /* mamba.c: tfm_rwkv_block with layer l's state and the shared scratch */
 void tfm_ssm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0);
 

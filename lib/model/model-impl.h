@@ -70,6 +70,11 @@ struct tfm_layer {
 	 * {n_embd, n_embd} */
 	float *mix_k, *mix_v, *mix_r, *rw_decay, *rw_first, *cmix_k, *cmix_r;
 	struct tfm_mat rw_k, rw_v, rw_r, rw_o, cm_k, cm_v, cm_r;
+	/* xLSTM's mLSTM (xlstm.c): q, k {n_embd, qk_dim}, v, output gate o
+	 * {n_embd, v_dim}, input / forget gates {n_embd, n_head} with biases
+	 * [n_head], the per-head norm's weight [v_dim], out {v_dim, n_embd} */
+	struct tfm_mat ml_q, ml_k, ml_v, ml_o, ml_ig, ml_fg, ml_out;
+	float *ml_ig_b, *ml_fg_b, *ml_norm_w;
 	/* deberta-v2 (deberta.c): separate position projections of the relative
 	 * embeddings, attn_pos_k / attn_pos_q {n_embd, q_dim} with biases, or
 	 * data NULL (share_att_key: the content projections) */

@@ -170,6 +170,33 @@ static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
+/* An xLSTM mLSTM block and its FFN: forget gates open (bias near 3), input
+ * gates small (near -3), as xLSTM initialises them less extremely */
+static void mlstm(struct rnd *r, const struct tfm_spec *s, int64_t l)
+{
+	int64_t d = s->n_embd, qk = s->xlstm_qk_dim, vd = s->xlstm_v_dim, nh = s->ssm_n_head;
+	int64_t ff = s->n_ff;
+	float wd = 1 / sqrtf((float)d);
+	char n[96];
+#define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
+	norm(r, s, N("attn_norm"), d);
+	add(r, N("mlstm_q.weight"), d, qk, 0, wd);
+	add(r, N("mlstm_k.weight"), d, qk, 0, wd);
+	add(r, N("mlstm_v.weight"), d, vd, 0, wd);
+	add(r, N("mlstm_ogate.weight"), d, vd, 0, wd);
+	add(r, N("mlstm_igate.weight"), d, nh, 0, wd);
+	add(r, N("mlstm_igate.bias"), nh, 1, -3, 0.5f);
+	add(r, N("mlstm_fgate.weight"), d, nh, 0, wd);
+	add(r, N("mlstm_fgate.bias"), nh, 1, 3, 0.5f);
+	add(r, N("mlstm_norm.weight"), vd, 1, 1, 0.1f);
+	add(r, N("mlstm_out.weight"), vd, d, 0, 1 / sqrtf((float)vd));
+	norm(r, s, N("ffn_norm"), d);
+	add(r, N("ffn_gate.weight"), d, ff, 0, wd);
+	add(r, N("ffn_up.weight"), d, ff, 0, wd);
+	add(r, N("ffn_down.weight"), ff, d, 0, 1 / sqrtf((float)ff));
+#undef N
+}
+
 /* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1 */
 static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 {
@@ -326,6 +353,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			gdn(r, s, l);
 			norm(r, s, N("ffn_norm"), d);
 			goto ffn;
+		}
+		if (s->layer_kind[l] == TFM_LAYER_MLSTM) {
+			mlstm(r, s, l);
+			continue;
 		}
 		/* llama.cpp's BERT names its post norms; ModernBERT's layer 0 has
 		 * no attention norm */

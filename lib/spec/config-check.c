@@ -90,6 +90,14 @@ static const struct { const char *k, *why; } inert[] = {
 	{ "use_associative_scan", "jamba: scan order (same numbers)" },
 	{ "num_logits_to_keep", "output form (which positions get logits)" },
 	{ "use_falcon_mambapy", "falcon_mamba: kernel choice (same numbers)" },
+	/* xlstm: kernel choices and precisions of transformers' mLSTM backend */
+	{ "chunkwise_kernel", "xlstm: kernel choice (the same sums as the recurrent step)" },
+	{ "sequence_kernel", "xlstm: kernel choice (the recurrent step)" },
+	{ "step_kernel", "xlstm: kernel choice (the recurrent step)" },
+	{ "return_last_states", "xlstm: its inference path returns the states either way" },
+	{ "autocast_kernel_dtype", "xlstm: unused by transformers' native kernels" },
+	{ "max_inference_chunksize", "xlstm: prefill in chunks carrying the state: same sums" },
+	{ "norm_reduction_force_float32", "xlstm: f32 norm reductions; tfm's are f32 already" },
 	/* training only */
 	{ "initializer_range", "training" }, { "init_std", "training" },
 	{ "lambda_std_dev", "initialisation of diffllama's lambda vectors (training)" },

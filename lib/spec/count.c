@@ -71,6 +71,10 @@ static int64_t mamba_params(const struct tfm_spec *s, int kind)
 		p += 2 * nv + (nv > 0 ? di / nv : 0);    /* dt_bias, A_log, the gated norm */
 		return p + di * e;                       /* out_proj */
 	}
+	if (kind == TFM_LAYER_MLSTM) { /* q, k, v, ogate, igate and fgate (biased), out_proj */
+		int64_t qk = s->xlstm_qk_dim, vd = s->xlstm_v_dim, nh = s->ssm_n_head;
+		return e * (2 * qk + 2 * vd) + 2 * (e * nh + nh) + vd * e;
+	}
 	if (kind == TFM_LAYER_MAMBA) {
 		int64_t r = s->ssm_dt_rank;
 		p += e * 2 * di + (s->ssm_bias ? 2 * di : 0);
@@ -143,6 +147,14 @@ static double state_elems(const struct tfm_spec *s, int kind)
 		if (s->rwkv_version <= 4)
 			return 5.0 * s->n_embd;
 		return 2.0 * s->n_embd + (double)s->n_embd * s->rwkv_head_size;
+	case TFM_LAYER_MLSTM: { /* per head C [dqk][dv], n [dqk], m */
+		double nh = (double)s->ssm_n_head;
+		if (nh < 1)
+			return 0;
+		double dqk = (double)(s->xlstm_qk_dim / s->ssm_n_head);
+		double dv = (double)(s->xlstm_v_dim / s->ssm_n_head);
+		return nh * (dqk * dv + dqk + 1);
+	}
 	}
 	return 0;
 }
@@ -195,7 +207,8 @@ static double count_bound(const struct tfm_spec *s)
 		     ((double)s->ssm_d_state + s->ssm_dt_rank + s->ssm_d_conv + s->ssm_n_head +
 		      s->ssm_n_group + 8);
 	double layer = 4 * e * heads * hd + 4 * lora * (e + heads * hd) +
-		       4 * ((double)s->n_expert + 2) * e * ff + 8 * ssm + 16 * e * e;
+		       4 * ((double)s->n_expert + 2) * e * ff + 8 * ssm + 16 * e * e +
+		       8 * e * ((double)s->xlstm_qk_dim + s->xlstm_v_dim + s->ssm_n_head + 1);
 	return 2 * nl * layer + 4 * ((double)s->n_vocab + s->n_ctx_train + s->pos_offset +
 				     s->n_token_types + s->n_labels + 8) * io +
 	       4 * nl * ((double)s->t5_buckets + 1) * ((double)s->n_head + 1) +
@@ -213,7 +226,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 			      s->n_token_types, s->n_labels, s->n_embd_io, s->n_ff, s->n_ff_expert,
 			      s->n_ff_shared, s->n_expert, s->n_head, s->n_head_kv, s->head_dim,
 			      s->ssm_d_inner, s->ssm_d_state, s->ssm_dt_rank, s->ssm_d_conv,
-			      s->ssm_n_head, s->ssm_n_group, s->t5_buckets, s->rel_span,
+			      s->ssm_n_head, s->ssm_n_group, s->xlstm_qk_dim, s->xlstm_v_dim,
+			      s->t5_buckets, s->rel_span,
 			      s->conv_kernel, s->conv_groups};
 	for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
 		if (sz[i] < 0)
@@ -305,6 +319,8 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 		} else {
 			c->norms += (1 + has_ffn) * sandwich * ln;
 			c->ssm += mamba_params(s, kind);
+			if (kind == TFM_LAYER_MLSTM) /* the per-head norm's weight */
+				c->norms += s->xlstm_v_dim;
 		}
 		if (s->layer_moe[i]) {
 			c->ffn += e * s->n_expert + (s->moe_gate_bias ? s->n_expert : 0);

@@ -170,5 +170,6 @@ int tfm_preset_mamba2(struct tfm_spec *s, const json_t *c);
 int tfm_preset_jamba(struct tfm_spec *s, const json_t *c);
 int tfm_preset_bamba(struct tfm_spec *s, const json_t *c);
 int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c);
+int tfm_preset_xlstm(struct tfm_spec *s, const json_t *c); /* presets-xlstm.c */
 
 #endif

@@ -824,6 +824,7 @@ static const struct preset {
 	{ "modernbert", tfm_preset_modernbert }, { "t5", tfm_preset_t5 }, { "mt5", tfm_preset_mt5 },
 	{ "bart", tfm_preset_bart }, { "mbart", tfm_preset_mbart }, { "marian", tfm_preset_marian },
 	{ "mamba", tfm_preset_mamba }, { "falcon_mamba", tfm_preset_falcon_mamba }, { "mamba2", tfm_preset_mamba2 }, { "jamba", tfm_preset_jamba }, { "bamba", tfm_preset_bamba }, { "rwkv", tfm_preset_rwkv },
+	{ "xlstm", tfm_preset_xlstm },
 	{ "smollm3", p_smollm3 }, { "stablelm", p_stablelm }, { "cohere", p_cohere },
 	{ "starcoder2", tfm_preset_starcoder2 }, { "phi", tfm_preset_phi }, { "gptj", tfm_preset_gptj },
 	{ "granite", tfm_preset_granite }, { "olmoe", tfm_preset_olmoe }, { "olmo", tfm_preset_olmo },

@@ -8,7 +8,7 @@
 #include <strings.h>
 
 static const char *const n_family[] = { "decoder", "encoder", "encdec", NULL };
-static const char *const n_kind[] = { "attn", "mamba", "mamba2", "rwkv", "gdn", NULL };
+static const char *const n_kind[] = { "attn", "mamba", "mamba2", "rwkv", "gdn", "mlstm", NULL };
 static const char *const n_norm[] = { "rms", "layer", "none", NULL };
 static const char *const n_place[] = { "pre", "post", "sandwich", "post_in", NULL };
 static const char *const n_act[] = { "silu", "gelu", "gelu_tanh", "relu", "relu2",
@@ -166,6 +166,10 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	N("rwkv.version", rwkv_version, 0, 7),
 	I("rwkv.head_size", rwkv_head_size, 0, 1e6),
 	I("rwkv.rescale_every", rwkv_rescale, 0, 1e6),
+	I("xlstm.qk_dim", xlstm_qk_dim, 0, 1e8),
+	I("xlstm.v_dim", xlstm_v_dim, 0, 1e8),
+	F("xlstm.gate_cap", xlstm_gate_cap, 0, 1e6),
+	D("xlstm.eps", xlstm_eps, 0, 1),
 
 	F("head.final_softcap", final_softcap, 0, 1e6),
 	E("head.type", head, n_head),
@@ -295,7 +299,7 @@ int tfm_spec_validate(const struct tfm_spec *s)
 		return tfm_seterr(TFM_E_FORMAT, "%s: encoder-decoder without decoder layers", a);
 	int has_attn = 0;
 	for (int64_t i = 0; i < nl; i++) {
-		if (s->layer_kind[i] > TFM_LAYER_GDN)
+		if (s->layer_kind[i] > TFM_LAYER_MLSTM)
 			return tfm_seterr(TFM_E_FORMAT, "%s: layer %lld: bad kind %d", a,
 					  (long long)i, s->layer_kind[i]);
 		has_attn |= s->layer_kind[i] == TFM_LAYER_ATTN;
@@ -377,7 +381,7 @@ static json_t *knob_json(const struct tfm_spec *s, const struct tfm_spec_knob *k
 		int64_t n = tfm_spec_n_layers(s);
 		char buf[TFM_MAX_LAYERS + 1];
 		for (int64_t i = 0; i < n; i++)
-			buf[i] = k->names ? (p[i] <= TFM_LAYER_GDN ? "amMrg"[(unsigned char)p[i]] : '?') :
+			buf[i] = k->names ? (p[i] <= TFM_LAYER_MLSTM ? "amMrgx"[(unsigned char)p[i]] : '?') :
 					    (char)('0' + (p[i] != 0));
 		buf[n] = 0;
 		return json_string(buf);

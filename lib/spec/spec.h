@@ -16,9 +16,10 @@ struct tfm_gguf;
 #define TFM_MAX_ROPE_FACTORS 256
 
 enum tfm_family { TFM_FAMILY_DECODER = 0, TFM_FAMILY_ENCODER, TFM_FAMILY_ENCDEC };
-/* GDN: Gated DeltaNet linear attention (qwen3_next; lib/model/gdn.c) */
+/* GDN: Gated DeltaNet linear attention (qwen3_next; lib/model/gdn.c);
+ * MLSTM: xLSTM's mLSTM (lib/model/xlstm.c) */
 enum tfm_layer_kind { TFM_LAYER_ATTN = 0, TFM_LAYER_MAMBA, TFM_LAYER_MAMBA2, TFM_LAYER_RWKV,
-		      TFM_LAYER_GDN };
+		      TFM_LAYER_GDN, TFM_LAYER_MLSTM };
 enum tfm_norm_type { TFM_NORM_RMS = 0, TFM_NORM_LAYER, TFM_NORM_NONE };
 /* Where norms sit around each sublayer:
  *  PRE:      x = x + f(norm(x))                       (llama, gpt2)
@@ -202,6 +203,14 @@ struct tfm_spec {
 	int rwkv_version;         /* 4, 5, 6, 7 */
 	int64_t rwkv_head_size;
 	int64_t rwkv_rescale;     /* rwkv: rescale_every (halve the state every R layers); 0: none */
+	/* xLSTM's mLSTM layers (ssm.n_head heads): q and k of xlstm_qk_dim in all
+	 * (int(hidden * qk_dim_factor)), v and the output gate of xlstm_v_dim;
+	 * input / forget gate pre-activations soft-capped at xlstm_gate_cap
+	 * (cap tanh(x / cap); 0: none); xlstm_eps the cell's denominator eps
+	 * (config eps; norm.eps is the RMS and per-head norms') */
+	int64_t xlstm_qk_dim, xlstm_v_dim;
+	float xlstm_gate_cap;
+	double xlstm_eps;
 
 	/* heads */
 	float final_softcap;      /* 0: none (gemma2: 30) */

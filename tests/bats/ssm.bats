@@ -185,3 +185,46 @@ setup() {
 		assert_failure 65
 	done
 }
+
+@test "ssm: xlstm (mLSTM blocks): state, bench, GGUF, text, refusals" {
+	# 2 layers x 4 heads x (C 16 x 16 + n 16 + m 1) x 4 bytes = 8736, at any context
+	for c in 64 65536; do
+		run tfm-inspect -F json -c $c "$FX/xlstm/config.json"
+		assert_success
+		[ "$(echo "$output" | jq -e .state_bytes)" = 8736 ]
+		[ "$(echo "$output" | jq -e .kv_bytes)" = 8736 ]
+		[ "$(echo "$output" | jq -e .kv_bytes_per_token)" = 0 ]
+	done
+	# xlstm-b: 2 layers x 2 heads x (32 x 64 + 32 + 1) x 4 bytes = 33296
+	run tfm-inspect -F json "$FX/xlstm-b/config.json"
+	[ "$(echo "$output" | jq -e .state_bytes)" = 33296 ]
+	run tfm-bench -q --config "$FX/xlstm-b/config.json" -p 16 -n 4 -r 1 -t 1 -F json
+	assert_success
+	[ "$(echo "$output" | jq -r .arch)" = xlstm ]
+	[ "$(echo "$output" | jq -r .params)" = 136264 ]
+	[ "$(echo "$output" | jq '[.tests[] | select(.avg_ts > 0)] | length')" = 2 ]
+	tfm-convert -o "$T/x.gguf" "$FX/xlstm-b"
+	run tfm-inspect -F json "$T/x.gguf"
+	assert_success
+	[ "$(echo "$output" | jq '.params.total == .tensor_params')" = true ]
+	[ "$(echo "$output" | jq -r .gguf_arch)" = xlstm ]
+	# the GGUF (its tfm.xlstm.* keys) generates what the checkpoint does
+	a=$(tfm-run -m "$T/x.gguf" -p "The game" -n 12 --temp 0)
+	b=$(tfm-run -m "$FX/xlstm-b" -p "The game" -n 12 --temp 0)
+	[ -n "$a" ]
+	[ "$a" = "$b" ]
+	# kernel choices and precisions leave the forward pass as it is
+	jq '. + {"mode": "train", "chunkwise_kernel": "parallel--native_autograd", "chunk_size": 16,
+		"autocast_kernel_dtype": "float16", "max_inference_chunksize": 8}' \
+		"$FX/xlstm/config.json" > "$T/config.json"
+	run tfm-inspect "$T/config.json"
+	assert_success
+	# knobs that change the math and are not implemented: refused by name
+	for kv in '"weight_mode": "fused"' '"use_bias": true' '"inference_state_dtype": "bfloat16"' \
+		  '"embedding_dim": 32' '"num_blocks": 3'; do
+		jq ". + {$kv}" "$FX/xlstm/config.json" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+		assert_output --partial "$(echo "$kv" | cut -d'"' -f2)"
+	done
+}

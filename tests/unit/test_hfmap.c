@@ -258,6 +258,25 @@ static void t_fixture_names(void)
 			json_decref(seen);
 			continue;
 		}
+		if (!strcmp(arch, "xlstm")) { /* the mLSTM mixer, then the gated FFN */
+			static const char *const ml[] = {"attn_norm.weight", "mlstm_q.weight",
+							 "mlstm_k.weight", "mlstm_v.weight",
+							 "mlstm_ogate.weight", "mlstm_igate.weight",
+							 "mlstm_igate.bias", "mlstm_fgate.weight",
+							 "mlstm_fgate.bias", "mlstm_norm.weight",
+							 "mlstm_out.weight", "ffn_norm.weight",
+							 "ffn_gate.weight", "ffn_up.weight",
+							 "ffn_down.weight"};
+			for (size_t i = 0; i < sizeof ml / sizeof ml[0]; i++) {
+				char k[64];
+				snprintf(k, sizeof k, "blk.1.%s#0", ml[i]);
+				CHECK_MSG(json_object_get(seen, k), "%s: no %s", fname, k);
+			}
+			CHECK_MSG(json_object_size(seen) == 3 + 2 * 15, "%s: %zu tensors mapped, not "
+				  "3 + 15 per layer", fname, json_object_size(seen));
+			json_decref(seen);
+			continue;
+		}
 		if (!strcmp(arch, "jamba") || !strcmp(arch, "bamba") || !strcmp(arch, "qwen3_next")) {
 			/* hybrids: attention or a recurrent mixer (jamba's mamba
 			 * with its dt, B, C norms; bamba's mamba2 with its gated

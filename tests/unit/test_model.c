@@ -10,6 +10,7 @@
 #include "format/hfmap.h"
 #include "quant/quant.h"
 #include "model-util.h"
+#include "model/mamba.h"
 
 #define MAXT 128
 
@@ -1407,6 +1408,53 @@ static void t_errors(void)
 	tm_free(&m);
 }
 
+/* tfm_mlstm_step_ref against the mLSTM without its stabiliser, in double:
+ * C~ = sum_s (prod_{r>s} sigmoid(f_r)) exp(i_s) k_s v_s^T (n~ likewise), and
+ * h = (q/sqrt(d)) C~ / (max(|(q/sqrt(d)) n~|, exp(0)) + eps exp(m)), m the
+ * running maximum, which is what the stabilised step computes. */
+static void t_mlstm_ref(void)
+{
+	enum { DQ = 5, DV = 3, T = 40 };
+	float C[DQ * DV] = {0}, n[DQ] = {0}, m = 0, h[DV];
+	double Cu[DQ * DV] = {0}, nu[DQ] = {0}, mu = 0;
+	uint32_t r = 7;
+	double worst = 0;
+	for (int t = 0; t < T; t++) {
+		float q[DQ], k[DQ], v[DV];
+		for (int i = 0; i < DQ; i++) {
+			q[i] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+			k[i] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+		}
+		for (int j = 0; j < DV; j++)
+			v[j] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f * 2 - 1;
+		/* input gates up to 6, forget gates around 1 */
+		float ig = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f * 12 - 6;
+		float fg = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f * 4 - 1;
+		tfm_mlstm_step_ref(h, C, n, &m, q, k, v, ig, fg, DQ, DV, 1e-6f);
+		double fs = 1.0 / (1.0 + exp(-(double)fg)), ie = exp((double)ig);
+		double lf = log(fs);
+		mu = mu + lf > ig ? mu + lf : ig;
+		for (int i = 0; i < DQ; i++) {
+			for (int j = 0; j < DV; j++)
+				Cu[i * DV + j] = fs * Cu[i * DV + j] + ie * k[i] * v[j];
+			nu[i] = fs * nu[i] + ie * k[i];
+		}
+		double qn = 0, sc = 1 / sqrt((double)DQ);
+		for (int i = 0; i < DQ; i++)
+			qn += q[i] * sc * nu[i];
+		double den = (fabs(qn) > 1 ? fabs(qn) : 1) + 1e-6 * exp(mu);
+		for (int j = 0; j < DV; j++) {
+			double num = 0;
+			for (int i = 0; i < DQ; i++)
+				num += q[i] * sc * Cu[i * DV + j];
+			double e = fabs(num / den - h[j]) / (fabs(num / den) + 1e-3);
+			worst = e > worst ? e : worst;
+		}
+		CHECK_CLOSE(m, mu, 1e-4, 1e-5);
+	}
+	CHECK_MSG(worst < 1e-4, "mLSTM step vs unstabilised: %g", worst);
+}
+
 static const struct t_case t_cases[] = {
 	{"llama_gqa", t_llama_gqa},
 	{"llama_f16", t_llama_f16},
@@ -1428,5 +1476,6 @@ static const struct t_case t_cases[] = {
 	{"kquants", t_kquants},
 	{"random", t_random},
 	{"errors", t_errors},
+	{"mlstm_ref", t_mlstm_ref},
 };
 T_MAIN(t_cases)

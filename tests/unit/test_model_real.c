@@ -369,7 +369,7 @@ static void t_ssm_state(void)
 {
 	static const char *const names[] = {"mamba", "mamba-b", "falcon_mamba", "mamba2", "mamba2-b",
 					    "rwkv", "rwkv-b", "jamba", "jamba-b", "bamba", "bamba-b",
-					    "qwen3_next", "qwen3_next-b"};
+					    "qwen3_next", "qwen3_next-b", "xlstm", "xlstm-b"};
 	static const int64_t chunks[] = {1, 2, 3, 7, 1, 1, 1};
 	for (size_t f = 0; f < 2 * (sizeof names / sizeof names[0]); f++) {
 		int ref = f % 2 == 0;

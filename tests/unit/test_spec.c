@@ -83,6 +83,27 @@ static void t_mixtral(void)
 	CHECK(tfm_spec_kv_bytes(&s, 0, 4096) == 28.0 * (3 * 8192 + 8192 * 16) * 4);
 }
 
+/* NX-AI/xLSTM-7b as xLSTMConfig's defaults describe it (tests/data/configs,
+ * written from transformers 4.57.1's xLSTMConfig()): num_parameters() of
+ * xLSTMForCausalLM on the meta device; the state per layer is 8 heads of
+ * C 256 x 512, n 256, m 1 (f32), none per token */
+static void t_xlstm_7b(void)
+{
+	struct tfm_spec s;
+	struct tfm_counts c;
+	CHECK_OK(spec_of("xlstm-7b.json", &s, &c, 4096));
+	CHECK(!strcmp(s.arch, "xlstm") && s.n_layer == 32 && s.ssm_n_head == 8);
+	CHECK(s.xlstm_qk_dim == 2048 && s.xlstm_v_dim == 4096 && s.n_ff == 10944);
+	CHECK(s.xlstm_gate_cap == 15.0f && s.final_softcap == 30.0f && !s.tied_output);
+	CHECK(s.layer_kind[0] == TFM_LAYER_MLSTM && s.layer_kind[31] == TFM_LAYER_MLSTM);
+	CHECK(c.total == 6865424896LL);
+	CHECK(c.active == c.total);
+	CHECK(c.embedding == 50304LL * 4096 && c.head == 50304LL * 4096);
+	CHECK(c.kv_bytes_per_token == 0);
+	CHECK(tfm_spec_kv_bytes(&s, 2.0, 4096) == 32.0 * 8 * (256 * 512 + 256 + 1) * 4);
+	CHECK(tfm_spec_kv_bytes(&s, 2.0, 1 << 20) == tfm_spec_kv_bytes(&s, 2.0, 1));
+}
+
 static void t_small_models(void)
 {
 	struct tfm_spec s;
@@ -215,7 +236,7 @@ static void t_presets(void)
 		"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
 		"gemma", "gemma2", "gemma3_text", "olmo2", "deepseek_v2", "deepseek_v3", "phi3",
 		"gpt2", "gpt_neox", "bloom", "falcon", "mpt", "opt", "bert", "roberta",
-		"distilbert", "t5", "bart", "mamba", "mamba2", "jamba", "rwkv", "smollm3",
+		"distilbert", "t5", "bart", "mamba", "mamba2", "jamba", "rwkv", "xlstm", "smollm3",
 		"stablelm", "cohere",
 	};
 	struct tfm_spec s, s2;
@@ -664,6 +685,7 @@ static void t_modernbert(void)
 
 static const struct t_case t_cases[] = {
 	{ "llama2_7b", t_llama2_7b }, { "mixtral", t_mixtral }, { "small_models", t_small_models },
+	{ "xlstm_7b", t_xlstm_7b },
 	{ "window_mla", t_window_mla }, { "presets", t_presets }, { "errors", t_errors },
 	{ "set", t_set }, { "gguf_file", t_gguf_file }, { "llamacpp_keys", t_llamacpp_keys },
 	{ "llamacpp_files", t_llamacpp_files }, { "json", t_json }, { "nonfinite", t_nonfinite },
