@@ -698,7 +698,27 @@ static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w)
 	return TFM_OK;
 }
 
-/* An RWKV v4 block (rwkv.c; tfm's names, llama.cpp has no v4) */
+/* rwkv v5.1's decay or bonus, one value per head [n_head], spread over the
+ * head's channels [n_embd] */
+static int bind_per_head(struct binder *b, float **v, const char *name, int64_t n_head,
+			 int64_t hs)
+{
+	float *h, *f;
+	int st = bind_vec(b, &h, name, n_head, 1);
+	if (st)
+		return st;
+	if (!(f = tfm_amalloc((size_t)(n_head * hs) * sizeof *f)))
+		return TFM_E_NOMEM;
+	if ((st = own(b->m, f)))
+		return st;
+	for (int64_t i = 0; i < n_head * hs; i++)
+		f[i] = h[i / hs];
+	*v = f;
+	return TFM_OK;
+}
+
+/* An RWKV v4 or v5 block (rwkv.c, rwkv5.c; tfm's names, llama.cpp has no
+ * v4 or v5) */
 static int bind_rwkv(struct binder *b, int64_t l)
 {
 	const struct tfm_spec *s = &b->m->spec;
@@ -713,8 +733,21 @@ static int bind_rwkv(struct binder *b, int64_t l)
 	TRY(bind_vec(b, &L->mix_k, NM("time_mix_lerp_k"), d, 1));
 	TRY(bind_vec(b, &L->mix_v, NM("time_mix_lerp_v"), d, 1));
 	TRY(bind_vec(b, &L->mix_r, NM("time_mix_lerp_r"), d, 1));
-	TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay"), d, 1));
-	TRY(bind_vec(b, &L->rw_first, NM("time_mix_first"), d, 1));
+	if (s->rwkv_version == 5 && s->rwkv_minor == 1) {
+		int64_t hs = s->rwkv_head_size;
+		TRY(bind_per_head(b, &L->rw_decay, NM("time_mix_decay"), d / hs, hs));
+		TRY(bind_per_head(b, &L->rw_first, NM("time_mix_first"), d / hs, hs));
+	} else {
+		TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay"), d, 1));
+		TRY(bind_vec(b, &L->rw_first, NM("time_mix_first"), d, 1));
+	}
+	if (s->rwkv_version == 5) {
+		TRY(bind_norm(b, &L->rw_lnx, NM("time_mix_ln"), d, 1));
+		if (s->rwkv_minor == 2) {
+			TRY(bind_vec(b, &L->mix_g, NM("time_mix_lerp_g"), d, 1));
+			TRY(bind_mat(b, &L->rw_g, NM("time_mix_gate.weight"), d, d, 1));
+		}
+	}
 	TRY(bind_mat(b, &L->rw_k, NM("time_mix_key.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_v, NM("time_mix_value.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_r, NM("time_mix_receptance.weight"), d, d, 1));

@@ -29,8 +29,8 @@ static int64_t conv_width(const struct tfm_spec *s, int64_t l)
  * [d_inner][d_state] (mamba2: [n_head][head_dim][d_state], as many) */
 static int64_t layer_floats(const struct tfm_spec *s, int64_t l)
 {
-	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* two token shifts, num, den, max */
-		return 5 * s->n_embd;
+	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* token shifts; num, den, max or v5's S */
+		return tfm_rwkv_state_floats(s);
 	return (s->ssm_d_conv - 1) * conv_width(s, l) + s->ssm_d_inner * s->ssm_d_state;
 }
 

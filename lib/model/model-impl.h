@@ -67,6 +67,13 @@ struct tfm_layer {
 	 * {n_embd, n_embd} */
 	float *mix_k, *mix_v, *mix_r, *rw_decay, *rw_first, *cmix_k, *cmix_r;
 	struct tfm_mat rw_k, rw_v, rw_r, rw_o, cm_k, cm_v, cm_r;
+	/* rwkv v5 (rwkv5.c): rw_decay is w = exp(-exp(time_decay)), rw_first
+	 * the bonus u, both [n_embd] (v5.1's per-head values spread over their
+	 * heads at load); the group norm rw_lnx [n_embd]; v5.2's lerp mix_g
+	 * [n_embd] and gate {n_embd, n_embd} (NULL data in v5.1) */
+	float *mix_g;
+	struct tfm_norm_w rw_lnx;
+	struct tfm_mat rw_g;
 	/* deberta-v2 (deberta.c): separate position projections of the relative
 	 * embeddings, attn_pos_k / attn_pos_q {n_embd, q_dim} with biases, or
 	 * data NULL (share_att_key: the content projections) */

@@ -146,7 +146,8 @@ static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
-/* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1 */
+/* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1; v5: decay
+ * exp(-exp(.)) in (0, 1) (v5.1 per head), the group norm, v5.2's gate */
 static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 {
 	int64_t d = s->n_embd, ff = s->n_ff;
@@ -158,8 +159,19 @@ static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 	add(r, N("time_mix_lerp_k"), d, 1, 0.5f, 0.3f);
 	add(r, N("time_mix_lerp_v"), d, 1, 0.5f, 0.3f);
 	add(r, N("time_mix_lerp_r"), d, 1, 0.5f, 0.3f);
-	add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
-	add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+	if (s->rwkv_version == 5) {
+		int64_t nd = s->rwkv_minor == 1 ? d / s->rwkv_head_size : d;
+		add(r, N("time_mix_decay"), nd, 1, 0.6f, 0.3f);
+		add(r, N("time_mix_first"), nd, 1, 0.5f, 0.3f);
+		norm(r, s, N("time_mix_ln"), d);
+		if (s->rwkv_minor == 2) {
+			add(r, N("time_mix_lerp_g"), d, 1, 0.5f, 0.3f);
+			add(r, N("time_mix_gate.weight"), d, d, 0, wd);
+		}
+	} else {
+		add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+	}
 	add(r, N("time_mix_key.weight"), d, d, 0, wd);
 	add(r, N("time_mix_value.weight"), d, d, 0, wd);
 	add(r, N("time_mix_receptance.weight"), d, d, 0, wd);

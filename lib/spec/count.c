@@ -83,10 +83,18 @@ static int64_t mamba_params(const struct tfm_spec *s, int kind)
 	return p;
 }
 
-/* RWKV v4 time mixing (the "ssm" part) and channel mixing ("ffn"). */
+/* RWKV v4 and v5 time mixing (the "ssm" part) and channel mixing ("ffn"):
+ * v4 three lerps, decay, bonus, key, value, receptance, output; v5 adds
+ * the group norm's weight and bias, v5.1 has its decay and bonus per head,
+ * v5.2 a fourth lerp and the gate. */
 static int64_t rwkv_time_params(const struct tfm_spec *s)
 {
 	int64_t e = s->n_embd;
+	if (s->rwkv_version == 5 && s->rwkv_minor == 2)
+		return 4 * e + 2 * e + 2 * e + 5 * e * e;
+	if (s->rwkv_version == 5)
+		return 3 * e + 2 * (s->rwkv_head_size > 0 ? e / s->rwkv_head_size : 0) + 2 * e +
+		       4 * e * e;
 	return 5 * e + 4 * e * e;
 }
 static int64_t rwkv_channel_params(const struct tfm_spec *s)

@@ -162,6 +162,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	D("ssm.dt_min", ssm_dt_min, 0, 1e9),
 	D("ssm.dt_max", ssm_dt_max, 0, 1e9),
 	N("rwkv.version", rwkv_version, 0, 7),
+	N("rwkv.version_minor", rwkv_minor, 0, 9),
 	I("rwkv.head_size", rwkv_head_size, 0, 1e6),
 	I("rwkv.rescale_every", rwkv_rescale, 0, 1e6),
 

@@ -190,7 +190,9 @@ struct tfm_spec {
 	double ssm_dt_min, ssm_dt_max; /* mamba2: dt clamped to [min, max] after softplus
 	                             (time_step_limit); max 0: no upper limit */
 	int rwkv_version;         /* 4, 5, 6, 7 */
-	int64_t rwkv_head_size;
+	int rwkv_minor;           /* v5: 1 (rwkv.cpp's 5.1: decay and bonus per head, no gate),
+	                           * 2 (5.2: per channel, and a SiLU gate on the output) */
+	int64_t rwkv_head_size;   /* v5+: channels per WKV head (n_embd / head_size heads) */
 	int64_t rwkv_rescale;     /* rwkv: rescale_every (halve the state every R layers); 0: none */
 
 	/* heads */
