@@ -44,11 +44,11 @@ int64_t tfm_mamba2_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
 void tfm_mamba2_scan_ref(float *y, float *S, const float *x, float dt, float A, float D,
 			 const float *B, const float *C, int64_t head_dim, int64_t d_state);
 
-/* rwkv.c: layer l's whole RWKV v4 or v5 block on c->x (x += time_mix(ln1
+/* rwkv.c: layer l's whole RWKV v4, v5 or v7 block on c->x (x += time_mix(ln1
  * x); x += channel_mix(ln2 x)), state st of tfm_rwkv_state_floats floats
  * (reset at pos0 == 0), scratch scr of tfm_rwkv_scratch_floats floats. */
 void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float *st, float *scr);
-int64_t tfm_rwkv_state_floats(const struct tfm_spec *s); /* v4 5 n_embd; v5 (2 + hs) n_embd */
+int64_t tfm_rwkv_state_floats(const struct tfm_spec *s); /* v4 5 n_embd; v5, v7 (2 + hs) n_embd */
 int64_t tfm_rwkv_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
 int tfm_rwkv_check_spec(const struct tfm_spec *s);
 /* The WKV step of d channels, the scalar reference (see rwkv.c). */
@@ -57,6 +57,9 @@ void tfm_rwkv4_wkv_ref(float *out, float *num, float *den, float *mx, const floa
 /* v5's WKV step of n_head heads of hs channels, S [n_head][hs][hs] (rwkv.c). */
 void tfm_rwkv5_wkv_ref(float *out, float *S, const float *r, const float *k, const float *v,
 		       const float *w, const float *u, int64_t n_head, int64_t hs);
+/* v7's, S [n_head][hs][hs]; a = -kk, b = kk * iclr (rwkv.c). */
+void tfm_rwkv7_wkv_ref(float *out, float *S, const float *r, const float *w, const float *k,
+		       const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
 /* mamba.c: tfm_rwkv_block with layer l's state and the shared scratch */
 void tfm_ssm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0);
 

@@ -74,6 +74,14 @@ struct tfm_layer {
 	float *mix_g;
 	struct tfm_norm_w rw_lnx;
 	struct tfm_mat rw_g;
+	/* rwkv v7 (rwkv.c): the six lerps r, w, k, v, a, g mix7 [6][n_embd];
+	 * w0, a0, v0 (NULL in layer 0), k_k, k_a, r_k [n_embd]; the low-rank
+	 * pairs {n_embd, rank} then {rank, n_embd} of the decay (w1, w2), the
+	 * in-context learning rate (a1, a2), the value residual (v1, v2; none
+	 * in layer 0) and the gate (g1, g2); rw_k/v/r/o, rw_lnx as v5; the
+	 * channel mixing cmix_k, cm_k, cm_v as v4 (no receptance) */
+	float *mix7, *w0, *a0, *v0, *k_k, *k_a, *r_k;
+	struct tfm_mat w1, w2, a1, a2, v1, v2, g1, g2;
 	/* deberta-v2 (deberta.c): separate position projections of the relative
 	 * embeddings, attn_pos_k / attn_pos_q {n_embd, q_dim} with biases, or
 	 * data NULL (share_att_key: the content projections) */

@@ -164,6 +164,10 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	N("rwkv.version", rwkv_version, 0, 7),
 	N("rwkv.version_minor", rwkv_minor, 0, 9),
 	I("rwkv.head_size", rwkv_head_size, 0, 1e6),
+	I("rwkv.lora_decay", rwkv_lora_w, 0, 1e6),
+	I("rwkv.lora_iclr", rwkv_lora_a, 0, 1e6),
+	I("rwkv.lora_value", rwkv_lora_v, 0, 1e6),
+	I("rwkv.lora_gate", rwkv_lora_g, 0, 1e6),
 	I("rwkv.rescale_every", rwkv_rescale, 0, 1e6),
 
 	F("head.final_softcap", final_softcap, 0, 1e6),

@@ -193,6 +193,9 @@ struct tfm_spec {
 	int rwkv_minor;           /* v5: 1 (rwkv.cpp's 5.1: decay and bonus per head, no gate),
 	                           * 2 (5.2: per channel, and a SiLU gate on the output) */
 	int64_t rwkv_head_size;   /* v5+: channels per WKV head (n_embd / head_size heads) */
+	/* v7: ranks of the low-rank projections of the decay (w), the
+	 * in-context learning rate (a), the value residual (v) and the gate (g) */
+	int64_t rwkv_lora_w, rwkv_lora_a, rwkv_lora_v, rwkv_lora_g;
 	int64_t rwkv_rescale;     /* rwkv: rescale_every (halve the state every R layers); 0: none */
 
 	/* heads */
