@@ -1,5 +1,5 @@
-/* rwkv.c: an RWKV v4 block (Peng et al. 2023, as transformers' RwkvBlock
- * and its CPU path rwkv_linear_attention_cpu):
+/* rwkv.c: RWKV v4, v5 and v7 blocks.  v4 (Peng et al. 2023, as
+ * transformers' RwkvBlock and its CPU path rwkv_linear_attention_cpu):
  *   x += time_mix(ln1(x)); x += channel_mix(ln2(x))
  * time mixing: each of k, v, r reads x_t * mix + x_{t-1} * (1 - mix) (token
  * shift), k = key(.), v = value(.), r = sigmoid(receptance(.)), and per
