@@ -18,7 +18,7 @@ static void help(void)
 	      "      --dtype TYPE   f32, f16 or bf16 for 2-D weights (default: as the source)\n"
 	      "      --mem-limit SIZE  refuse input that decompresses to more (8G, none)\n"
 	      "      --set attn.n_head_kv=K  mean-pool each group of KV heads into one (GQA)\n"
-	      "      --vocab FILE   llama2.c tokenizer.bin for a llama2.c checkpoint\n"
+	      "      --vocab FILE   llama2.c tokenizer.bin (llama2.c, rwkv.cpp files)\n"
 	      "  -z, --zstd         compress the output with zstd\n"
 	      "  -q, --quiet        print nothing but errors\n"
 	      "  -v, --verbose      print what is converted\n"

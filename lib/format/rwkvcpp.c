@@ -3,10 +3,16 @@
  * n_layer, data type; then tensors, each int32 n_dims (1 to 3), key length,
  * data type, the dims (ggml order, fastest first), the key (the RWKV-LM
  * checkpoint's name) and the data.  FP32 and FP16 tensors are read in
- * place where aligned, else copied; rwkv.cpp's quantized types are refused.  RWKV v4 (no att.ln_x) is
- * mapped to tfm's rwkv names (time_decay as rwkv.cpp stores it, already
- * -exp(w)) with a synthesized transformers RWKV config; v5 and later are
- * refused by name. */
+ * place where aligned, else copied; rwkv.cpp's quantized types are refused.
+ * RWKV v4 and v5 are mapped to tfm's rwkv names with a synthesized
+ * transformers RWKV config; the version is told as rwkv.cpp tells it: v5
+ * has att.ln_x, v5.2 also att.gate (v5.1: decay and bonus per head, no
+ * gate), v7 att.x_rwkvag and att.r_k.  The decay and bonus stay as rwkv.cpp's converter stored them: v4
+ * time_decay -exp(w); v5 time_decay exp(-exp(w)), v5.1 time_first exp(u),
+ * v5.2 time_faaaa u (v5's [n_head][1][1] or [n_head][head_size][1] made
+ * flat: [n_head] or [n_embd]).  v7 (x_rwkvag) as rwkv.cpp stores it, its
+ * vectors made flat, its low-rank matrices as Linear weights [out][in];
+ * v6 is refused by name. */
 #include "format/ckpt-impl.h"
 
 #include <stdint.h>
@@ -25,7 +31,9 @@ int tfm_rwkvcpp_bid(const uint8_t *d, size_t n)
 	return magic == RWKVCPP_MAGIC;
 }
 
-/* The GGUF name of an RWKV-LM v4 key into out; 0 when unknown. */
+/* The GGUF name of an RWKV-LM v4 or v5 key into out; 0 when unknown.  v5's
+ * bonus (time_first in v5.1, time_faaaa in v5.2) is time_mix_first either
+ * way, as llama.cpp names rwkv6's. */
 static int map_name(const char *k, char *out, size_t cap)
 {
 	static const struct { const char *from, *to; } glob[] = {
@@ -43,6 +51,18 @@ static int map_name(const char *k, char *out, size_t cap)
 		{"att.value.weight", "time_mix_value.weight"},
 		{"att.receptance.weight", "time_mix_receptance.weight"},
 		{"att.output.weight", "time_mix_output.weight"},
+		{"att.time_faaaa", "time_mix_first"}, {"att.time_mix_g", "time_mix_lerp_g"},
+		{"att.gate.weight", "time_mix_gate.weight"}, {"att.ln_x.weight", "time_mix_ln.weight"},
+		{"att.ln_x.bias", "time_mix_ln.bias"},
+		/* v7 (llama.cpp's rwkv7 names; .weight on the matrices only) */
+		{"att.x_rwkvag", "time_mix_lerp_fused"}, {"att.w0", "time_mix_w0"},
+		{"att.w1", "time_mix_w1.weight"}, {"att.w2", "time_mix_w2.weight"},
+		{"att.a0", "time_mix_a0"}, {"att.a1", "time_mix_a1.weight"},
+		{"att.a2", "time_mix_a2.weight"}, {"att.v0", "time_mix_v0"},
+		{"att.v1", "time_mix_v1.weight"}, {"att.v2", "time_mix_v2.weight"},
+		{"att.g1", "time_mix_g1.weight"}, {"att.g2", "time_mix_g2.weight"},
+		{"att.k_k", "time_mix_k_k"}, {"att.k_a", "time_mix_k_a"}, {"att.r_k", "time_mix_r_k"},
+		{"ffn.x_k", "channel_mix_lerp_k"},
 		{"ffn.time_mix_k", "channel_mix_lerp_k"}, {"ffn.time_mix_r", "channel_mix_lerp_r"},
 		{"ffn.key.weight", "channel_mix_key.weight"},
 		{"ffn.value.weight", "channel_mix_value.weight"},
@@ -58,6 +78,18 @@ static int map_name(const char *k, char *out, size_t cap)
 	for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++)
 		if (!strcmp(k + pos, blk[i].from))
 			return snprintf(out, cap, "blk.%u.%s", l, blk[i].to) < (int)cap;
+	return 0;
+}
+
+/* v7's vectors, stored [1][1][n] (r_k [n_head][head_size]) */
+static int v7_vector(const char *name)
+{
+	static const char *const v[] = {".time_mix_lerp_fused", ".time_mix_w0", ".time_mix_a0",
+					".time_mix_v0", ".time_mix_k_k", ".time_mix_k_a",
+					".time_mix_r_k", ".channel_mix_lerp_k"};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		if (strstr(name, v[i]))
+			return 1;
 	return 0;
 }
 
@@ -84,8 +116,13 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: implausible header (vocab %d, embed "
 				  "%d, layers %d)", c->source, nv, ne, nl);
 	size_t o = sizeof h;
-	int64_t n_ff = 0;
-	int st;
+	int64_t n_ff = 0, n_head = 0;
+	int st, ln_x = 0, gate = 0, faaaa = 0, first = 0, v7 = 0;
+	/* v7's ranks: decay (w), in-context learning rate (a), value
+	 * residual (v; layers after the first), gate (g) */
+	static const char *const lora_key[4] = {"blocks.0.att.w1", "blocks.0.att.a1",
+						"blocks.1.att.v1", "blocks.0.att.g1"};
+	int64_t lora[4] = {0, 0, 0, 0};
 	while (o < n) {
 		int32_t th[3], dims[3];
 		if (n - o < sizeof th)
@@ -121,16 +158,43 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 		if (n - o < nb)
 			return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: %s: %zu bytes of data, %zu left "
 					  "(truncated?)", c->source, key, nb, n - o);
-		if (strstr(key, "att.ln_x") || strstr(key, "time_maa") || strstr(key, "att.w0") ||
-		    strstr(key, "time_faaaa") || strstr(key, "x_rwkvag"))
-			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: %s: RWKV v5 and later not "
-					  "supported yet (v4 is)", c->source, key);
+		/* rwkv.cpp's own test of v6: time_maa */
+		if (strstr(key, "time_maa") || strstr(key, "time_decay_w"))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: %s: RWKV v6 not supported "
+					  "yet (v4, v5.1, v5.2 and v7 are)", c->source, key);
 		char name[128];
 		if (!map_name(key, name, sizeof name))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: tensor %s not known (tfm "
-					  "reads RWKV v4)", c->source, key);
+					  "reads RWKV v4, v5.1, v5.2 and v7)", c->source, key);
 		if (strstr(name, ".channel_mix_key.weight") && th[0] == 2)
 			n_ff = dims[1];
+		ln_x |= strstr(key, "att.ln_x.") != NULL;
+		gate |= strstr(key, "att.gate.") != NULL || strstr(key, "att.time_mix_g") != NULL;
+		faaaa |= strstr(key, "att.time_faaaa") != NULL;
+		first |= strstr(key, "att.time_first") != NULL;
+		/* v5's decay and bonus, [n_head][1][1] or [n_head][head_size][1]:
+		 * flat, their heads the outermost dimension (rwkv.cpp counts the
+		 * heads in blocks.0's decay so) */
+		int n_dims = th[0];
+		if (th[0] == 3 && (strstr(name, "time_mix_decay") || strstr(name, "time_mix_first"))) {
+			if (!strcmp(key, "blocks.0.att.time_decay"))
+				n_head = dims[2];
+			n_dims = 1;
+			shape[0] = cnt;
+		}
+		/* v7's vectors ([1][1][n_embd], r_k [n_head][head_size], the six
+		 * lerps [6][1][n_embd]): flat; its low-rank matrices' ranks */
+		if (strstr(key, "att.x_rwkvag") || strstr(key, "att.r_k"))
+			v7 = 1;
+		if (v7_vector(name) && th[0] > 1) {
+			if (!strcmp(key, "blocks.0.att.r_k"))
+				n_head = dims[1];
+			n_dims = 1;
+			shape[0] = cnt;
+		}
+		for (int i = 0; i < 4 && th[0] == 2; i++)
+			if (!strcmp(key, lora_key[i]))
+				lora[i] = dims[1];
 		/* the keys' lengths leave data at any offset: a tensor that is
 		 * not aligned for its elements is copied (read in place it would
 		 * be misaligned loads, undefined behaviour; found by fuzzing) */
@@ -144,16 +208,31 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				return st;
 			src = cp;
 		}
-		if ((st = tfm_ckpt_add_tensor(c, name, th[2] ? TFM_TYPE_F16 : TFM_TYPE_F32, th[0],
+		if ((st = tfm_ckpt_add_tensor(c, name, th[2] ? TFM_TYPE_F16 : TFM_TYPE_F32, n_dims,
 					      shape, src, nb)))
 			return st;
 		o += nb;
 	}
 	if (!n_ff)
 		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: no ffn.key.weight", c->source);
+	/* what rwkv.cpp would not load either: v5.2's tensors without ln_x
+	 * (read as v4), or the bonus of the other v5 */
+	if (v7 && (gate || faaaa || first))
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: a mix of RWKV v7 and earlier "
+				  "tensors", c->source);
+	if (!v7 && ((!ln_x && (gate || faaaa)) || (ln_x && (gate ? first : faaaa))))
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: a mix of RWKV versions (att.ln_x %s, "
+				  "att.gate %s, att.time_first %s, att.time_faaaa %s)", c->source,
+				  ln_x ? "yes" : "no", gate ? "yes" : "no", first ? "yes" : "no",
+				  faaaa ? "yes" : "no");
+	if ((ln_x || v7) && (n_head < 1 || ne % n_head))
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: RWKV v%d without a %s dividing %d "
+				  "channels in heads", c->source, v7 ? 7 : 5,
+				  v7 ? "[n_head][head_size] blocks.0.att.r_k"
+				     : "[n_head][..][1] blocks.0.att.time_decay", ne);
 	c->naming = TFM_NAMES_GGUF;
 	/* transformers' RwkvConfig; rwkv.cpp's weights are as trained (no
-	 * rescaling at inference) and time_decay is stored as -exp(w) */
+	 * rescaling at inference), time_decay and the bonus as said above */
 	c->config = json_pack("{s:s, s:[s], s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:i, s:b}",
 			      "model_type", "rwkv", "architectures", "RwkvForCausalLM",
 			      "vocab_size", (json_int_t)nv, "hidden_size", (json_int_t)ne,
@@ -164,5 +243,18 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 			      "tie_word_embeddings", 0);
 	if (!c->config)
 		return tfm_seterr(TFM_E_NOMEM, "%s: cannot build the config", c->source);
+	/* v5, v7: keys transformers' RwkvConfig (v4) lacks, read by tfm's
+	 * rwkv preset; head_size as in the RWKV-5 configs on the Hub */
+	if ((ln_x || v7) &&
+	    (json_object_set_new(c->config, "rwkv_version", json_integer(v7 ? 7 : 5)) ||
+	     json_object_set_new(c->config, "rwkv_version_minor", json_integer(v7 ? 0 : gate ? 2 : 1)) ||
+	     json_object_set_new(c->config, "head_size", json_integer(ne / n_head))))
+		return tfm_seterr(TFM_E_NOMEM, "%s: cannot build the config", c->source);
+	/* v7's ranks under the names of fla's RWKV7Config */
+	static const char *const lora_cfg[4] = {"decay_low_rank_dim", "a_low_rank_dim",
+						"v_low_rank_dim", "gate_low_rank_dim"};
+	for (int i = 0; i < 4 && v7; i++)
+		if (json_object_set_new(c->config, lora_cfg[i], json_integer(lora[i])))
+			return tfm_seterr(TFM_E_NOMEM, "%s: cannot build the config", c->source);
 	return TFM_OK;
 }

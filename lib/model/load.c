@@ -717,7 +717,27 @@ static int mat_f32(struct binder *b, float **v, const struct tfm_mat *w)
 	return TFM_OK;
 }
 
-/* An RWKV v4 block (rwkv.c; tfm's names, llama.cpp has no v4) */
+/* rwkv v5.1's decay or bonus, one value per head [n_head], spread over the
+ * head's channels [n_embd] */
+static int bind_per_head(struct binder *b, float **v, const char *name, int64_t n_head,
+			 int64_t hs)
+{
+	float *h, *f;
+	int st = bind_vec(b, &h, name, n_head, 1);
+	if (st)
+		return st;
+	if (!(f = tfm_amalloc((size_t)(n_head * hs) * sizeof *f)))
+		return TFM_E_NOMEM;
+	if ((st = own(b->m, f)))
+		return st;
+	for (int64_t i = 0; i < n_head * hs; i++)
+		f[i] = h[i / hs];
+	*v = f;
+	return TFM_OK;
+}
+
+/* An RWKV v4, v5 or v7 block (rwkv.c; tfm's names, llama.cpp's where it has
+ * them) */
 static int bind_rwkv(struct binder *b, int64_t l)
 {
 	const struct tfm_spec *s = &b->m->spec;
@@ -729,19 +749,55 @@ static int bind_rwkv(struct binder *b, int64_t l)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
 	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
 	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
-	TRY(bind_vec(b, &L->mix_k, NM("time_mix_lerp_k"), d, 1));
-	TRY(bind_vec(b, &L->mix_v, NM("time_mix_lerp_v"), d, 1));
-	TRY(bind_vec(b, &L->mix_r, NM("time_mix_lerp_r"), d, 1));
-	TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay"), d, 1));
-	TRY(bind_vec(b, &L->rw_first, NM("time_mix_first"), d, 1));
 	TRY(bind_mat(b, &L->rw_k, NM("time_mix_key.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_v, NM("time_mix_value.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_r, NM("time_mix_receptance.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_o, NM("time_mix_output.weight"), d, d, 1));
 	TRY(bind_vec(b, &L->cmix_k, NM("channel_mix_lerp_k"), d, 1));
-	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r"), d, 1));
 	TRY(bind_mat(b, &L->cm_k, NM("channel_mix_key.weight"), d, ff, 1));
 	TRY(bind_mat(b, &L->cm_v, NM("channel_mix_value.weight"), ff, d, 1));
+	if (s->rwkv_version >= 5)
+		TRY(bind_norm(b, &L->rw_lnx, NM("time_mix_ln"), d, 1));
+	if (s->rwkv_version == 7) {
+		const int64_t rk[4] = {s->rwkv_lora_w, s->rwkv_lora_a, s->rwkv_lora_v,
+				       s->rwkv_lora_g};
+		static const char *const lo[4][2] = {{"time_mix_w1.weight", "time_mix_w2.weight"},
+						     {"time_mix_a1.weight", "time_mix_a2.weight"},
+						     {"time_mix_v1.weight", "time_mix_v2.weight"},
+						     {"time_mix_g1.weight", "time_mix_g2.weight"}};
+		struct tfm_mat *m[4][2] = {{&L->w1, &L->w2}, {&L->a1, &L->a2}, {&L->v1, &L->v2},
+					   {&L->g1, &L->g2}};
+		for (int i = 0; i < 4; i++) {
+			if (i == 2 && l == 0)
+				continue; /* the first layer's value is the residual */
+			TRY(bind_mat(b, m[i][0], NM(lo[i][0]), d, rk[i], 1));
+			TRY(bind_mat(b, m[i][1], NM(lo[i][1]), rk[i], d, 1));
+		}
+		TRY(bind_vec(b, &L->mix7, NM("time_mix_lerp_fused"), 6 * d, 1));
+		TRY(bind_vec(b, &L->w0, NM("time_mix_w0"), d, 1));
+		TRY(bind_vec(b, &L->a0, NM("time_mix_a0"), d, 1));
+		TRY(bind_vec(b, &L->v0, NM("time_mix_v0"), d, l > 0));
+		TRY(bind_vec(b, &L->k_k, NM("time_mix_k_k"), d, 1));
+		TRY(bind_vec(b, &L->k_a, NM("time_mix_k_a"), d, 1));
+		TRY(bind_vec(b, &L->r_k, NM("time_mix_r_k"), d, 1));
+		return TFM_OK;
+	}
+	TRY(bind_vec(b, &L->mix_k, NM("time_mix_lerp_k"), d, 1));
+	TRY(bind_vec(b, &L->mix_v, NM("time_mix_lerp_v"), d, 1));
+	TRY(bind_vec(b, &L->mix_r, NM("time_mix_lerp_r"), d, 1));
+	if (s->rwkv_version == 5 && s->rwkv_minor == 1) {
+		int64_t hs = s->rwkv_head_size;
+		TRY(bind_per_head(b, &L->rw_decay, NM("time_mix_decay"), d / hs, hs));
+		TRY(bind_per_head(b, &L->rw_first, NM("time_mix_first"), d / hs, hs));
+	} else {
+		TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay"), d, 1));
+		TRY(bind_vec(b, &L->rw_first, NM("time_mix_first"), d, 1));
+	}
+	if (s->rwkv_version == 5 && s->rwkv_minor == 2) {
+		TRY(bind_vec(b, &L->mix_g, NM("time_mix_lerp_g"), d, 1));
+		TRY(bind_mat(b, &L->rw_g, NM("time_mix_gate.weight"), d, d, 1));
+	}
+	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r"), d, 1));
 	TRY(bind_mat(b, &L->cm_r, NM("channel_mix_receptance.weight"), d, d, 1));
 #undef NM
 #undef TRY

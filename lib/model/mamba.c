@@ -33,8 +33,8 @@ static int64_t conv_width(const struct tfm_spec *s, int64_t l)
  * [n_head][d_state][head_v_dim], as many) */
 static int64_t layer_floats(const struct tfm_spec *s, int64_t l)
 {
-	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* two token shifts, num, den, max */
-		return 5 * s->n_embd;
+	if (s->layer_kind[l] == TFM_LAYER_RWKV) /* token shifts; num, den, max or v5's S */
+		return tfm_rwkv_state_floats(s);
 	if (s->layer_kind[l] == TFM_LAYER_MLSTM) /* C, n, m per head */
 		return tfm_mlstm_state_floats(s);
 	return (s->ssm_d_conv - 1) * conv_width(s, l) + s->ssm_d_inner * s->ssm_d_state;

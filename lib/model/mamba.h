@@ -58,10 +58,11 @@ int64_t tfm_gdn_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
 void tfm_gdn_step_ref(float *o, float *S, const float *q, const float *k, const float *v,
 		      float g, float beta, int64_t dk, int64_t dv);
 
-/* rwkv.c: layer l's whole RWKV v4 block on c->x (x += time_mix(ln1 x);
- * x += channel_mix(ln2 x)), state st [5][n_embd] (reset at pos0 == 0),
- * scratch scr of tfm_rwkv_scratch_floats floats. */
+/* rwkv.c: layer l's whole RWKV v4, v5 or v7 block on c->x (x += time_mix(ln1
+ * x); x += channel_mix(ln2 x)), state st of tfm_rwkv_state_floats floats
+ * (reset at pos0 == 0), scratch scr of tfm_rwkv_scratch_floats floats. */
 void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float *st, float *scr);
+int64_t tfm_rwkv_state_floats(const struct tfm_spec *s); /* v4 5 n_embd; v5, v7 (2 + hs) n_embd */
 int64_t tfm_rwkv_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
 int tfm_rwkv_check_spec(const struct tfm_spec *s);
 /* The WKV step of d channels, the scalar reference (see rwkv.c). */
@@ -78,6 +79,12 @@ int tfm_xlstm_check_spec(const struct tfm_spec *s);
  * [dqk][dv], n [dqk], m; h [dv] the cell's output before its norm. */
 void tfm_mlstm_step_ref(float *h, float *C, float *n, float *m, const float *q, const float *k,
 			const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
+/* v5's WKV step of n_head heads of hs channels, S [n_head][hs][hs] (rwkv.c). */
+void tfm_rwkv5_wkv_ref(float *out, float *S, const float *r, const float *k, const float *v,
+		       const float *w, const float *u, int64_t n_head, int64_t hs);
+/* v7's, S [n_head][hs][hs]; a = -kk, b = kk * iclr (rwkv.c). */
+void tfm_rwkv7_wkv_ref(float *out, float *S, const float *r, const float *w, const float *k,
+		       const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
 /* mamba.c: tfm_rwkv_block with layer l's state and the shared scratch */
 void tfm_ssm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0);
 

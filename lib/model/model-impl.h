@@ -75,6 +75,21 @@ struct tfm_layer {
 	 * [n_head], the per-head norm's weight [v_dim], out {v_dim, n_embd} */
 	struct tfm_mat ml_q, ml_k, ml_v, ml_o, ml_ig, ml_fg, ml_out;
 	float *ml_ig_b, *ml_fg_b, *ml_norm_w;
+	/* rwkv v5 (rwkv5.c): rw_decay is w = exp(-exp(time_decay)), rw_first
+	 * the bonus u, both [n_embd] (v5.1's per-head values spread over their
+	 * heads at load); the group norm rw_lnx [n_embd]; v5.2's lerp mix_g
+	 * [n_embd] and gate {n_embd, n_embd} (NULL data in v5.1) */
+	float *mix_g;
+	struct tfm_norm_w rw_lnx;
+	struct tfm_mat rw_g;
+	/* rwkv v7 (rwkv.c): the six lerps r, w, k, v, a, g mix7 [6][n_embd];
+	 * w0, a0, v0 (NULL in layer 0), k_k, k_a, r_k [n_embd]; the low-rank
+	 * pairs {n_embd, rank} then {rank, n_embd} of the decay (w1, w2), the
+	 * in-context learning rate (a1, a2), the value residual (v1, v2; none
+	 * in layer 0) and the gate (g1, g2); rw_k/v/r/o, rw_lnx as v5; the
+	 * channel mixing cmix_k, cm_k, cm_v as v4 (no receptance) */
+	float *mix7, *w0, *a0, *v0, *k_k, *k_a, *r_k;
+	struct tfm_mat w1, w2, a1, a2, v1, v2, g1, g2;
 	/* deberta-v2 (deberta.c): separate position projections of the relative
 	 * embeddings, attn_pos_k / attn_pos_q {n_embd, q_dim} with biases, or
 	 * data NULL (share_att_key: the content projections) */

@@ -197,7 +197,9 @@ static void mlstm(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
-/* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1 */
+/* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1; v5: decay
+ * exp(-exp(.)) in (0, 1) (v5.1 per head), the group norm, v5.2's gate; v7:
+ * its vectors and low-rank pairs (no value residual in layer 0) */
 static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 {
 	int64_t d = s->n_embd, ff = s->n_ff;
@@ -206,19 +208,56 @@ static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
 	norm(r, s, N("attn_norm"), d);
 	norm(r, s, N("ffn_norm"), d);
-	add(r, N("time_mix_lerp_k"), d, 1, 0.5f, 0.3f);
-	add(r, N("time_mix_lerp_v"), d, 1, 0.5f, 0.3f);
-	add(r, N("time_mix_lerp_r"), d, 1, 0.5f, 0.3f);
-	add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
-	add(r, N("time_mix_first"), d, 1, 0, 0.5f);
 	add(r, N("time_mix_key.weight"), d, d, 0, wd);
 	add(r, N("time_mix_value.weight"), d, d, 0, wd);
 	add(r, N("time_mix_receptance.weight"), d, d, 0, wd);
 	add(r, N("time_mix_output.weight"), d, d, 0, wd);
 	add(r, N("channel_mix_lerp_k"), d, 1, 0.5f, 0.3f);
-	add(r, N("channel_mix_lerp_r"), d, 1, 0.5f, 0.3f);
 	add(r, N("channel_mix_key.weight"), d, ff, 0, wd);
 	add(r, N("channel_mix_value.weight"), ff, d, 0, 1 / sqrtf((float)ff));
+	if (s->rwkv_version >= 5)
+		norm(r, s, N("time_mix_ln"), d);
+	if (s->rwkv_version == 7) { /* w0 near -1: decays near exp(-0.6 sigmoid(-1)) */
+		static const char *const lo[4][2] = {{"time_mix_w1.weight", "time_mix_w2.weight"},
+						     {"time_mix_a1.weight", "time_mix_a2.weight"},
+						     {"time_mix_v1.weight", "time_mix_v2.weight"},
+						     {"time_mix_g1.weight", "time_mix_g2.weight"}};
+		const int64_t rk[4] = {s->rwkv_lora_w, s->rwkv_lora_a, s->rwkv_lora_v,
+				       s->rwkv_lora_g};
+		for (int i = 0; i < 4; i++) {
+			if (i == 2 && l == 0)
+				continue; /* the first layer's value is the residual */
+			snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, lo[i][0]);
+			add(r, n, d, rk[i], 0, wd);
+			snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, lo[i][1]);
+			add(r, n, rk[i], d, 0, 1 / sqrtf((float)rk[i]));
+		}
+		add(r, N("time_mix_lerp_fused"), 6 * d, 1, 0.5f, 0.3f);
+		add(r, N("time_mix_w0"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_a0"), d, 1, 0, 0.5f);
+		if (l > 0)
+			add(r, N("time_mix_v0"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_k_k"), d, 1, 1, 0.2f);
+		add(r, N("time_mix_k_a"), d, 1, 1, 0.2f);
+		add(r, N("time_mix_r_k"), d, 1, 0, 0.5f);
+		return;
+	}
+	add(r, N("time_mix_lerp_k"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_v"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+	if (s->rwkv_version == 5) {
+		int64_t nd = s->rwkv_minor == 1 ? d / s->rwkv_head_size : d;
+		add(r, N("time_mix_decay"), nd, 1, 0.6f, 0.3f);
+		add(r, N("time_mix_first"), nd, 1, 0.5f, 0.3f);
+		if (s->rwkv_minor == 2) {
+			add(r, N("time_mix_lerp_g"), d, 1, 0.5f, 0.3f);
+			add(r, N("time_mix_gate.weight"), d, d, 0, wd);
+		}
+	} else {
+		add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+	}
+	add(r, N("channel_mix_lerp_r"), d, 1, 0.5f, 0.3f);
 	add(r, N("channel_mix_receptance.weight"), d, d, 0, wd);
 #undef N
 }

@@ -1,5 +1,5 @@
-/* rwkv.c: an RWKV v4 block (Peng et al. 2023, as transformers' RwkvBlock
- * and its CPU path rwkv_linear_attention_cpu):
+/* rwkv.c: RWKV v4, v5 and v7 blocks.  v4 (Peng et al. 2023, as
+ * transformers' RwkvBlock and its CPU path rwkv_linear_attention_cpu):
  *   x += time_mix(ln1(x)); x += channel_mix(ln2(x))
  * time mixing: each of k, v, r reads x_t * mix + x_{t-1} * (1 - mix) (token
  * shift), k = key(.), v = value(.), r = sigmoid(receptance(.)), and per
@@ -12,7 +12,30 @@
  * at inference divides layer l's output and value weights by 2^(l / R) and
  * the hidden state by 2 after every R-th layer; the same here on the
  * outputs (powers of two: the same numbers).  State per layer: the two
- * shifted inputs, num, den and max [n_embd] each. */
+ * shifted inputs, num, den and max [n_embd] each.
+ *
+ * RWKV v5 ("Eagle", as rwkv.cpp's rwkv_att_v5 and ggml's rwkv_wkv6) keeps
+ * the channel mixing and changes the time mixing: r, k, v (v5.2 also g)
+ * from their token-shift lerps, r without a sigmoid; per head of hs
+ * channels a matrix state S [hs][hs], with decay w = exp(-exp(time_decay))
+ * and bonus u as rwkv.cpp stores them, per key channel i and value channel j:
+ *   out_j = sum_i r_i (u_i k_i v_j + S_ij);  S_ij = w_i S_ij + k_i v_j
+ * then a group norm per head (ln_x: eps 1e-5 as rwkv.cpp's v5; its v6 and
+ * RWKV-LM's v5.2 use 64e-5), v5.2 times silu(gate(xg)), and output(.).
+ * State per layer: the two shifted inputs [n_embd], S [n_head][hs][hs].
+ *
+ * RWKV v7 ("Goose", as rwkv.cpp's rwkv_att_v7 / rwkv_ffn_v7): six lerps
+ * x + (x_{t-1} - x) mix of r, w, k, v, a, g; r = receptance(xr); decay
+ * w = exp(-e^-1/2 sigmoid(w0 + w2 tanh(w1 xw))); k = key(xk); v = value(xv),
+ * after the first layer mixed toward the first layer's v by sigmoid(v0 +
+ * v2 v1 xv); a = sigmoid(a0 + a2 a1 xa); g = g2 sigmoid(g1 xg); kk = the
+ * per-head L2-normalized k k_k; k = k (1 + (a - 1) k_a).  Per head a state
+ * S [hs value][hs key], per value channel i:
+ *   sa = sum_j -kk_j S_ij;  S_ij = S_ij w_j + v_i k_j + sa kk_j a_j;
+ *   out_i = sum_j S_ij r_j
+ * then the group norm (eps 64e-5), plus v times the per-head sum of
+ * k r r_k, times g, output(.).  Channel mixing: value(relu(key(xk))^2),
+ * no receptance.  State per layer as v5. */
 #include "model/model-impl.h"
 #include "model/mamba.h"
 
@@ -36,9 +59,71 @@ void tfm_rwkv4_wkv_ref(float *out, float *num, float *den, float *mx, const floa
 	}
 }
 
+/* The WKV step of n_head heads of hs channels: out [n_head * hs], S
+ * [n_head][hs key][hs value], r, k, v, w, u [n_head * hs]. */
+void tfm_rwkv5_wkv_ref(float *out, float *S, const float *r, const float *k, const float *v,
+		       const float *w, const float *u, int64_t n_head, int64_t hs)
+{
+	for (int64_t h = 0; h < n_head; h++) {
+		const float *rh = r + h * hs, *kh = k + h * hs, *vh = v + h * hs;
+		float *oh = out + h * hs, *Sh = S + h * hs * hs;
+		for (int64_t j = 0; j < hs; j++)
+			oh[j] = 0;
+		for (int64_t i = 0; i < hs; i++) {
+			float ki = kh[i], ri = rh[i], ui = u[h * hs + i], wi = w[h * hs + i];
+			float *Si = Sh + i * hs;
+			for (int64_t j = 0; j < hs; j++) {
+				float kv = ki * vh[j];
+				oh[j] += ri * (ui * kv + Si[j]);
+				Si[j] = Si[j] * wi + kv;
+			}
+		}
+	}
+}
+
+/* v7's WKV step (rwkv.cpp's rwkv_wkv_v7): out, r, w, k, v, a, b
+ * [n_head * hs], S [n_head][hs value][hs key]; a = -kk, b = kk * a above. */
+void tfm_rwkv7_wkv_ref(float *out, float *S, const float *r, const float *w, const float *k,
+		       const float *v, const float *a, const float *b, int64_t n_head, int64_t hs)
+{
+	for (int64_t h = 0; h < n_head; h++) {
+		int64_t o = h * hs;
+		for (int64_t i = 0; i < hs; i++) {
+			float *Si = S + h * hs * hs + i * hs, sa = 0, y = 0, vi = v[o + i];
+			for (int64_t j = 0; j < hs; j++)
+				sa += a[o + j] * Si[j];
+			for (int64_t j = 0; j < hs; j++) {
+				Si[j] = Si[j] * w[o + j] + vi * k[o + j] + sa * b[o + j];
+				y += Si[j] * r[o + j];
+			}
+			out[o + i] = y;
+		}
+	}
+}
+
+/* v7's widest low-rank projection */
+static int64_t lora_max(const struct tfm_spec *s)
+{
+	int64_t r = s->rwkv_lora_w;
+	r = s->rwkv_lora_a > r ? s->rwkv_lora_a : r;
+	r = s->rwkv_lora_v > r ? s->rwkv_lora_v : r;
+	return s->rwkv_lora_g > r ? s->rwkv_lora_g : r;
+}
+
+int64_t tfm_rwkv_state_floats(const struct tfm_spec *s)
+{
+	if (s->rwkv_version >= 5)
+		return 2 * s->n_embd + s->n_embd * s->rwkv_head_size;
+	return 5 * s->n_embd;
+}
+
+/* per token: the time mixing's 6 (v7: 8) rows of n_embd, its output, the
+ * channel mixing's key (v7: also the low-rank rows), v7's first value */
 int64_t tfm_rwkv_scratch_floats(const struct tfm_spec *s, int64_t n_batch)
 {
 	int64_t d = s->n_embd, ff = s->n_ff > d ? s->n_ff : d;
+	if (s->rwkv_version == 7)
+		return n_batch * (10 * d + (lora_max(s) > ff ? lora_max(s) : ff));
 	return n_batch * (7 * d + ff);
 }
 
@@ -53,33 +138,55 @@ static void lerp(float *dst, const float *x, const float *shift, const float *mi
 	}
 }
 
-void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float *st, float *scr)
+/* v5's time mixing of xn = ln1(x) [n][d] into o [n][d]; scr [6][B][d] */
+static void time_mix5(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
+		      float *S, float *scr, float *o)
 {
-	struct tfm_model *m = c->m;
-	const struct tfm_spec *s = &m->spec;
-	const struct tfm_backend *be = m->be;
-	const struct tfm_layer *L = &m->layers[l];
-	int64_t d = s->n_embd, ff = s->n_ff, B = c->n_batch;
-	float *ashift = st, *fshift = st + d, *num = st + 2 * d, *den = st + 3 * d, *mx = st + 4 * d;
-	float *a = scr, *b = a + B * d, *e = b + B * d, *k = e + B * d, *v = k + B * d;
-	float *r = v + B * d, *o = r + B * d, *kf = o + B * d; /* kf: [n][ff] */
-	float sc = s->rwkv_rescale > 0 ? ldexpf(1.0f, -(int)(l / s->rwkv_rescale)) : 1.0f;
-	if (pos0 == 0) {
-		memset(st, 0, (size_t)(4 * d) * sizeof(float));
-		for (int64_t i = 0; i < d; i++)
-			mx[i] = -1e38f;
-	}
-	/* time mixing over xn = ln1(x) */
-	for (int64_t t = 0; t < n; t++)
-		be->layernorm(c->xn + t * d, c->x + t * d, L->attn_norm.w, L->attn_norm.b, d,
-			      (float)s->norm_eps, 0);
-	lerp(a, c->xn, ashift, L->mix_k, n, d);
+	const struct tfm_spec *s = &c->m->spec;
+	const struct tfm_backend *be = c->m->be;
+	int64_t d = s->n_embd, B = c->n_batch, hs = s->rwkv_head_size, nh = d / hs;
+	float *a = scr, *g = a + B * d, *e = g + B * d, *k = e + B * d, *v = k + B * d;
+	float *r = v + B * d;
+	lerp(a, c->xn, shift, L->mix_k, n, d);
 	be->matmul(&c->kx, k, a, &L->rw_k, n);
-	lerp(a, c->xn, ashift, L->mix_v, n, d);
+	lerp(a, c->xn, shift, L->mix_v, n, d);
 	be->matmul(&c->kx, v, a, &L->rw_v, n);
-	lerp(a, c->xn, ashift, L->mix_r, n, d);
+	lerp(a, c->xn, shift, L->mix_r, n, d);
 	be->matmul(&c->kx, r, a, &L->rw_r, n);
-	memcpy(ashift, c->xn + (n - 1) * d, (size_t)d * sizeof(float));
+	if (s->rwkv_minor == 2) {
+		lerp(a, c->xn, shift, L->mix_g, n, d);
+		be->matmul(&c->kx, g, a, &L->rw_g, n);
+		for (int64_t i = 0; i < n * d; i++)
+			g[i] *= sigm(g[i]);
+	}
+	for (int64_t t = 0; t < n; t++) {
+		tfm_rwkv5_wkv_ref(e + t * d, S, r + t * d, k + t * d, v + t * d, L->rw_decay,
+				  L->rw_first, nh, hs);
+		for (int64_t h = 0; h < nh; h++)
+			be->layernorm(a + t * d + h * hs, e + t * d + h * hs, L->rw_lnx.w + h * hs,
+				      L->rw_lnx.b + h * hs, hs, 1e-5f, 0);
+	}
+	if (s->rwkv_minor == 2)
+		for (int64_t i = 0; i < n * d; i++)
+			a[i] *= g[i];
+	be->matmul(&c->kx, o, a, &L->rw_o, n);
+}
+
+/* v4's time mixing of xn = ln1(x) [n][d] into o [n][d]; st the layer's
+ * num, den, max [3][d]; scr [6][B][d] */
+static void time_mix4(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
+		      float *st, float *scr, float *o)
+{
+	const struct tfm_backend *be = c->m->be;
+	int64_t d = c->m->spec.n_embd, B = c->n_batch;
+	float *num = st, *den = st + d, *mx = st + 2 * d;
+	float *a = scr, *e = a + B * d, *k = e + B * d, *v = k + B * d, *r = v + B * d;
+	lerp(a, c->xn, shift, L->mix_k, n, d);
+	be->matmul(&c->kx, k, a, &L->rw_k, n);
+	lerp(a, c->xn, shift, L->mix_v, n, d);
+	be->matmul(&c->kx, v, a, &L->rw_v, n);
+	lerp(a, c->xn, shift, L->mix_r, n, d);
+	be->matmul(&c->kx, r, a, &L->rw_r, n);
 	for (int64_t t = 0; t < n; t++) {
 		tfm_rwkv4_wkv_ref(e + t * d, num, den, mx, k + t * d, v + t * d, L->rw_decay,
 				  L->rw_first, d);
@@ -87,14 +194,143 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 			e[t * d + i] *= sigm(r[t * d + i]);
 	}
 	be->matmul(&c->kx, o, e, &L->rw_o, n);
+}
+
+/* dst[t] = x[t] + (prev(t) - x[t]) * mix (v7's form of the lerp) */
+static void lerp7(float *dst, const float *x, const float *shift, const float *mix, int64_t n,
+		  int64_t d)
+{
+	for (int64_t t = 0; t < n; t++) {
+		const float *p = t ? x + (t - 1) * d : shift;
+		for (int64_t i = 0; i < d; i++)
+			dst[t * d + i] = x[t * d + i] + (p[i] - x[t * d + i]) * mix[i];
+	}
+}
+
+/* v7's time mixing of xn = ln1(x) [n][d] into o [n][d]: scr [8][B][d], lr
+ * [B][lora_max], vf [B][d] layer 0's values (written by layer 0) */
+static void time_mix7(struct tfm_ctx *c, const struct tfm_layer *L, int64_t l, int64_t n,
+		      const float *shift, float *S, float *scr, float *lr, float *vf, float *o)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	const struct tfm_backend *be = c->m->be;
+	int64_t d = s->n_embd, B = c->n_batch, hs = s->rwkv_head_size, nh = d / hs;
+	float *xx = scr, *r = xx + B * d, *w = r + B * d, *k = w + B * d, *v = k + B * d;
+	float *a = v + B * d, *g = a + B * d, *kk = g + B * d;
+	const float *m = L->mix7; /* r, w, k, v, a, g */
+	lerp7(xx, c->xn, shift, m, n, d);
+	be->matmul(&c->kx, r, xx, &L->rw_r, n);
+	lerp7(xx, c->xn, shift, m + d, n, d);
+	be->matmul(&c->kx, lr, xx, &L->w1, n);
+	for (int64_t i = 0; i < n * s->rwkv_lora_w; i++)
+		lr[i] = tanhf(lr[i]);
+	be->matmul(&c->kx, w, lr, &L->w2, n);
+	for (int64_t i = 0; i < n * d; i++)
+		w[i] = expf(-0.606531f * sigm(w[i] + L->w0[i % d]));
+	lerp7(xx, c->xn, shift, m + 2 * d, n, d);
+	be->matmul(&c->kx, k, xx, &L->rw_k, n);
+	lerp7(xx, c->xn, shift, m + 3 * d, n, d);
+	be->matmul(&c->kx, v, xx, &L->rw_v, n);
+	if (l == 0) {
+		memcpy(vf, v, (size_t)(n * d) * sizeof(float));
+	} else {
+		be->matmul(&c->kx, lr, xx, &L->v1, n);
+		be->matmul(&c->kx, xx, lr, &L->v2, n);
+		for (int64_t i = 0; i < n * d; i++)
+			v[i] += (vf[i] - v[i]) * sigm(xx[i] + L->v0[i % d]);
+	}
+	lerp7(xx, c->xn, shift, m + 4 * d, n, d);
+	be->matmul(&c->kx, lr, xx, &L->a1, n);
+	be->matmul(&c->kx, a, lr, &L->a2, n);
+	for (int64_t i = 0; i < n * d; i++)
+		a[i] = sigm(a[i] + L->a0[i % d]);
+	lerp7(xx, c->xn, shift, m + 5 * d, n, d);
+	be->matmul(&c->kx, lr, xx, &L->g1, n);
+	for (int64_t i = 0; i < n * s->rwkv_lora_g; i++)
+		lr[i] = sigm(lr[i]);
+	be->matmul(&c->kx, g, lr, &L->g2, n);
+	/* kk = l2norm(k k_k) per head (eps 1e-12); k = k + (a k k_a - k k_a);
+	 * the WKV's a = -kk (into xx) and b = kk a (into a) */
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t h = 0; h < nh; h++) {
+			int64_t o0 = t * d + h * hs;
+			float sq = 0;
+			for (int64_t j = 0; j < hs; j++) {
+				kk[o0 + j] = k[o0 + j] * L->k_k[h * hs + j];
+				sq += kk[o0 + j] * kk[o0 + j];
+			}
+			float sc = 1.0f / fmaxf(sqrtf(sq), 1e-12f);
+			for (int64_t j = 0; j < hs; j++)
+				kk[o0 + j] *= sc;
+		}
+	for (int64_t i = 0; i < n * d; i++) {
+		float ka = k[i] * L->k_a[i % d];
+		k[i] += a[i] * ka - ka;
+		xx[i] = -kk[i];
+		a[i] *= kk[i];
+	}
+	for (int64_t t = 0; t < n; t++)
+		tfm_rwkv7_wkv_ref(kk + t * d, S, r + t * d, w + t * d, k + t * d, v + t * d,
+				  xx + t * d, a + t * d, nh, hs);
+	/* group norm into w, plus v times the head's sum of k r r_k, times g */
+	for (int64_t t = 0; t < n; t++)
+		for (int64_t h = 0; h < nh; h++) {
+			int64_t o0 = t * d + h * hs;
+			be->layernorm(w + o0, kk + o0, L->rw_lnx.w + h * hs, L->rw_lnx.b + h * hs, hs,
+				      64e-5f, 0);
+			double sum = 0;
+			for (int64_t j = 0; j < hs; j++)
+				sum += k[o0 + j] * r[o0 + j] * L->r_k[h * hs + j];
+			for (int64_t j = 0; j < hs; j++)
+				w[o0 + j] = (w[o0 + j] + v[o0 + j] * (float)sum) * g[o0 + j];
+		}
+	be->matmul(&c->kx, o, w, &L->rw_o, n);
+}
+
+void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float *st, float *scr)
+{
+	struct tfm_model *m = c->m;
+	const struct tfm_spec *s = &m->spec;
+	const struct tfm_backend *be = m->be;
+	const struct tfm_layer *L = &m->layers[l];
+	int64_t d = s->n_embd, ff = s->n_ff, B = c->n_batch;
+	/* state: the two token shifts, then v4's num, den, max or v5's and
+	 * v7's S; scratch (tfm_rwkv_scratch_floats): the time mixing's rows,
+	 * o, kf (v7: also its low-rank rows), v7's first values vf */
+	int v = s->rwkv_version;
+	float *ashift = st, *fshift = st + d;
+	float *a = scr, *b = a + B * d, *r = b + B * d, *o = scr + (v == 7 ? 8 : 6) * B * d;
+	float *kf = o + B * d; /* [n][ff] */
+	float *vf = v == 7 ? kf + B * (lora_max(s) > ff ? lora_max(s) : ff) : NULL;
+	float sc = s->rwkv_rescale > 0 ? ldexpf(1.0f, -(int)(l / s->rwkv_rescale)) : 1.0f;
+	if (pos0 == 0) {
+		memset(st, 0, (size_t)tfm_rwkv_state_floats(s) * sizeof(float));
+		for (int64_t i = 0; i < d && v == 4; i++)
+			st[4 * d + i] = -1e38f; /* v4's max */
+	}
+	/* time mixing over xn = ln1(x) */
+	for (int64_t t = 0; t < n; t++)
+		be->layernorm(c->xn + t * d, c->x + t * d, L->attn_norm.w, L->attn_norm.b, d,
+			      (float)s->norm_eps, 0);
+	if (v == 7)
+		time_mix7(c, L, l, n, ashift, st + 2 * d, scr, kf, vf, o);
+	else if (v == 5)
+		time_mix5(c, L, n, ashift, st + 2 * d, scr, o);
+	else
+		time_mix4(c, L, n, ashift, st + 2 * d, scr, o);
+	memcpy(ashift, c->xn + (n - 1) * d, (size_t)d * sizeof(float));
 	for (int64_t i = 0; i < n * d; i++)
 		c->x[i] += sc * o[i];
 	/* channel mixing over ln2(x) */
 	for (int64_t t = 0; t < n; t++)
 		be->layernorm(c->xn + t * d, c->x + t * d, L->ffn_norm.w, L->ffn_norm.b, d,
 			      (float)s->norm_eps, 0);
-	lerp(a, c->xn, fshift, L->cmix_k, n, d);
-	lerp(b, c->xn, fshift, L->cmix_r, n, d);
+	if (v == 7) {
+		lerp7(a, c->xn, fshift, L->cmix_k, n, d);
+	} else {
+		lerp(a, c->xn, fshift, L->cmix_k, n, d);
+		lerp(b, c->xn, fshift, L->cmix_r, n, d);
+	}
 	memcpy(fshift, c->xn + (n - 1) * d, (size_t)d * sizeof(float));
 	be->matmul(&c->kx, kf, a, &L->cm_k, n);
 	for (int64_t i = 0; i < n * ff; i++) {
@@ -102,9 +338,14 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 		kf[i] = x * x;
 	}
 	be->matmul(&c->kx, o, kf, &L->cm_v, n);
-	be->matmul(&c->kx, r, b, &L->cm_r, n);
-	for (int64_t i = 0; i < n * d; i++)
-		c->x[i] += sc * sigm(r[i]) * o[i];
+	if (v == 7) {
+		for (int64_t i = 0; i < n * d; i++)
+			c->x[i] += sc * o[i];
+	} else {
+		be->matmul(&c->kx, r, b, &L->cm_r, n);
+		for (int64_t i = 0; i < n * d; i++)
+			c->x[i] += sc * sigm(r[i]) * o[i];
+	}
 	if (s->rwkv_rescale > 0 && (l + 1) % s->rwkv_rescale == 0)
 		for (int64_t i = 0; i < n * d; i++)
 			c->x[i] *= 0.5f;
@@ -117,9 +358,19 @@ int tfm_rwkv_check_spec(const struct tfm_spec *s)
 		if (s->layer_kind[l] != TFM_LAYER_RWKV)
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: layer %lld: rwkv mixed with other "
 					  "layers not supported yet", arch, (long long)l);
-	if (s->rwkv_version != 4)
-		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: RWKV v%d not supported yet (v4)", arch,
-				  s->rwkv_version);
+	int v = s->rwkv_version;
+	if (v != 4 && !(v == 5 && (s->rwkv_minor == 1 || s->rwkv_minor == 2)) &&
+	    !(v == 7 && s->rwkv_minor == 0))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: RWKV v%d.%d not supported yet (v4, v5.1, "
+				  "v5.2 and v7 are)", arch, v, s->rwkv_minor);
+	if (v >= 5 && (s->rwkv_head_size < 1 || s->n_embd % s->rwkv_head_size))
+		return tfm_seterr(TFM_E_FORMAT, "%s: RWKV v%d head size %lld does not divide %lld "
+				  "channels", arch, v, (long long)s->rwkv_head_size, (long long)s->n_embd);
+	if (v == 7 && (s->rwkv_lora_w < 1 || s->rwkv_lora_a < 1 || s->rwkv_lora_g < 1 ||
+		       (s->n_layer > 1 && s->rwkv_lora_v < 1)))
+		return tfm_seterr(TFM_E_FORMAT, "%s: RWKV v7 low-rank sizes %lld, %lld, %lld, %lld",
+				  arch, (long long)s->rwkv_lora_w, (long long)s->rwkv_lora_a,
+				  (long long)s->rwkv_lora_v, (long long)s->rwkv_lora_g);
 	if (s->n_embd < 1 || s->n_vocab < 1 || s->n_ff < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad rwkv sizes (embd %lld, vocab %lld, ffn %lld)",
 				  arch, (long long)s->n_embd, (long long)s->n_vocab, (long long)s->n_ff);

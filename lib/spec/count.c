@@ -96,15 +96,33 @@ static int64_t mamba_params(const struct tfm_spec *s, int kind)
 	return p;
 }
 
-/* RWKV v4 time mixing (the "ssm" part) and channel mixing ("ffn"). */
-static int64_t rwkv_time_params(const struct tfm_spec *s)
+/* RWKV v4, v5 and v7 time mixing (the "ssm" part) and channel mixing
+ * ("ffn"): v4 three lerps, decay, bonus, key, value, receptance, output;
+ * v5 adds the group norm's weight and bias, v5.1 has its decay and bonus
+ * per head, v5.2 a fourth lerp and the gate.  v7 (layer l): six lerps,
+ * w0, a0, k_k, k_a, r_k, the four matrices, the group norm, the low-rank
+ * pairs of the decay, a and the gate, and after the first layer v0 and
+ * the value residual's pair; its channel mixing has one lerp, key and
+ * value. */
+static int64_t rwkv_time_params(const struct tfm_spec *s, int64_t l)
 {
 	int64_t e = s->n_embd;
+	if (s->rwkv_version == 7)
+		return 6 * e + 5 * e + 4 * e * e + 2 * e +
+		       2 * e * (s->rwkv_lora_w + s->rwkv_lora_a + s->rwkv_lora_g) +
+		       (l > 0 ? e + 2 * e * s->rwkv_lora_v : 0);
+	if (s->rwkv_version == 5 && s->rwkv_minor == 2)
+		return 4 * e + 2 * e + 2 * e + 5 * e * e;
+	if (s->rwkv_version == 5)
+		return 3 * e + 2 * (s->rwkv_head_size > 0 ? e / s->rwkv_head_size : 0) + 2 * e +
+		       4 * e * e;
 	return 5 * e + 4 * e * e;
 }
 static int64_t rwkv_channel_params(const struct tfm_spec *s)
 {
 	int64_t e = s->n_embd;
+	if (s->rwkv_version == 7)
+		return e + 2 * e * s->n_ff;
 	return 2 * e + e * s->n_ff + e * e + s->n_ff * e;
 }
 
@@ -313,7 +331,7 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 			}
 		} else if (kind == TFM_LAYER_RWKV) {
 			c->norms += 2 * ln;
-			c->ssm += rwkv_time_params(s);
+			c->ssm += rwkv_time_params(s, i);
 			c->ffn += rwkv_channel_params(s);
 			continue;
 		} else {

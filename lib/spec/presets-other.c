@@ -894,7 +894,17 @@ int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c)
 	s->norm_eps = gf(c, "layer_norm_epsilon", 1e-5);
 	s->tied_output = gb(c, "tie_word_embeddings", 0);
 	s->act = TFM_ACT_RELU2;
-	s->rwkv_version = 4;
+	/* transformers' RwkvConfig is v4; rwkv.cpp's v5 files (rwkvcpp.c) add
+	 * the version and the head size */
+	s->rwkv_version = (int)gi(c, "rwkv_version", 4);
+	s->rwkv_minor = (int)gi(c, "rwkv_version_minor", 0);
+	s->rwkv_head_size = s->rwkv_version > 4 ? gi(c, "head_size", 64) : 0;
+	if (s->rwkv_version == 7) { /* fla's RWKV7Config's names */
+		s->rwkv_lora_w = gi(c, "decay_low_rank_dim", 64);
+		s->rwkv_lora_a = gi(c, "a_low_rank_dim", 64);
+		s->rwkv_lora_v = gi(c, "v_low_rank_dim", 32);
+		s->rwkv_lora_g = gi(c, "gate_low_rank_dim", 128);
+	}
 	s->bos_id = (int32_t)gi(c, "bos_token_id", 0);
 	s->eos_id = (int32_t)gi(c, "eos_token_id", 0);
 	s->rwkv_rescale = gi(c, "rescale_every", 6);

@@ -201,7 +201,12 @@ struct tfm_spec {
 	double ssm_dt_min, ssm_dt_max; /* mamba2: dt clamped to [min, max] after softplus
 	                             (time_step_limit); max 0: no upper limit */
 	int rwkv_version;         /* 4, 5, 6, 7 */
-	int64_t rwkv_head_size;
+	int rwkv_minor;           /* v5: 1 (rwkv.cpp's 5.1: decay and bonus per head, no gate),
+	                           * 2 (5.2: per channel, and a SiLU gate on the output) */
+	int64_t rwkv_head_size;   /* v5+: channels per WKV head (n_embd / head_size heads) */
+	/* v7: ranks of the low-rank projections of the decay (w), the
+	 * in-context learning rate (a), the value residual (v) and the gate (g) */
+	int64_t rwkv_lora_w, rwkv_lora_a, rwkv_lora_v, rwkv_lora_g;
 	int64_t rwkv_rescale;     /* rwkv: rescale_every (halve the state every R layers); 0: none */
 	/* xLSTM's mLSTM layers (ssm.n_head heads): q and k of xlstm_qk_dim in all
 	 * (int(hidden * qk_dim_factor)), v and the output gate of xlstm_v_dim;
