@@ -605,10 +605,10 @@ static const struct ent mamba2[] = {
 	END
 };
 
-/* ---- Jamba (prefix "model."): llama.cpp's jamba names; the Mamba mixer
- * under mamba., its dt/B/C norms ssm_dt_norm, ssm_b_norm, ssm_c_norm;
- * experts under feed_forward.experts, dense FFNs under feed_forward ---- */
-static const struct ent jamba[] = {
+/* ---- Jamba and Bamba (prefix "model."): llama.cpp's jamba names; the
+ * Mamba mixers under mamba., attention layers without permuted Q and K,
+ * every layer's FFN (dense, or jamba's experts) under feed_forward ---- */
+static const struct ent hybrid_base[] = {
 	{"embed_tokens.$", "token_embd.$", 0},
 	{"final_layernorm.$", "output_norm.$", 0},
 	{"lm_head.$", "output.$", 0},
@@ -621,48 +621,31 @@ static const struct ent jamba[] = {
 	{"layers.#.mamba.in_proj.$", "blk.#.ssm_in.$", 0},
 	{"layers.#.mamba.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
 	{"layers.#.mamba.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
-	{"layers.#.mamba.x_proj.$", "blk.#.ssm_x.$", 0},
-	{"layers.#.mamba.dt_proj.$", "blk.#.ssm_dt.$", 0},
-	{"layers.#.mamba.dt_layernorm.$", "blk.#.ssm_dt_norm.$", 0},
-	{"layers.#.mamba.b_layernorm.$", "blk.#.ssm_b_norm.$", 0},
-	{"layers.#.mamba.c_layernorm.$", "blk.#.ssm_c_norm.$", 0},
 	{"layers.#.mamba.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
 	{"layers.#.mamba.D", "blk.#.ssm_d", 0},
 	{"layers.#.mamba.out_proj.$", "blk.#.ssm_out.$", 0},
-	{"layers.#.feed_forward.router.$", "blk.#.ffn_gate_inp.$", 0},
-	{"layers.#.feed_forward.experts.@.gate_proj.$", "blk.#.ffn_gate_exps.$", TFM_HFMAP_EXPERT},
-	{"layers.#.feed_forward.experts.@.up_proj.$", "blk.#.ffn_up_exps.$", TFM_HFMAP_EXPERT},
-	{"layers.#.feed_forward.experts.@.down_proj.$", "blk.#.ffn_down_exps.$", TFM_HFMAP_EXPERT},
 	{"layers.#.feed_forward.gate_proj.$", "blk.#.ffn_gate.$", 0},
 	{"layers.#.feed_forward.up_proj.$", "blk.#.ffn_up.$", 0},
 	{"layers.#.feed_forward.down_proj.$", "blk.#.ffn_down.$", 0},
 	END
 };
-
-/* ---- Bamba (prefix "model."): Mamba-2 layers under mamba. with mamba2's
- * names, llama attention (half-split RoPE, Q and K as they are), every
- * layer's FFN under feed_forward, norms as jamba's ---- */
+/* Jamba's Mamba: x_proj, dt_proj and the dt/B/C norms; its experts */
+static const struct ent jamba[] = {
+	{"layers.#.mamba.x_proj.$", "blk.#.ssm_x.$", 0},
+	{"layers.#.mamba.dt_proj.$", "blk.#.ssm_dt.$", 0},
+	{"layers.#.mamba.dt_layernorm.$", "blk.#.ssm_dt_norm.$", 0},
+	{"layers.#.mamba.b_layernorm.$", "blk.#.ssm_b_norm.$", 0},
+	{"layers.#.mamba.c_layernorm.$", "blk.#.ssm_c_norm.$", 0},
+	{"layers.#.feed_forward.router.$", "blk.#.ffn_gate_inp.$", 0},
+	{"layers.#.feed_forward.experts.@.gate_proj.$", "blk.#.ffn_gate_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.feed_forward.experts.@.up_proj.$", "blk.#.ffn_up_exps.$", TFM_HFMAP_EXPERT},
+	{"layers.#.feed_forward.experts.@.down_proj.$", "blk.#.ffn_down_exps.$", TFM_HFMAP_EXPERT},
+	END
+};
+/* Bamba's Mamba-2 (mamba2's names): dt_bias, the gated norm */
 static const struct ent bamba[] = {
-	{"embed_tokens.$", "token_embd.$", 0},
-	{"final_layernorm.$", "output_norm.$", 0},
-	{"lm_head.$", "output.$", 0},
-	{"layers.#.input_layernorm.$", "blk.#.attn_norm.$", 0},
-	{"layers.#.pre_ff_layernorm.$", "blk.#.ffn_norm.$", 0},
-	{"layers.#.self_attn.q_proj.$", "blk.#.attn_q.$", 0},
-	{"layers.#.self_attn.k_proj.$", "blk.#.attn_k.$", 0},
-	{"layers.#.self_attn.v_proj.$", "blk.#.attn_v.$", 0},
-	{"layers.#.self_attn.o_proj.$", "blk.#.attn_output.$", 0},
-	{"layers.#.mamba.in_proj.$", "blk.#.ssm_in.$", 0},
-	{"layers.#.mamba.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
-	{"layers.#.mamba.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
 	{"layers.#.mamba.dt_bias", "blk.#.ssm_dt.bias", 0},
-	{"layers.#.mamba.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
-	{"layers.#.mamba.D", "blk.#.ssm_d", 0},
 	{"layers.#.mamba.norm.weight", "blk.#.ssm_norm.weight", 0},
-	{"layers.#.mamba.out_proj.$", "blk.#.ssm_out.$", 0},
-	{"layers.#.feed_forward.gate_proj.$", "blk.#.ffn_gate.$", 0},
-	{"layers.#.feed_forward.up_proj.$", "blk.#.ffn_up.$", 0},
-	{"layers.#.feed_forward.down_proj.$", "blk.#.ffn_down.$", 0},
 	END
 };
 
@@ -791,8 +774,8 @@ static const struct arch archs[] = {
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},
-	{"jamba", {"model.", ""}, {jamba}},
-	{"bamba", {"model.", ""}, {bamba}},
+	{"jamba", {"model.", ""}, {jamba, hybrid_base}},
+	{"bamba", {"model.", ""}, {bamba, hybrid_base}},
 	{"qwen3_next", {"model.", ""}, {qwen3_next, qk_plain, mlp_moe, llama_base}},
 	{"rwkv", {"rwkv.", ""}, {rwkv}},
 	{"xlstm", {"backbone.", ""}, {xlstm}},

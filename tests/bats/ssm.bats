@@ -228,3 +228,26 @@ setup() {
 		assert_output --partial "$(echo "$kv" | cut -d'"' -f2)"
 	done
 }
+
+@test "ssm: tfm-ppl on every recurrent family: chunked, strided, shards, KL" {
+	head -c 6000 "$SHARED/text/wikitext-2-raw-test.txt" > "$T/w.txt"
+	for f in mamba2 falcon_mamba rwkv jamba bamba qwen3_next xlstm; do
+		M=(-m "$FX/$f" -f "$T/w.txt" -c 32)
+		tfm-ppl "${M[@]}" --chunks 8 -F json > "$T/whole.json"
+		jq -e '.ppl > 1 and .tokens == 8 * 15' "$T/whole.json"
+		# strided: every token but the first scored once, the state rebuilt
+		# for each window (a state cannot be rewound)
+		tfm-ppl "${M[@]}" --mode strided --stride 16 -F json > "$T/s.json"
+		jq -e '.ppl > 1 and .tokens == .text_tokens - 1' "$T/s.json"
+		for i in 0 1; do
+			tfm-ppl "${M[@]}" --chunks 8 --shard $i/2 -F json > "$T/p$i.json"
+		done
+		tfm-ppl --merge -F json "$T/p1.json" "$T/p0.json" > "$T/merged.json"
+		cmp "$T/whole.json" "$T/merged.json"
+		tfm-ppl "${M[@]}" --chunks 8 --save-logits "$T/base.lp" -F json > /dev/null
+		tfm-ppl "${M[@]}" --chunks 8 --kl-base "$T/base.lp" -F json > "$T/kl.json"
+		jq -e '.kl.mean < 1e-6 and .kl.same_top1 == 1' "$T/kl.json"
+		tfm-ppl "${M[@]}" --chunks 8 --kl-base "$T/base.lp" --set norm.eps=0.5 -F json > "$T/kl2.json"
+		jq -e '.kl.mean > 1e-4' "$T/kl2.json"
+	done
+}
