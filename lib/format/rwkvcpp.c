@@ -3,7 +3,10 @@
  * n_layer, data type; then tensors, each int32 n_dims (1 to 3), key length,
  * data type, the dims (ggml order, fastest first), the key (the RWKV-LM
  * checkpoint's name) and the data.  FP32 and FP16 tensors are read in
- * place where aligned, else copied; rwkv.cpp's quantized types are refused.
+ * place where aligned, else copied; in version 101 files (ggml's block
+ * layouts since May 2023, GGUF's) also Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0
+ * matrices, dequantized to FP32 here (a checkpoint holds float tensors);
+ * older quantizations refused.
  * RWKV v4 and v5 are mapped to tfm's rwkv names with a synthesized
  * transformers RWKV config; the version is told as rwkv.cpp tells it: v5
  * has att.ln_x, v5.2 also att.gate (v5.1: decay and bonus per head, no
@@ -11,9 +14,15 @@
  * time_decay -exp(w); v5 time_decay exp(-exp(w)), v5.1 time_first exp(u),
  * v5.2 time_faaaa u (v5's [n_head][1][1] or [n_head][head_size][1] made
  * flat: [n_head] or [n_embd]).  v7 (x_rwkvag) as rwkv.cpp stores it, its
- * vectors made flat, its low-rank matrices as Linear weights [out][in];
- * v6 is refused by name. */
+ * vectors made flat, its low-rank matrices as Linear weights [out][in].
+ * v6 (att.time_maa_x) under llama.cpp's rwkv6 names: the token-shift lerps
+ * time_maa_x, _w, _k, _v, _r, _g and the channel mixing's time_maa_k, _r
+ * as stored (x + (x_prev - x) maa), time_maa_w1 [5 rank][n_embd] and
+ * time_maa_w2 [5][n_embd][rank] (rwkv.cpp's converter transposed both),
+ * time_decay raw (w = exp(-exp(time_decay + lora))) and time_faaaa made
+ * flat, time_decay_w1, _w2 as Linear weights. */
 #include "format/ckpt-impl.h"
+#include "quant/dtype.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +70,14 @@ static int map_name(const char *k, char *out, size_t cap)
 		{"att.a2", "time_mix_a2.weight"}, {"att.v0", "time_mix_v0"},
 		{"att.v1", "time_mix_v1.weight"}, {"att.v2", "time_mix_v2.weight"},
 		{"att.g1", "time_mix_g1.weight"}, {"att.g2", "time_mix_g2.weight"},
+		/* v6 (llama.cpp's rwkv6 names) */
+		{"att.time_maa_x", "time_mix_lerp_x"}, {"att.time_maa_w", "time_mix_lerp_w"},
+		{"att.time_maa_k", "time_mix_lerp_k"}, {"att.time_maa_v", "time_mix_lerp_v"},
+		{"att.time_maa_r", "time_mix_lerp_r"}, {"att.time_maa_g", "time_mix_lerp_g"},
+		{"att.time_maa_w1", "time_mix_w1.weight"}, {"att.time_maa_w2", "time_mix_w2.weight"},
+		{"att.time_decay_w1", "time_mix_decay_w1.weight"},
+		{"att.time_decay_w2", "time_mix_decay_w2.weight"},
+		{"ffn.time_maa_k", "channel_mix_lerp_k"}, {"ffn.time_maa_r", "channel_mix_lerp_r"},
 		{"att.k_k", "time_mix_k_k"}, {"att.k_a", "time_mix_k_a"}, {"att.r_k", "time_mix_r_k"},
 		{"ffn.x_k", "channel_mix_lerp_k"},
 		{"ffn.time_mix_k", "channel_mix_lerp_k"}, {"ffn.time_mix_r", "channel_mix_lerp_r"},
@@ -117,7 +134,8 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				  "%d, layers %d)", c->source, nv, ne, nl);
 	size_t o = sizeof h;
 	int64_t n_ff = 0, n_head = 0;
-	int st, ln_x = 0, gate = 0, faaaa = 0, first = 0, v7 = 0;
+	int st, ln_x = 0, gate = 0, faaaa = 0, first = 0, v7 = 0, v6 = 0;
+	int64_t lora_mix = 0, lora_decay = 0; /* v6's ranks */
 	/* v7's ranks: decay (w), in-context learning rate (a), value
 	 * residual (v; layers after the first), gate (g) */
 	static const char *const lora_key[4] = {"blocks.0.att.w1", "blocks.0.att.a1",
@@ -143,9 +161,16 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 		memcpy(key, d + o, (size_t)th[1]);
 		key[th[1]] = '\0';
 		o += (size_t)th[1];
-		if (th[2] != 0 && th[2] != 1)
+		/* rwkv.cpp's types 0 FP32, 1 FP16, 2 Q4_0, 3 Q4_1, 7 Q5_0, 8
+		 * Q5_1, 9 Q8_0 (the quantized ones as ggml's blocks in 101) */
+		static const int tmap[10] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q4_0,
+					     TFM_TYPE_Q4_1, -1, -1, -1, TFM_TYPE_Q5_0,
+					     TFM_TYPE_Q5_1, TFM_TYPE_Q8_0};
+		int type = th[2] >= 0 && th[2] < 10 ? tmap[th[2]] : -1;
+		if (type < 0 || (type > 1 && (h[1] != 101 || th[0] != 2 || dims[0] % 32)))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp %s tensors (%s) not supported: "
-					  "use its FP32 or FP16 file", c->source, type_name(th[2]), key);
+					  "use its FP32, FP16 or a version 101 Q4_0, Q4_1, Q5_0, Q5_1 or "
+					  "Q8_0 file", c->source, type_name(th[2]), key);
 		int64_t cnt = 1, shape[3];
 		for (int i = 0; i < th[0]; i++) {
 			if (dims[i] < 1 || dims[i] > (1 << 24))
@@ -154,18 +179,19 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 			cnt *= dims[i];
 			shape[th[0] - 1 - i] = dims[i]; /* torch order: outermost first */
 		}
-		size_t nb = (size_t)cnt * (th[2] ? 2 : 4);
+		size_t nb = tfm_type_nbytes(type, cnt);
 		if (n - o < nb)
 			return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: %s: %zu bytes of data, %zu left "
 					  "(truncated?)", c->source, key, nb, n - o);
-		/* rwkv.cpp's own test of v6: time_maa */
-		if (strstr(key, "time_maa") || strstr(key, "time_decay_w"))
-			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: %s: RWKV v6 not supported "
-					  "yet (v4, v5.1, v5.2 and v7 are)", c->source, key);
 		char name[128];
 		if (!map_name(key, name, sizeof name))
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp: tensor %s not known (tfm "
-					  "reads RWKV v4, v5.1, v5.2 and v7)", c->source, key);
+					  "reads RWKV v4, v5.1, v5.2, v6 and v7)", c->source, key);
+		v6 |= strstr(key, "att.time_maa_x") != NULL;
+		if (!strcmp(key, "blocks.0.att.time_maa_w1") && th[0] == 2)
+			lora_mix = dims[1] / 5;
+		if (!strcmp(key, "blocks.0.att.time_decay_w1") && th[0] == 2)
+			lora_decay = dims[1];
 		if (strstr(name, ".channel_mix_key.weight") && th[0] == 2)
 			n_ff = dims[1];
 		ln_x |= strstr(key, "att.ln_x.") != NULL;
@@ -199,7 +225,21 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 		 * not aligned for its elements is copied (read in place it would
 		 * be misaligned loads, undefined behaviour; found by fuzzing) */
 		const void *src = d + o;
-		if ((uintptr_t)src % (th[2] ? 2 : 4)) {
+		if (type > TFM_TYPE_F16) {
+			float *f = malloc((size_t)cnt * sizeof *f);
+			if (!f)
+				return tfm_seterr(TFM_E_NOMEM, "%s: rwkv.cpp: %s", c->source, key);
+			if ((st = tfm_ckpt_keep_buf(c, f, (size_t)cnt * sizeof *f)))
+				return st;
+			if ((st = tfm_type_to_f32(type, src, f, cnt)))
+				return tfm_adderr(st, "%s: rwkv.cpp: %s", c->source, key);
+			if ((st = tfm_ckpt_add_tensor(c, name, TFM_TYPE_F32, n_dims, shape, f,
+						      (size_t)cnt * sizeof *f)))
+				return st;
+			o += nb;
+			continue;
+		}
+		if ((uintptr_t)src % (type ? 2 : 4)) {
 			void *cp = malloc(nb);
 			if (!cp)
 				return tfm_seterr(TFM_E_NOMEM, "%s: rwkv.cpp: %s", c->source, key);
@@ -208,7 +248,7 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				return st;
 			src = cp;
 		}
-		if ((st = tfm_ckpt_add_tensor(c, name, th[2] ? TFM_TYPE_F16 : TFM_TYPE_F32, n_dims,
+		if ((st = tfm_ckpt_add_tensor(c, name, type, n_dims,
 					      shape, src, nb)))
 			return st;
 		o += nb;
@@ -217,6 +257,11 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: no ffn.key.weight", c->source);
 	/* what rwkv.cpp would not load either: v5.2's tensors without ln_x
 	 * (read as v4), or the bonus of the other v5 */
+	if (v6 && (v7 || !ln_x || !gate || !faaaa || lora_mix < 1 || lora_decay < 1))
+		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: RWKV v6 (att.time_maa_x) without its "
+				  "ln_x, gate, time_faaaa and low-rank [5 rank][n_embd] "
+				  "blocks.0.att.time_maa_w1 and [rank][n_embd] time_decay_w1, or with "
+				  "v7's tensors", c->source);
 	if (v7 && (gate || faaaa || first))
 		return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: a mix of RWKV v7 and earlier "
 				  "tensors", c->source);
@@ -246,9 +291,15 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 	/* v5, v7: keys transformers' RwkvConfig (v4) lacks, read by tfm's
 	 * rwkv preset; head_size as in the RWKV-5 configs on the Hub */
 	if ((ln_x || v7) &&
-	    (json_object_set_new(c->config, "rwkv_version", json_integer(v7 ? 7 : 5)) ||
-	     json_object_set_new(c->config, "rwkv_version_minor", json_integer(v7 ? 0 : gate ? 2 : 1)) ||
+	    (json_object_set_new(c->config, "rwkv_version", json_integer(v7 ? 7 : v6 ? 6 : 5)) ||
+	     json_object_set_new(c->config, "rwkv_version_minor",
+				 json_integer(v7 || v6 ? 0 : gate ? 2 : 1)) ||
 	     json_object_set_new(c->config, "head_size", json_integer(ne / n_head))))
+		return tfm_seterr(TFM_E_NOMEM, "%s: cannot build the config", c->source);
+	/* v6's ranks under the names of transformers-style Rwkv6Config */
+	if (v6 && (json_object_set_new(c->config, "time_mix_extra_dim", json_integer(lora_mix)) ||
+		   json_object_set_new(c->config, "time_decay_extra_dim",
+				       json_integer(lora_decay))))
 		return tfm_seterr(TFM_E_NOMEM, "%s: cannot build the config", c->source);
 	/* v7's ranks under the names of fla's RWKV7Config */
 	static const char *const lora_cfg[4] = {"decay_low_rank_dim", "a_low_rank_dim",

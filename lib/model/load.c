@@ -736,8 +736,89 @@ static int bind_per_head(struct binder *b, float **v, const char *name, int64_t 
 	return TFM_OK;
 }
 
-/* An RWKV v4, v5 or v7 block (rwkv.c; tfm's names, llama.cpp's where it has
- * them) */
+/* A vector of n floats stored in any shape of n elements (llama.cpp's
+ * rwkv6 lerp_fused {n_embd, 1, 1, 5}, time_mix_first {head_size, n_head}) */
+static int bind_flat(struct binder *b, float **v, const char *name, int64_t n)
+{
+	const struct tfm_model_tensor *t = find(b, name);
+	*v = NULL;
+	if (!t)
+		return tfm_seterr(TFM_E_FORMAT, "%s: missing tensor %s", b->arch, name);
+	int64_t cnt = 1;
+	for (int i = 0; i < t->n_dims && i < 4; i++)
+		cnt *= t->ne[i];
+	if (cnt != n || t->ne[0] % tfm_type_info(t->type)->blck || !t->data)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %lld elements, want %lld", name,
+				  (long long)cnt, (long long)n);
+	float *f = tfm_amalloc((size_t)n * sizeof *f);
+	int st;
+	if (!f)
+		return TFM_E_NOMEM;
+	if ((st = own(b->m, f)))
+		return st;
+	size_t rb = tfm_type_nbytes(t->type, t->ne[0]);
+	for (int64_t r = 0; r < n / t->ne[0]; r++)
+		if ((st = tfm_k_row_to_f32(t->type, (const uint8_t *)t->data + (size_t)r * rb,
+					   f + r * t->ne[0], t->ne[0])))
+			return tfm_adderr(st, "%s", name);
+	*v = f;
+	return TFM_OK;
+}
+
+/* RWKV v6's time mixing (rwkv.c): the five token-shift lerps fused
+ * (llama.cpp's converter) or one by one (rwkv.cpp's files, llama.cpp's
+ * older ones) into mix6; time_mix_w2 {rank, n_embd, 5} as {rank, 5 n_embd} */
+static int bind_rwkv6(struct binder *b, int64_t l)
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	int64_t d = s->n_embd, rm = s->rwkv_lora_mix, rw = s->rwkv_lora_w;
+	char n[96];
+	int st;
+#define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+	TRY(bind_vec(b, &L->mix_x, NM("time_mix_lerp_x"), d, 1));
+	if (find(b, NM("time_mix_lerp_fused"))) {
+		TRY(bind_flat(b, &L->mix6, n, 5 * d));
+	} else {
+		static const char *const lw[5] = {"time_mix_lerp_w", "time_mix_lerp_k",
+						  "time_mix_lerp_v", "time_mix_lerp_r",
+						  "time_mix_lerp_g"};
+		float *f = tfm_amalloc((size_t)(5 * d) * sizeof *f), *one;
+		if (!f)
+			return TFM_E_NOMEM;
+		TRY(own(b->m, f));
+		for (int i = 0; i < 5; i++) {
+			TRY(bind_vec(b, &one, NM(lw[i]), d, 1));
+			memcpy(f + i * d, one, (size_t)d * sizeof *f);
+		}
+		L->mix6 = f;
+	}
+	TRY(bind_mat(b, &L->mx1, NM("time_mix_w1.weight"), d, 5 * rm, 1));
+	const struct tfm_model_tensor *t = find(b, NM("time_mix_w2.weight"));
+	if (!t || t->ne[0] != rm || t->ne[1] * (t->n_dims > 2 ? t->ne[2] : 1) != 5 * d ||
+	    (t->n_dims > 2 && t->ne[1] != d) || t->n_dims > 3)
+		return tfm_seterr(TFM_E_FORMAT, "%s: %s missing or not {%lld, %lld, 5}", b->arch, n,
+				  (long long)rm, (long long)d);
+	if (!tfm_k_type_ok(t->type) || rm % tfm_type_info(t->type)->blck || !t->data)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: type %s not supported here", n,
+				  tfm_type_name(t->type));
+	L->mx2 = (struct tfm_mat){.data = t->data, .type = t->type, .in = rm, .out = 5 * d,
+				  .row_bytes = tfm_type_nbytes(t->type, rm)};
+	TRY(bind_vec(b, &L->w0, NM("time_mix_decay"), d, 1));
+	TRY(bind_mat(b, &L->w1, NM("time_mix_decay_w1.weight"), d, rw, 1));
+	TRY(bind_mat(b, &L->w2, NM("time_mix_decay_w2.weight"), rw, d, 1));
+	TRY(bind_flat(b, &L->rw_first, NM("time_mix_first"), d));
+	TRY(bind_mat(b, &L->rw_g, NM("time_mix_gate.weight"), d, d, 1));
+	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r"), d, 1));
+	TRY(bind_mat(b, &L->cm_r, NM("channel_mix_receptance.weight"), d, d, 1));
+#undef NM
+#undef TRY
+	return TFM_OK;
+}
+
+/* An RWKV v4, v5, v6 or v7 block (rwkv.c; tfm's names, llama.cpp's where
+ * it has them) */
 static int bind_rwkv(struct binder *b, int64_t l)
 {
 	const struct tfm_spec *s = &b->m->spec;
@@ -758,6 +839,8 @@ static int bind_rwkv(struct binder *b, int64_t l)
 	TRY(bind_mat(b, &L->cm_v, NM("channel_mix_value.weight"), ff, d, 1));
 	if (s->rwkv_version >= 5)
 		TRY(bind_norm(b, &L->rw_lnx, NM("time_mix_ln"), d, 1));
+	if (s->rwkv_version == 6)
+		return bind_rwkv6(b, l);
 	if (s->rwkv_version == 7) {
 		const int64_t rk[4] = {s->rwkv_lora_w, s->rwkv_lora_a, s->rwkv_lora_v,
 				       s->rwkv_lora_g};

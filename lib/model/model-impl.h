@@ -90,6 +90,14 @@ struct tfm_layer {
 	 * channel mixing cmix_k, cm_k, cm_v as v4 (no receptance) */
 	float *mix7, *w0, *a0, *v0, *k_k, *k_a, *r_k;
 	struct tfm_mat w1, w2, a1, a2, v1, v2, g1, g2;
+	/* rwkv v6 (rwkv.c): the token shift's lerps mix_x and mix6 [5][n_embd]
+	 * (w, k, v, r, g), its low-rank pair mx1 {n_embd, 5 rank}, mx2 {rank,
+	 * 5 n_embd} (five {rank, n_embd} one after another); the decay's raw
+	 * time_decay in w0 [n_embd] and its pair w1 {n_embd, rank}, w2 {rank,
+	 * n_embd}; the bonus rw_first, gate rw_g, rw_k/v/r/o, rw_lnx as v5.2;
+	 * the channel mixing as v5 but its lerps as x + (x_prev - x) mix */
+	float *mix_x, *mix6;
+	struct tfm_mat mx1, mx2;
 	/* deberta-v2 (deberta.c): separate position projections of the relative
 	 * embeddings, attn_pos_k / attn_pos_q {n_embd, q_dim} with biases, or
 	 * data NULL (share_att_key: the content projections) */

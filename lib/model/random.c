@@ -198,7 +198,9 @@ static void mlstm(struct rnd *r, const struct tfm_spec *s, int64_t l)
 }
 
 /* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1; v5: decay
- * exp(-exp(.)) in (0, 1) (v5.1 per head), the group norm, v5.2's gate; v7:
+ * exp(-exp(.)) in (0, 1) (v5.1 per head), the group norm, v5.2's gate; v6:
+ * the fused token-shift lerps, their low-rank pair (w2 as {rank, 5 n_embd}),
+ * raw time_decay near -1 and the decay's pair, the bonus and gate; v7:
  * its vectors and low-rank pairs (no value residual in layer 0) */
 static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 {
@@ -240,6 +242,21 @@ static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 		add(r, N("time_mix_k_k"), d, 1, 1, 0.2f);
 		add(r, N("time_mix_k_a"), d, 1, 1, 0.2f);
 		add(r, N("time_mix_r_k"), d, 1, 0, 0.5f);
+		return;
+	}
+	if (s->rwkv_version == 6) {
+		int64_t rm = s->rwkv_lora_mix, rw = s->rwkv_lora_w;
+		add(r, N("time_mix_lerp_x"), d, 1, 0.5f, 0.3f);
+		add(r, N("time_mix_lerp_fused"), 5 * d, 1, 0.5f, 0.3f);
+		add(r, N("time_mix_w1.weight"), d, 5 * rm, 0, wd);
+		add(r, N("time_mix_w2.weight"), rm, 5 * d, 0, 0.1f / sqrtf((float)rm));
+		add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_decay_w1.weight"), d, rw, 0, wd);
+		add(r, N("time_mix_decay_w2.weight"), rw, d, 0, 0.1f / sqrtf((float)rw));
+		add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_gate.weight"), d, d, 0, wd);
+		add(r, N("channel_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+		add(r, N("channel_mix_receptance.weight"), d, d, 0, wd);
 		return;
 	}
 	add(r, N("time_mix_lerp_k"), d, 1, 0.5f, 0.3f);

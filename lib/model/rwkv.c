@@ -1,4 +1,4 @@
-/* rwkv.c: RWKV v4, v5 and v7 blocks.  v4 (Peng et al. 2023, as
+/* rwkv.c: RWKV v4, v5, v6 and v7 blocks.  v4 (Peng et al. 2023, as
  * transformers' RwkvBlock and its CPU path rwkv_linear_attention_cpu):
  *   x += time_mix(ln1(x)); x += channel_mix(ln2(x))
  * time mixing: each of k, v, r reads x_t * mix + x_{t-1} * (1 - mix) (token
@@ -23,6 +23,15 @@
  * then a group norm per head (ln_x: eps 1e-5 as rwkv.cpp's v5; its v6 and
  * RWKV-LM's v5.2 use 64e-5), v5.2 times silu(gate(xg)), and output(.).
  * State per layer: the two shifted inputs [n_embd], S [n_head][hs][hs].
+ *
+ * RWKV v6 ("Finch", as rwkv.cpp's rwkv_att_v6 / rwkv_ffn_v6 and
+ * llama.cpp's rwkv6): with sx = x_{t-1} - x, a data-dependent token shift
+ * xxx = x + sx mix_x, m = tanh(xxx mx1) split in five of the rank, then
+ * for each of w, k, v, r, g: x_* = x + sx (mix_* + mx2_* m_*); decay
+ * w = exp(-exp(time_decay + w2 tanh(w1 x_w))) per token and channel; r, k,
+ * v, g = silu(gate(x_g)) as v5.2, the same WKV recurrence with that w and
+ * bonus u = time_faaaa, group norm (eps 64e-5), times g, output(.).
+ * Channel mixing as v5 but its lerps x + sx mix.  State as v5.
  *
  * RWKV v7 ("Goose", as rwkv.cpp's rwkv_att_v7 / rwkv_ffn_v7): six lerps
  * x + (x_{t-1} - x) mix of r, w, k, v, a, g; r = receptance(xr); decay
@@ -101,9 +110,13 @@ void tfm_rwkv7_wkv_ref(float *out, float *S, const float *r, const float *w, con
 	}
 }
 
-/* v7's widest low-rank projection */
+/* v7's widest low-rank projection; v6's five token-shift rows and the
+ * widest one beside them */
 static int64_t lora_max(const struct tfm_spec *s)
 {
+	if (s->rwkv_version == 6)
+		return 5 * s->rwkv_lora_mix +
+		       (s->rwkv_lora_w > s->rwkv_lora_mix ? s->rwkv_lora_w : s->rwkv_lora_mix);
 	int64_t r = s->rwkv_lora_w;
 	r = s->rwkv_lora_a > r ? s->rwkv_lora_a : r;
 	r = s->rwkv_lora_v > r ? s->rwkv_lora_v : r;
@@ -122,7 +135,7 @@ int64_t tfm_rwkv_state_floats(const struct tfm_spec *s)
 int64_t tfm_rwkv_scratch_floats(const struct tfm_spec *s, int64_t n_batch)
 {
 	int64_t d = s->n_embd, ff = s->n_ff > d ? s->n_ff : d;
-	if (s->rwkv_version == 7)
+	if (s->rwkv_version >= 6)
 		return n_batch * (10 * d + (lora_max(s) > ff ? lora_max(s) : ff));
 	return n_batch * (7 * d + ff);
 }
@@ -205,6 +218,62 @@ static void lerp7(float *dst, const float *x, const float *shift, const float *m
 		for (int64_t i = 0; i < d; i++)
 			dst[t * d + i] = x[t * d + i] + (p[i] - x[t * d + i]) * mix[i];
 	}
+}
+
+/* v6's time mixing of xn = ln1(x) [n][d] into o [n][d]: scr [8][B][d], lr
+ * [B][lora_max] */
+static void time_mix6(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
+		      float *S, float *scr, float *lr, float *o)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	const struct tfm_backend *be = c->m->be;
+	int64_t d = s->n_embd, B = c->n_batch, hs = s->rwkv_head_size, nh = d / hs;
+	int64_t rm = s->rwkv_lora_mix;
+	float *xx = scr, *m = xx + B * d, *r = m + B * d, *w = r + B * d, *k = w + B * d;
+	float *v = k + B * d, *g = v + B * d, *e = g + B * d, *lg = lr + B * 5 * rm;
+	float *dst[5] = {w, k, v, r, g};
+	const struct tfm_mat *proj[5] = {NULL, &L->rw_k, &L->rw_v, &L->rw_r, &L->rw_g};
+	lerp7(xx, c->xn, shift, L->mix_x, n, d);
+	be->matmul(&c->kx, lr, xx, &L->mx1, n);
+	for (int64_t i = 0; i < n * 5 * rm; i++)
+		lr[i] = tanhf(lr[i]);
+	for (int j = 0; j < 5; j++) {
+		/* m = mx2's j-th {rank, n_embd} times the j-th rank-slice */
+		struct tfm_mat w2 = L->mx2;
+		w2.data = (const uint8_t *)w2.data + (size_t)(j * d) * w2.row_bytes;
+		w2.out = d;
+		for (int64_t t = 0; t < n; t++)
+			memcpy(lg + t * rm, lr + t * 5 * rm + j * rm, (size_t)rm * sizeof(float));
+		be->matmul(&c->kx, m, lg, &w2, n);
+		const float *mj = L->mix6 + j * d;
+		for (int64_t t = 0; t < n; t++) {
+			const float *p = t ? c->xn + (t - 1) * d : shift, *x = c->xn + t * d;
+			for (int64_t i = 0; i < d; i++)
+				xx[t * d + i] = x[i] + (p[i] - x[i]) * (mj[i] + m[t * d + i]);
+		}
+		if (j) {
+			be->matmul(&c->kx, dst[j], xx, proj[j], n);
+			continue;
+		}
+		be->matmul(&c->kx, lg, xx, &L->w1, n);
+		for (int64_t i = 0; i < n * s->rwkv_lora_w; i++)
+			lg[i] = tanhf(lg[i]);
+		be->matmul(&c->kx, w, lg, &L->w2, n);
+		for (int64_t i = 0; i < n * d; i++)
+			w[i] = expf(-expf(w[i] + L->w0[i % d]));
+	}
+	for (int64_t i = 0; i < n * d; i++)
+		g[i] *= sigm(g[i]);
+	for (int64_t t = 0; t < n; t++) {
+		tfm_rwkv5_wkv_ref(e + t * d, S, r + t * d, k + t * d, v + t * d, w + t * d,
+				  L->rw_first, nh, hs);
+		for (int64_t h = 0; h < nh; h++)
+			be->layernorm(xx + t * d + h * hs, e + t * d + h * hs, L->rw_lnx.w + h * hs,
+				      L->rw_lnx.b + h * hs, hs, 64e-5f, 0);
+	}
+	for (int64_t i = 0; i < n * d; i++)
+		xx[i] *= g[i];
+	be->matmul(&c->kx, o, xx, &L->rw_o, n);
 }
 
 /* v7's time mixing of xn = ln1(x) [n][d] into o [n][d]: scr [8][B][d], lr
@@ -299,7 +368,7 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 	 * o, kf (v7: also its low-rank rows), v7's first values vf */
 	int v = s->rwkv_version;
 	float *ashift = st, *fshift = st + d;
-	float *a = scr, *b = a + B * d, *r = b + B * d, *o = scr + (v == 7 ? 8 : 6) * B * d;
+	float *a = scr, *b = a + B * d, *r = b + B * d, *o = scr + (v >= 6 ? 8 : 6) * B * d;
 	float *kf = o + B * d; /* [n][ff] */
 	float *vf = v == 7 ? kf + B * (lora_max(s) > ff ? lora_max(s) : ff) : NULL;
 	float sc = s->rwkv_rescale > 0 ? ldexpf(1.0f, -(int)(l / s->rwkv_rescale)) : 1.0f;
@@ -314,6 +383,8 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 			      (float)s->norm_eps, 0);
 	if (v == 7)
 		time_mix7(c, L, l, n, ashift, st + 2 * d, scr, kf, vf, o);
+	else if (v == 6)
+		time_mix6(c, L, n, ashift, st + 2 * d, scr, kf, o);
 	else if (v == 5)
 		time_mix5(c, L, n, ashift, st + 2 * d, scr, o);
 	else
@@ -327,6 +398,9 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 			      (float)s->norm_eps, 0);
 	if (v == 7) {
 		lerp7(a, c->xn, fshift, L->cmix_k, n, d);
+	} else if (v == 6) {
+		lerp7(a, c->xn, fshift, L->cmix_k, n, d);
+		lerp7(b, c->xn, fshift, L->cmix_r, n, d);
 	} else {
 		lerp(a, c->xn, fshift, L->cmix_k, n, d);
 		lerp(b, c->xn, fshift, L->cmix_r, n, d);
@@ -360,9 +434,9 @@ int tfm_rwkv_check_spec(const struct tfm_spec *s)
 					  "layers not supported yet", arch, (long long)l);
 	int v = s->rwkv_version;
 	if (v != 4 && !(v == 5 && (s->rwkv_minor == 1 || s->rwkv_minor == 2)) &&
-	    !(v == 7 && s->rwkv_minor == 0))
+	    !((v == 6 || v == 7) && s->rwkv_minor == 0))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: RWKV v%d.%d not supported yet (v4, v5.1, "
-				  "v5.2 and v7 are)", arch, v, s->rwkv_minor);
+				  "v5.2, v6 and v7 are)", arch, v, s->rwkv_minor);
 	if (v >= 5 && (s->rwkv_head_size < 1 || s->n_embd % s->rwkv_head_size))
 		return tfm_seterr(TFM_E_FORMAT, "%s: RWKV v%d head size %lld does not divide %lld "
 				  "channels", arch, v, (long long)s->rwkv_head_size, (long long)s->n_embd);
@@ -371,6 +445,10 @@ int tfm_rwkv_check_spec(const struct tfm_spec *s)
 		return tfm_seterr(TFM_E_FORMAT, "%s: RWKV v7 low-rank sizes %lld, %lld, %lld, %lld",
 				  arch, (long long)s->rwkv_lora_w, (long long)s->rwkv_lora_a,
 				  (long long)s->rwkv_lora_v, (long long)s->rwkv_lora_g);
+	if (v == 6 && (s->rwkv_lora_w < 1 || s->rwkv_lora_mix < 1))
+		return tfm_seterr(TFM_E_FORMAT, "%s: RWKV v6 low-rank sizes %lld (decay), %lld "
+				  "(token shift)", arch, (long long)s->rwkv_lora_w,
+				  (long long)s->rwkv_lora_mix);
 	if (s->n_embd < 1 || s->n_vocab < 1 || s->n_ff < 1)
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad rwkv sizes (embd %lld, vocab %lld, ffn %lld)",
 				  arch, (long long)s->n_embd, (long long)s->n_vocab, (long long)s->n_ff);

@@ -103,7 +103,9 @@ static int64_t mamba_params(const struct tfm_spec *s, int kind)
  * w0, a0, k_k, k_a, r_k, the four matrices, the group norm, the low-rank
  * pairs of the decay, a and the gate, and after the first layer v0 and
  * the value residual's pair; its channel mixing has one lerp, key and
- * value. */
+ * value.  v6: six lerps (x and the fused five), their low-rank pair
+ * (e by 5 rank, then 5 of rank by e), decay and its pair, bonus, the five
+ * matrices and the group norm; channel mixing as v5. */
 static int64_t rwkv_time_params(const struct tfm_spec *s, int64_t l)
 {
 	int64_t e = s->n_embd;
@@ -111,6 +113,9 @@ static int64_t rwkv_time_params(const struct tfm_spec *s, int64_t l)
 		return 6 * e + 5 * e + 4 * e * e + 2 * e +
 		       2 * e * (s->rwkv_lora_w + s->rwkv_lora_a + s->rwkv_lora_g) +
 		       (l > 0 ? e + 2 * e * s->rwkv_lora_v : 0);
+	if (s->rwkv_version == 6)
+		return 6 * e + 2 * 5 * e * s->rwkv_lora_mix + e + 2 * e * s->rwkv_lora_w + e +
+		       5 * e * e + 2 * e;
 	if (s->rwkv_version == 5 && s->rwkv_minor == 2)
 		return 4 * e + 2 * e + 2 * e + 5 * e * e;
 	if (s->rwkv_version == 5)

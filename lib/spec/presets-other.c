@@ -899,6 +899,10 @@ int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c)
 	s->rwkv_version = (int)gi(c, "rwkv_version", 4);
 	s->rwkv_minor = (int)gi(c, "rwkv_version_minor", 0);
 	s->rwkv_head_size = s->rwkv_version > 4 ? gi(c, "head_size", 64) : 0;
+	if (s->rwkv_version == 6) { /* transformers-style Rwkv6Config's names */
+		s->rwkv_lora_w = gi(c, "time_decay_extra_dim", 64);
+		s->rwkv_lora_mix = gi(c, "time_mix_extra_dim", 32);
+	}
 	if (s->rwkv_version == 7) { /* fla's RWKV7Config's names */
 		s->rwkv_lora_w = gi(c, "decay_low_rank_dim", 64);
 		s->rwkv_lora_a = gi(c, "a_low_rank_dim", 64);

@@ -170,6 +170,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("rwkv.lora_iclr", rwkv_lora_a, 0, 1e6),
 	I("rwkv.lora_value", rwkv_lora_v, 0, 1e6),
 	I("rwkv.lora_gate", rwkv_lora_g, 0, 1e6),
+	I("rwkv.lora_mix", rwkv_lora_mix, 0, 1e6),
 	I("rwkv.rescale_every", rwkv_rescale, 0, 1e6),
 	I("xlstm.qk_dim", xlstm_qk_dim, 0, 1e8),
 	I("xlstm.v_dim", xlstm_v_dim, 0, 1e8),

@@ -205,8 +205,10 @@ struct tfm_spec {
 	                           * 2 (5.2: per channel, and a SiLU gate on the output) */
 	int64_t rwkv_head_size;   /* v5+: channels per WKV head (n_embd / head_size heads) */
 	/* v7: ranks of the low-rank projections of the decay (w), the
-	 * in-context learning rate (a), the value residual (v) and the gate (g) */
-	int64_t rwkv_lora_w, rwkv_lora_a, rwkv_lora_v, rwkv_lora_g;
+	 * in-context learning rate (a), the value residual (v) and the gate (g);
+	 * v6: rwkv_lora_w the decay's (time_decay_extra_dim), rwkv_lora_mix
+	 * the token shift's (time_mix_extra_dim, each of its five lerps) */
+	int64_t rwkv_lora_w, rwkv_lora_a, rwkv_lora_v, rwkv_lora_g, rwkv_lora_mix;
 	int64_t rwkv_rescale;     /* rwkv: rescale_every (halve the state every R layers); 0: none */
 	/* xLSTM's mLSTM layers (ssm.n_head heads): q and k of xlstm_qk_dim in all
 	 * (int(hidden * qk_dim_factor)), v and the output gate of xlstm_v_dim;
