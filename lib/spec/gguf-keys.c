@@ -75,6 +75,8 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 	TRY(tfm_gguf_set_str(g, "general.architecture", a));
 	if (s->n_ctx_train > 0)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "context_length"), (uint32_t)s->n_ctx_train));
+	else if (!has_attn) /* a state has no context length: llama.cpp's converter writes 2^20 */
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "context_length"), 1u << 20));
 	TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "embedding_length"), (uint32_t)s->n_embd));
 	TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "block_count"), (uint32_t)s->n_layer));
 	if (s->family == TFM_FAMILY_ENCDEC)

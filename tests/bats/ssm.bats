@@ -251,3 +251,12 @@ setup() {
 		jq -e '.kl.mean > 1e-4' "$T/kl2.json"
 	done
 }
+
+@test "ssm: the hybrids not run yet are refused by name (65)" {
+	for t in zamba2 nemotron_h granitemoehybrid kimi_linear lfm2 minimax falcon_h1 rwkv7; do
+		jq --arg t "$t" '.model_type = $t' "$FX/jamba/config.json" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+		assert_output --partial "$t"
+	done
+}
