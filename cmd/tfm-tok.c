@@ -26,7 +26,7 @@ static const char options_help[] =
 	"      --special           read control tokens written in the text as tokens\n"
 	"      --template FILE     render the chat request on stdin with a Jinja chat template\n"
 	"  -V, --version           print the version and exit\n"
-	"      --vocab file        a llama2.c tokenizer.bin\n";
+	"      --vocab file        a llama2.c tokenizer.bin or rwkv_vocab_v20230424.txt\n";
 
 enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_TEMPLATE, OPT_VOCAB };
 
@@ -62,7 +62,8 @@ static int out_status(void)
 
 /* The tokenizer of -m MODEL (a GGUF, or any checkpoint tfm-convert reads,
  * converted in memory: only its metadata is built, no tensor is read), or
- * of a llama2.c tokenizer.bin given alone with --vocab. */
+ * of a llama2.c tokenizer.bin or an RWKV world vocabulary given alone with
+ * --vocab. */
 static int load(const struct opts *o, struct tfm_tokenizer **tok)
 {
 	struct tfm_blob b = { 0 };
@@ -72,7 +73,9 @@ static int load(const struct opts *o, struct tfm_tokenizer **tok)
 	if (!o->model) {
 		if ((st = tfm_blob_open(&b, o->vocab)))
 			return st;
-		if ((st = tfm_tokenizer_from_llama2c(tok, b.data, b.size, 0)))
+		if ((st = tfm_rwkv_world_probe(b.data, b.size)
+			  ? tfm_tokenizer_from_rwkv_world(tok, b.data, b.size)
+			  : tfm_tokenizer_from_llama2c(tok, b.data, b.size, 0)))
 			tfm_adderr(st, "%s", b.name);
 		tfm_blob_close(&b);
 		return st;

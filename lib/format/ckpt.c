@@ -498,7 +498,9 @@ int tfm_ckpt_open(struct tfm_ckpt **out, const char *path, const struct tfm_ckpt
 		struct tfm_blob v;
 		if ((st = tfm_blob_open(&v, o->vocab)))
 			goto fail;
-		st = tfm_ckpt_add_file(c, "tokenizer.bin", v.data, v.size);
+		/* a llama2.c tokenizer.bin, or RWKV's world vocabulary */
+		st = tfm_ckpt_add_file(c, tfm_rwkv_world_probe(v.data, v.size) ?
+				       "rwkv_vocab_v20230424.txt" : "tokenizer.bin", v.data, v.size);
 		tfm_blob_close(&v);
 		if (st)
 			goto fail;

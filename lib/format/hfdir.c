@@ -20,7 +20,7 @@ static const char *const side_files[] = {
 	"tokenizer.json", "tokenizer.model", "vocab.txt", "merges.txt", "vocab.json",
 	"tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
 	"added_tokens.json", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
-	"source.spm", "target.spm",
+	"source.spm", "target.spm", "rwkv_vocab_v20230424.txt", /* RWKV world models */
 	"modules.json", "sentence_bert_config.json", "1_Pooling/config.json", /* st-import.c */
 };
 #define N_SIDE (sizeof side_files / sizeof side_files[0])

@@ -6,7 +6,8 @@
 
 #include "tfm.h"
 
-enum tfm_tok_kind { TFM_TOK_SPM = 1, TFM_TOK_BPE = 2, TFM_TOK_WPM = 3, TFM_TOK_UGM = 4 };
+enum tfm_tok_kind { TFM_TOK_SPM = 1, TFM_TOK_BPE = 2, TFM_TOK_WPM = 3, TFM_TOK_UGM = 4,
+		   TFM_TOK_RWKV = 5 };
 
 /* llama.cpp's token types (tokenizer.ggml.token_type). */
 enum tfm_tok_type {
@@ -96,6 +97,7 @@ struct tfm_tokenizer {
 	int64_t n_special;
 	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
 	struct tfm_ugm *ugm_target; /* Marian's target model (tfm.tok.target_*), or NULL */
+	struct tfm_rwkv *rwkv;    /* the byte trie of an rwkv vocabulary (rwkv.c), or NULL */
 	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
 	/* tfm_detokenize: whitespace off both ends (tfm.tok.decode_strip,
 	 * MarianTokenizer's str.strip()), transformers' clean_up_tokenization
@@ -124,6 +126,15 @@ int tfm_ugm_encode(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const
 /* tfm_tokenize_special with the unigram model u in t->ugm's place. */
 int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
 		       size_t len, int add_bos, int parse_special, int32_t **ids, size_t *n);
+/* RWKV world (rwkv.c): pieces are raw bytes (GGUF's escaped text decoded
+ * by tfm_rwkv_unescape, out[] at least n bytes); tfm_rwkv_init builds the
+ * trie from them. */
+struct tfm_rwkv;
+int tfm_rwkv_unescape(const char *s, size_t n, char *out, size_t *out_n);
+int tfm_rwkv_init(struct tfm_tokenizer *t);
+void tfm_rwkv_free(struct tfm_rwkv *r);
+int tfm_rwkv_encode(const struct tfm_tokenizer *t, const char *text, size_t len,
+		    struct tfm_ids *out);
 /* From the GGUF keys (the vocabulary and types already read). */
 int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g);
 /* The ids of the int array key (absent: nothing) as flags: (*flags)[id] |=

@@ -211,6 +211,7 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t)
 	tfm_pretok_free(t->pretok);
 	tfm_ugm_destroy(t->ugm);
 	tfm_ugm_destroy(t->ugm_target);
+	tfm_rwkv_free(t->rwkv);
 	free(t);
 }
 
@@ -338,14 +339,35 @@ static int gguf_vocab(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad length %lld", key, (long long)n);
 	const char **s = tfm_calloc((size_t)n, sizeof *s);
 	size_t *lens = tfm_calloc((size_t)n, sizeof *lens);
+	char *raw = NULL;
 	int st = TFM_E_NOMEM;
 	if (!s || !lens)
 		goto done;
 	for (int64_t k = 0; k < n; k++)
 		if ((st = tfm_gguf_get_arr_str(g, key, k, &s[k], &lens[k])))
 			goto done;
+	if (t->kind == TFM_TOK_RWKV) {
+		/* the escaped text of each token to its bytes (never longer) */
+		size_t total = 0;
+		for (int64_t k = 0; k < n; k++)
+			total += lens[k];
+		if (!(raw = tfm_malloc(total ? total : 1))) {
+			st = TFM_E_NOMEM;
+			goto done;
+		}
+		char *p = raw;
+		for (int64_t k = 0; k < n; k++) {
+			if ((st = tfm_rwkv_unescape(s[k], lens[k], p, &lens[k]))) {
+				tfm_adderr(st, "%s: token %lld", key, (long long)k);
+				goto done;
+			}
+			s[k] = p;
+			p += lens[k];
+		}
+	}
 	st = tfm_tok_set_vocab(t, n, s, lens);
 done:
+	free(raw);
 	free(s);
 	free(lens);
 	return st;
@@ -505,10 +527,11 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	if (!model)
 		return tfm_seterr(TFM_E_FORMAT, "GGUF has no tokenizer (tokenizer.ggml.model missing)");
 	int kind = !strcmp(model, "llama") ? TFM_TOK_SPM : !strcmp(model, "gpt2") ? TFM_TOK_BPE :
-		   !strcmp(model, "bert") ? TFM_TOK_WPM : !strcmp(model, "t5") ? TFM_TOK_UGM : 0;
+		   !strcmp(model, "bert") ? TFM_TOK_WPM : !strcmp(model, "t5") ? TFM_TOK_UGM :
+		   !strcmp(model, "rwkv") ? TFM_TOK_RWKV : 0;
 	if (!kind)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer model '%s' is not supported "
-				  "(llama, gpt2, bert and t5 are)", model);
+				  "(llama, gpt2, bert, t5 and rwkv are)", model);
 	if (!(t = tok_new(kind)))
 		return TFM_E_NOMEM;
 	if ((st = gguf_vocab(t, g)) ||
@@ -572,6 +595,17 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 		}
 		/* decoding drops the space the first word was given */
 		t->add_space_prefix = t->ugm->hf ? t->ugm->prepend != 0 : t->ugm->add_prefix;
+		break;
+	case TFM_TOK_RWKV:
+		/* llama.cpp: no special tokens unless the keys name them, none
+		 * added (its converter names <s>, id 0, as BOS and EOS) */
+		t->bos = gguf_id(g, t, "tokenizer.ggml.bos_token_id", -1);
+		t->eos = gguf_id(g, t, "tokenizer.ggml.eos_token_id", -1);
+		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", -1);
+		t->add_bos = 0;
+		t->add_eos = 0;
+		if ((st = tfm_rwkv_init(t)))
+			goto fail;
 		break;
 	case TFM_TOK_WPM:
 		t->unk = gguf_id(g, t, "tokenizer.ggml.unknown_token_id", 100);
@@ -714,7 +748,13 @@ static int cmp_special(const void *x, const void *y, void *ctx)
 static int is_special(const struct tfm_tokenizer *t, int64_t i)
 {
 	/* a unigram model's <0xNN> pieces are pieces like any other
-	 * (tokenizers' vocabulary), not tokens matched before encoding */
+	 * (tokenizers' vocabulary), not tokens matched before encoding; an
+	 * rwkv vocabulary's [PAD<i>] (UNUSED) are in the trie, as llama.cpp
+	 * partitions only control, user-defined and unknown tokens */
+	if (t->kind == TFM_TOK_RWKV)
+		return t->plen[i] > 0 && (t->type[i] == TFM_TOKT_CONTROL ||
+					  t->type[i] == TFM_TOKT_USER_DEFINED ||
+					  t->type[i] == TFM_TOKT_UNKNOWN);
 	return t->type[i] != TFM_TOKT_NORMAL && t->plen[i] > 0 &&
 	       !(t->kind == TFM_TOK_UGM && t->type[i] == TFM_TOKT_BYTE);
 }
@@ -770,6 +810,7 @@ int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, c
 		case TFM_TOK_BPE: st = tfm_bpe_encode(t, s, m, &a); break;
 		case TFM_TOK_WPM: st = tfm_wpm_encode(t, s, m, &a); break;
 		case TFM_TOK_UGM: st = tfm_ugm_encode(t, u, s, m, f.v[i].off == 0, &a); break;
+		case TFM_TOK_RWKV: st = tfm_rwkv_encode(t, s, m, &a); break;
 		default: st = tfm_seterr(TFM_E_INTERNAL, "tokenizer kind %d", t->kind);
 		}
 		prev_special = 0;
@@ -826,6 +867,15 @@ int tfm_token_decode(const struct tfm_tokenizer *t, int32_t prev, int32_t id, ch
 	const char *p = t->piece[id];
 	size_t n = t->plen[id], k = 0;
 	int type = t->type[id], st;
+	if (t->kind == TFM_TOK_RWKV) {
+		/* the token's bytes, whatever its type but control and unknown
+		 * (llama.cpp's token_to_piece without special) */
+		if (type == TFM_TOKT_CONTROL || type == TFM_TOKT_UNKNOWN)
+			return 0;
+		if ((st = put(buf, cap, &k, p, n)))
+			return st;
+		return (int)k;
+	}
 	if (type == TFM_TOKT_CONTROL || type == TFM_TOKT_UNUSED)
 		return 0;
 	if (type == TFM_TOKT_BYTE) {

@@ -1,7 +1,8 @@
 /* tokenizer.h: tokenizers behind one handle: SentencePiece-style BPE with
  * scores and byte fallback ("llama"), byte-level BPE with merges and a
  * pre-tokenizer chosen by name ("gpt2" + tokenizer.ggml.pre), WordPiece
- * ("bert"), SentencePiece unigram ("t5").  Built from a GGUF's tokenizer.ggml.* keys or a llama2.c
+ * ("bert"), SentencePiece unigram ("t5"), RWKV world (greedy longest match
+ * over a byte trie, "rwkv").  Built from a GGUF's tokenizer.ggml.* keys or a llama2.c
  * tokenizer.bin; the same module writes those keys from Hugging Face files
  * for tfm-convert. */
 #ifndef TFM_TOKENIZER_H
@@ -19,6 +20,11 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
  * i32 length, bytes.  BOS 1, EOS 2. */
 int tfm_tokenizer_from_llama2c(struct tfm_tokenizer **out, const uint8_t *data,
 			       size_t size, int64_t n_vocab);
+/* RWKV world vocabulary (rwkv_vocab_v20230424.txt), through the keys
+ * tfm_tokenizer_to_gguf writes for it; tfm_rwkv_world_probe: 1 when the
+ * bytes start as that file does. */
+int tfm_tokenizer_from_rwkv_world(struct tfm_tokenizer **out, const uint8_t *data, size_t size);
+int tfm_rwkv_world_probe(const uint8_t *data, size_t size);
 void tfm_tokenizer_free(struct tfm_tokenizer *t);
 
 int64_t tfm_tokenizer_n_vocab(const struct tfm_tokenizer *t);
@@ -75,9 +81,9 @@ int tfm_detokenize(const struct tfm_tokenizer *t, const int32_t *ids, size_t n,
 		   char **text, size_t *len);
 
 /* For tfm-convert: write tokenizer.ggml.* keys from the tokenizer files of a
- * checkpoint (tokenizer.json, tokenizer.model, vocab.txt + merges.txt, or a
- * llama2.c tokenizer.bin).  Returns TFM_OK without writing anything when the
- * checkpoint has no tokenizer files. */
+ * checkpoint (tokenizer.json, tokenizer.model, vocab.txt + merges.txt,
+ * rwkv_vocab_v20230424.txt, or a llama2.c tokenizer.bin).  Returns TFM_OK
+ * without writing anything when the checkpoint has no tokenizer files. */
 int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g);
 
 #endif

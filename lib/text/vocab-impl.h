@@ -41,5 +41,7 @@ int tfm_vb_from_spm(struct tfm_vb *v, const struct tfm_ckpt_file *f);
  * tokenizer_config.json, special_tokens_map.json.  The vocabulary is
  * vocab.json's, scored and normalized as source.spm encodes. */
 int tfm_vb_marian(struct tfm_vb *v, const struct tfm_ckpt *c);
+/* RWKV's world vocabulary file (rwkv-import.c). */
+int tfm_vb_from_rwkv_world(struct tfm_vb *v, const uint8_t *data, size_t size);
 
 #endif

@@ -4,7 +4,8 @@
  * protobuf reader; BPE or unigram), a Hugging Face tokenizer.json
  * (byte-level BPE, SentencePiece-style BPE with byte fallback, WordPiece,
  * or Unigram: its normalizer and pre-tokenizer through ugm-import.c),
- * vocab.json + merges.txt, a BERT vocab.txt, or Marian's source.spm,
+ * vocab.json + merges.txt, a BERT vocab.txt, an RWKV world
+ * rwkv_vocab_v20230424.txt (rwkv-import.c), or Marian's source.spm,
  * target.spm and vocab.json (marian-import.c).  Special token ids and
  * add_bos/add_eos come from tokenizer_config.json when present. */
 #include "vocab-impl.h"
@@ -1053,7 +1054,7 @@ static int write_keys(const struct tfm_vb *v, struct tfm_gguf *g)
 {
 	int st;
 	if ((st = tfm_gguf_set_str(g, "tokenizer.ggml.model", v->model)) ||
-	    (st = tfm_gguf_set_str(g, "tokenizer.ggml.pre", v->pre)) ||
+	    (v->pre && (st = tfm_gguf_set_str(g, "tokenizer.ggml.pre", v->pre))) ||
 	    (st = tfm_gguf_set_arr_str(g, "tokenizer.ggml.tokens", (const char *const *)v->tok,
 				       v->len, v->n)) ||
 	    (v->has_scores && (st = tfm_gguf_set_arr(g, "tokenizer.ggml.scores", TFM_GGUF_FLOAT32,
@@ -1155,6 +1156,7 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	const struct tfm_ckpt_file *vt = side_file(c, "vocab.txt");
 	const struct tfm_ckpt_file *cfg = side_file(c, "tokenizer_config.json");
 	const struct tfm_ckpt_file *marian = side_file(c, "source.spm");
+	const struct tfm_ckpt_file *world = side_file(c, "rwkv_vocab_v20230424.txt");
 	struct tfm_vb v;
 	int st;
 	tfm_vb_init(&v);
@@ -1164,6 +1166,8 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	}
 	if (bin)
 		st = from_llama2c(&v, bin);
+	else if (world)
+		st = tfm_vb_from_rwkv_world(&v, world->data, world->size);
 	else if (marian && vj) /* MarianTokenizer (no fast tokenizer exists) */
 		st = tfm_vb_marian(&v, c);
 	else if (spm)
@@ -1196,6 +1200,9 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	if ((st = vb_fill(&v, nv)))
 		goto done;
 	if ((st = write_keys(&v, g)))
+		goto done;
+	/* llama.cpp's converter: "\n\n" ends a turn */
+	if (world && v.n > 261 && (st = tfm_gguf_set_u32(g, "tokenizer.ggml.eot_token_id", 261)))
 		goto done;
 	/* every eos_token_id of config.json and generation_config.json */
 	int64_t eos[5];

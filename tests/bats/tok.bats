@@ -282,3 +282,34 @@ $bad"
 	assert_failure 65
 	assert_output --partial "decoder not supported"
 }
+
+@test "RWKV world vocabulary: ids of BlinkDL's tokenizer and llama.cpp, decoded back" {
+	W=$BATS_TEST_DIRNAME/../data/rwkv-world
+	# strings.out lines 10 and 25: 'Hello world', the Chinese sentence
+	run sh -c "printf 'Hello world' | tfm-tok --vocab '$W/rwkv_vocab_v20230424.txt'"
+	assert_success
+	assert_output "$(sed -n 10p "$W/strings.out")"
+	run sh -c "printf '中文测试：你好，世界！' | tfm-tok --vocab '$W/rwkv_vocab_v20230424.txt'"
+	assert_output "$(sed -n 25p "$W/strings.out")"
+	run sh -c "printf 'a\377b\n\n' | tfm-tok --vocab '$W/rwkv_vocab_v20230424.txt' | tfm-tok --vocab '$W/rwkv_vocab_v20230424.txt' --decode | od -An -c"
+	assert_success
+	assert_output "$(printf 'a\377b\n\n' | od -An -c)"
+	# small.gguf: a GGUF as llama.cpp's converter writes it (a 267-token
+	# vocabulary), small.out: llama.cpp's ids with it
+	run sh -c "printf 'Hello world' | tfm-tok -m '$W/small.gguf'"
+	assert_success
+	assert_output "$(sed -n 10p "$W/small.out")"
+	run sh -c "printf '中文测试：你好，世界！' | tfm-tok -m '$W/small.gguf' | tfm-tok -m '$W/small.gguf' --decode"
+	assert_output '中文测试：你好，世界！'
+}
+
+@test "RWKV world vocabulary: a bad line and a model too small for it exit 65" {
+	printf "1 'a' 1\n2 'bc' 3\n" > "$BATS_TEST_TMPDIR/v.txt"
+	run sh -c "echo a | tfm-tok --vocab '$BATS_TEST_TMPDIR/v.txt'"
+	assert_failure 65
+	assert_output --partial "line 2: the string has 2 bytes, the line says 3"
+	# rwkv.cpp's tiny model has 256 rows, the world vocabulary 65530 tokens
+	run sh -c "echo a | tfm-tok -m '$SHARED/models/rwkv-tiny/tiny-rwkv-7v0-834K-FP32.bin' --vocab '$BATS_TEST_DIRNAME/../data/rwkv-world/rwkv_vocab_v20230424.txt'"
+	assert_failure 65
+	assert_output --partial "past the model's vocabulary of 256"
+}

@@ -2,7 +2,8 @@
  * tokenizer conformance vectors (SentencePiece BPE, byte-level BPE,
  * WordPiece), llama2.c's encoder on tok512, decoding round trips, Hugging
  * Face tokenizer directories (tokenizer.json, tokenizer.model, Marian's
- * source.spm + vocab.json) against transformers' ids. */
+ * source.spm + vocab.json) against transformers' ids, RWKV's world
+ * vocabulary against BlinkDL's reference tokenizer and llama.cpp. */
 #include "t.h"
 
 #include "text/tokenizer-impl.h"
@@ -1308,6 +1309,244 @@ static void t_added_strip(void)
 	tfm_tokenizer_free(t);
 }
 
+/* tests/data/rwkv-world (scripts/make-rwkv-world-fixture): RWKV's world
+ * vocabulary and BlinkDL's reference tokenizer's ids for 45 strings, which
+ * llama.cpp's rwkv tokenizer (libllama, on the GGUF its converter writes)
+ * gives too.  Each string also decodes back to its bytes. */
+static struct tfm_tokenizer *world_tok(struct tfm_blob *b)
+{
+	struct tfm_tokenizer *t = NULL;
+	char *p = t_path("tests/data/rwkv-world/rwkv_vocab_v20230424.txt");
+	CHECK_OK(tfm_blob_open(b, p));
+	CHECK(tfm_rwkv_world_probe(b->data, b->size));
+	CHECK_OK(tfm_tokenizer_from_rwkv_world(&t, b->data, b->size));
+	free(p);
+	return t;
+}
+
+/* The strings of strings.inp through t against the ids of out (a file of
+ * tests/data/rwkv-world), each decoded back too. */
+static void world_vectors(const struct tfm_tokenizer *t, const char *out_name)
+{
+	struct tfm_blob bi, bo;
+	char *pi = t_path("tests/data/rwkv-world/strings.inp");
+	char *po = t_path("tests/data/rwkv-world/%s", out_name);
+	CHECK_OK(tfm_blob_open(&bi, pi));
+	CHECK_OK(tfm_blob_open(&bo, po));
+	const char *sep = "\n__ggml_vocab_test__\n";
+	const char *in = (const char *)bi.data, *iend = in + bi.size;
+	const char *out = (const char *)bo.data, *oend = out + bo.size;
+	int n_all = 0, n_ok = 0, n_round = 0;
+	for (;;) {
+		const char *e = memmem(in, (size_t)(iend - in), sep, strlen(sep));
+		size_t n_in = e ? (size_t)(e - in) : (size_t)(iend - in);
+		const char *ol = memchr(out, '\n', (size_t)(oend - out));
+		size_t n_out = ol ? (size_t)(ol - out) : (size_t)(oend - out);
+		int32_t want[512], *ids = NULL;
+		size_t nw = 0, n = 0, tl = 0;
+		char *line = strndup(out, n_out), *save = NULL, *text = NULL;
+		for (char *w = strtok_r(line, " ", &save); w && nw < 512; w = strtok_r(NULL, " ", &save))
+			want[nw++] = (int32_t)strtol(w, NULL, 10);
+		free(line);
+		CHECK_OK(tfm_tokenize(t, in, n_in, 0, &ids, &n));
+		int ok = ids && n == nw && (n == 0 || !memcmp(ids, want, n * sizeof *ids));
+		CHECK_MSG(ok, "%s: string %d ('%.*s'): %zu ids, want %zu", out_name, n_all, (int)n_in,
+			  in, n, nw);
+		n_ok += ok;
+		if (ids && !tfm_detokenize(t, ids, n, &text, &tl))
+			n_round += tl == n_in && !memcmp(text, in, n_in);
+		free(text);
+		free(ids);
+		n_all++;
+		out += n_out + (ol ? 1 : 0);
+		if (!e)
+			break;
+		in = e + strlen(sep);
+	}
+	printf("rwkv world %s: %d of %d strings match, %d decode back\n", out_name, n_ok, n_all,
+	       n_round);
+	CHECK(n_all == 45);
+	CHECK(n_round == n_all);
+	tfm_blob_close(&bi);
+	tfm_blob_close(&bo);
+	free(pi);
+	free(po);
+}
+
+static void t_rwkv_world(void)
+{
+	struct tfm_blob vb;
+	struct tfm_tokenizer *t = world_tok(&vb);
+	if (!t)
+		goto done;
+	CHECK(tfm_tokenizer_n_vocab(t) == 65530);
+	world_vectors(t, "strings.out");
+	/* llama.cpp puts every token's text in its trie, <s> (id 0) too:
+	 * libllama gives 98 0 99 for "a<s>b", with special tokens parsed or not,
+	 * and decodes 0 to nothing */
+	for (int sp = 0; sp < 2; sp++) {
+		int32_t *ids = NULL;
+		size_t n = 0;
+		CHECK_OK(tfm_tokenize_special(t, "a<s>b", 5, 0, sp, &ids, &n));
+		CHECK(n == 3 && ids[0] == 98 && ids[1] == 0 && ids[2] == 99);
+		char *text = NULL;
+		size_t tl = 0;
+		if (n == 3 && !tfm_detokenize(t, ids, n, &text, &tl))
+			CHECK(tl == 2 && !memcmp(text, "ab", 2));
+		free(text);
+		free(ids);
+	}
+	CHECK(tfm_tokenizer_bos(t) == 0 && !tfm_tokenizer_add_bos(t));
+	CHECK(tfm_tokenizer_is_eos(t, 261)); /* the converter's end of turn, "\n\n" */
+done:
+	tfm_tokenizer_free(t);
+	tfm_blob_close(&vb);
+}
+
+/* small.gguf: a GGUF file as llama.cpp's converter writes one (escaped
+ * texts, <s>, [PAD<i>]), of a 267-token vocabulary; small.out: the ids of
+ * BlinkDL's tokenizer and llama.cpp with it. */
+static void t_rwkv_small_gguf(void)
+{
+	char *p = t_path("tests/data/rwkv-world/small.gguf");
+	struct tfm_blob b;
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = NULL;
+	CHECK_OK(tfm_blob_open(&b, p));
+	CHECK_OK(tfm_gguf_parse(&g, b.data, b.size, p));
+	CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+	if (t) {
+		CHECK(tfm_tokenizer_n_vocab(t) == 271);
+		world_vectors(t, "small.out");
+	}
+	tfm_tokenizer_free(t);
+	tfm_gguf_free(g);
+	tfm_blob_close(&b);
+	free(p);
+}
+
+/* The GGUF keys written for the world vocabulary: the token texts Python's
+ * repr(bytes)[2:-1] gives (llama.cpp's _set_vocab_rwkv_world), read back
+ * by tfm as the bytes. */
+static void t_rwkv_world_gguf(void)
+{
+	struct tfm_blob vb;
+	char *p = t_path("tests/data/rwkv-world/rwkv_vocab_v20230424.txt");
+	struct tfm_ckpt_file f;
+	struct tfm_ckpt c = { 0 };
+	struct tfm_gguf *g = NULL;
+	CHECK_OK(tfm_blob_open(&vb, p));
+	f = (struct tfm_ckpt_file){ (char *)"rwkv_vocab_v20230424.txt", (uint8_t *)vb.data, vb.size };
+	c.source = "test";
+	c.files = &f;
+	c.n_files = 1;
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_tokenizer_to_gguf(&c, g));
+	CHECK(!strcmp(tfm_gguf_get_str_or(g, "tokenizer.ggml.model", ""), "rwkv"));
+	CHECK(tfm_gguf_find(g, "tokenizer.ggml.pre") < 0);
+	CHECK(tfm_gguf_get_int_or(g, "tokenizer.ggml.eot_token_id", -1) == 261);
+	static const struct { int id; const char *want; } cases[] = {
+		{ 0, "<s>" }, { 1, "\\x00" }, { 10, "\\t" }, { 35, "\"" }, { 40, "'" },
+		{ 93, "\\\\" }, { 256, "\\xff" }, { 261, "\\n\\n" },
+		{ 10078, "\\xe3\\x80\\x80" }, /* '\u3000' */
+		{ 33155, "Hello" },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		const char *s = NULL;
+		size_t n = 0;
+		CHECK_OK(tfm_gguf_get_arr_str(g, "tokenizer.ggml.tokens", cases[k].id, &s, &n));
+		CHECK_MSG(s && n == strlen(cases[k].want) && !memcmp(s, cases[k].want, n),
+			  "token %d: '%.*s', want '%s'", cases[k].id, (int)n, s ? s : "", cases[k].want);
+	}
+	struct tfm_tokenizer *t = NULL;
+	CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+	if (t) {
+		size_t n = 0;
+		const char *pc = tfm_token_piece(t, 10078, &n);
+		CHECK(n == 3 && !memcmp(pc, "\xe3\x80\x80", 3));
+		pc = tfm_token_piece(t, 93, &n);
+		CHECK(n == 1 && pc[0] == '\\');
+	}
+	tfm_tokenizer_free(t);
+	tfm_gguf_free(g);
+	tfm_blob_close(&vb);
+	free(p);
+}
+
+static void t_rwkv_hostile(void)
+{
+	static const struct { const char *file; const char *msg; } bad[] = {
+		{ "1 'a' 2\n", "says 2" },
+		{ "2 'a' 1\n", "expected 1" },
+		{ "1 'a' 1\n3 'b' 1\n", "expected 2" },
+		{ "1 '\\x4' 1\n", "bad \\x escape" },
+		{ "1 '\\u12' 1\n", "bad \\u escape" },
+		{ "1 '\\ud800' 3\n", "cannot be UTF-8" },
+		{ "1 b'\xc3\xa9' 2\n", "non-ASCII" },
+		{ "1 'a'b' 3\n", "unescaped quote" },
+		{ "1 'abc\n", "not '<id>" },
+		{ "1 'a 1\n", "not a quoted" },
+		{ "1 'a' 99999999999999999999\n", "bad length" },
+		{ "1 'a' -1\n", "bad length" },
+		{ "1 'a' 1\n\n2 'b' 1\n", "not '<id>" },
+		{ "1 '\\N{BULLET}' 3\n", "not supported" },
+		{ "99999999999999999999999 'a' 1\n", "expected 1" },
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		struct tfm_tokenizer *t = NULL;
+		CHECK_ST(tfm_tokenizer_from_rwkv_world(&t, (const uint8_t *)bad[k].file,
+						       strlen(bad[k].file)), TFM_E_FORMAT);
+		CHECK_MSG(strstr(tfm_errmsg(), bad[k].msg), "'%s': %s", bad[k].file, tfm_errmsg());
+		CHECK(t == NULL);
+	}
+	/* escapes Python reads: octal, \u, a str's \xNN is a code point */
+	const char *ok = "1 '\\101\\u00e9\\xe9' 5\n2 b'\\101\\xe9\\q' 4\n";
+	struct tfm_tokenizer *t = NULL;
+	CHECK_OK(tfm_tokenizer_from_rwkv_world(&t, (const uint8_t *)ok, strlen(ok)));
+	if (t) {
+		size_t n = 0;
+		const char *pc = tfm_token_piece(t, 1, &n);
+		CHECK(n == 5 && !memcmp(pc, "A\xc3\xa9\xc3\xa9", 5));
+		pc = tfm_token_piece(t, 2, &n);
+		CHECK(n == 4 && !memcmp(pc, "A\xe9\\q", 4));
+		/* no token for 'z' and no unknown token: an error, not a loop */
+		int32_t *ids = NULL;
+		size_t m = 0;
+		CHECK_ST(tfm_tokenize(t, "Az", 2, 0, &ids, &m), TFM_E_INVAL);
+		CHECK(ids == NULL);
+	}
+	tfm_tokenizer_free(t);
+	/* GGUF text with a bad escape */
+	struct tfm_gguf *g = NULL;
+	const char *toks[] = { "a", "\\xZZ" };
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_gguf_set_str(g, "tokenizer.ggml.model", "rwkv"));
+	CHECK_OK(tfm_gguf_set_arr_str(g, "tokenizer.ggml.tokens", toks, NULL, 2));
+	t = NULL;
+	CHECK_ST(tfm_tokenizer_from_gguf(&t, g), TFM_E_FORMAT);
+	CHECK(strstr(tfm_errmsg(), "token 1"));
+	tfm_gguf_free(g);
+	/* a prefix in the trie that no token ends: the unknown token */
+	const char *toks2[] = { "<unk>", "abc", "a" , "b" };
+	int32_t types[] = { 2, 1, 1, 1 };
+	CHECK_OK(tfm_gguf_new(&g));
+	CHECK_OK(tfm_gguf_set_str(g, "tokenizer.ggml.model", "rwkv"));
+	CHECK_OK(tfm_gguf_set_arr_str(g, "tokenizer.ggml.tokens", toks2, NULL, 4));
+	CHECK_OK(tfm_gguf_set_arr(g, "tokenizer.ggml.token_type", TFM_GGUF_INT32, types, 4));
+	CHECK_OK(tfm_gguf_set_u32(g, "tokenizer.ggml.unknown_token_id", 0));
+	CHECK_OK(tfm_tokenizer_from_gguf(&t, g));
+	if (t) {
+		int32_t *ids = NULL;
+		size_t m = 0;
+		CHECK_OK(tfm_tokenize(t, "abcabxab", 8, 0, &ids, &m));
+		CHECK(m == 6 && ids[0] == 1 && ids[1] == 2 && ids[2] == 3 && ids[3] == 0 &&
+		      ids[4] == 2 && ids[5] == 3);
+		free(ids);
+	}
+	tfm_tokenizer_free(t);
+	tfm_gguf_free(g);
+}
+
 static const struct t_case t_cases[] = {
 	{ "added_strip", t_added_strip },
 	{"import_llama3", t_import_llama3},
@@ -1329,5 +1568,9 @@ static const struct t_case t_cases[] = {
 	{ "unigram_hostile", t_unigram_hostile },
 	{ "unigram_bert_pair", t_unigram_bert_pair },
 	{ "marian", t_marian },
+	{ "rwkv_world", t_rwkv_world },
+	{ "rwkv_world_gguf", t_rwkv_world_gguf },
+	{ "rwkv_small_gguf", t_rwkv_small_gguf },
+	{ "rwkv_hostile", t_rwkv_hostile },
 };
 T_MAIN(t_cases)
