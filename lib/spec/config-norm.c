@@ -222,13 +222,21 @@ static const char *const sizes[] = {
 	"d_kv", "num_decoder_layers", "encoder_layers", "decoder_layers", "encoder_attention_heads",
 	"decoder_attention_heads", "state_size", "conv_kernel", "expand", "intermediate_size_mlp",
 	"attention_chunk_size", "floor_scale", "interleave_moe_layer_step", "no_rope_layer_interval",
+	/* jamba, bamba (mamba_dt_rank and mamba_d_head may be "auto") */
+	"mamba_expand", "mamba_d_state", "mamba_d_conv", "mamba_n_heads", "mamba_n_groups",
+	"mamba_chunk_size", "attn_layer_period", "expert_layer_period",
+	/* qwen3_next's Gated DeltaNet */
+	"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+	"linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval",
+	/* xlstm */
+	"ffn_round_up_to_multiple_of", "num_blocks", "embedding_dim",
 	NULL,
 };
 
 static const char *const counts[] = {
 	"n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace",
 	"moe_layer_freq", "decoder_sparse_step", "sliding_window", "max_window_layers",
-	"num_experts_per_tok", NULL,
+	"num_experts_per_tok", "attn_layer_offset", "expert_layer_offset", NULL,
 };
 
 static int check_sizes(const json_t *c)
