@@ -889,8 +889,8 @@ static int bind_rwkv(struct binder *b, int64_t l)
 
 static int bind_ffn(struct binder *b, int64_t l);
 
-/* A Gated DeltaNet layer (gdn.c; qwen3_next): its norm and mixer, then the
- * FFN's norm and the FFN.  ssm_in keeps the checkpoint's grouped [q k v z]
+/* A Gated DeltaNet layer's norm and mixer (gdn.c; qwen3_next; its FFN:
+ * bind_recurrent).  ssm_in keeps the checkpoint's grouped [q k v z]
  * order, ssm_ba its [b a]; the conv has no bias. */
 static int bind_gdn(struct binder *b, int64_t l)
 {
@@ -915,15 +915,13 @@ static int bind_gdn(struct binder *b, int64_t l)
 	TRY(bind_vec(b, &L->ssm_a, NM("ssm_a"), nv, 1));
 	TRY(bind_vec(b, &L->ssm_norm_w, NM("ssm_norm.weight"), vd / nv, 1));
 	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), vd, d, 1));
-	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
-	TRY(bind_ffn(b, l));
 #undef NM
 #undef TRY
 	return TFM_OK;
 }
 
-/* A mamba2 layer: its norm and mixer, in a hybrid (bamba) then the FFN's
- * norm and the FFN (llama.cpp's names; in_proj
+/* A mamba2 layer's norm and mixer (a hybrid's FFN, bamba's: bind_recurrent;
+ * llama.cpp's names; in_proj
  * as wide as z, xBC and dt: no extra MLP columns). */
 static int bind_mamba2(struct binder *b, int64_t l)
 {
@@ -948,17 +946,13 @@ static int bind_mamba2(struct binder *b, int64_t l)
 	TRY(bind_vec(b, &L->ssm_norm_w, NM("ssm_norm.weight"), di, 1));
 	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), di, d, 1));
 	TRY(bind_vec(b, &L->ssm_out_b, NM("ssm_out.bias"), d, s->ssm_bias));
-	if (s->n_ff > 0 || s->layer_moe[l]) {
-		TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
-		TRY(bind_ffn(b, l));
-	}
 #undef NM
 #undef TRY
 	return TFM_OK;
 }
 
-/* A mamba layer: its norm and mixer (llama.cpp's names); in a hybrid
- * (jamba: n_ff > 0 or an MoE layer) then the FFN's norm and the FFN. */
+/* A mamba layer's norm and mixer (llama.cpp's names; a hybrid's FFN,
+ * jamba's: bind_recurrent). */
 static int bind_mamba(struct binder *b, int64_t l)
 {
 	const struct tfm_spec *s = &b->m->spec;
@@ -992,10 +986,6 @@ static int bind_mamba(struct binder *b, int64_t l)
 		return tfm_seterr(TFM_E_FORMAT, "%s: blk.%lld has dt/B/C norm weights but the spec "
 				  "says %s (ssm.dt_norm_w)", b->arch, (long long)l,
 				  s->ssm_dt_norm ? "weightless norms" : "no norms");
-	if (s->n_ff > 0 || s->layer_moe[l]) {
-		TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
-		TRY(bind_ffn(b, l));
-	}
 #undef NM
 #undef TRY
 	return TFM_OK;
@@ -1020,8 +1010,8 @@ const char *tfm_layer_name(const struct tfm_spec *s, char *n, size_t size, int64
 	return n;
 }
 
-/* An xLSTM mLSTM block: its norm, the mixer (names in llama.cpp's style,
- * formats/tensor-names.md), the FFN's norm and the gated FFN. */
+/* An xLSTM mLSTM block's norm and mixer (names in llama.cpp's style,
+ * formats/tensor-names.md; its gated FFN: bind_recurrent). */
 static int bind_mlstm(struct binder *b, int64_t l)
 {
 	const struct tfm_spec *s = &b->m->spec;
@@ -1042,24 +1032,41 @@ static int bind_mlstm(struct binder *b, int64_t l)
 	TRY(bind_vec(b, &L->ml_fg_b, NM("mlstm_fgate.bias"), nh, 1));
 	TRY(bind_vec(b, &L->ml_norm_w, NM("mlstm_norm.weight"), vd, 1));
 	TRY(bind_mat(b, &L->ml_out, NM("mlstm_out.weight"), vd, d, 1));
-	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
 #undef NM
 #undef TRY
+	return TFM_OK;
+}
+
+/* A recurrent layer: its norm and mixer (the binder given), then, when the
+ * layer has an FFN (n_ff > 0 or an MoE layer: the hybrids' layers, xlstm's
+ * blocks; not a pure mamba's), the FFN's norm and the FFN, as block() runs
+ * them (exec.c) and count.c counts them. */
+static int bind_recurrent(struct binder *b, int64_t l, int (*mixer)(struct binder *, int64_t))
+{
+	const struct tfm_spec *s = &b->m->spec;
+	struct tfm_layer *L = &b->m->layers[l];
+	char n[96];
+	int st = mixer(b, l);
+	if (st || !(s->n_ff > 0 || s->layer_moe[l]))
+		return st;
+	snprintf(n, sizeof n, "blk.%lld.ffn_norm", (long long)l);
+	if ((st = bind_norm(b, &L->ffn_norm, n, s->n_embd, 1)))
+		return st;
 	return bind_ffn(b, l);
 }
 
 static int bind_layer(struct binder *b, int64_t l)
 {
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MLSTM)
-		return bind_mlstm(b, l);
+		return bind_recurrent(b, l, bind_mlstm);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA)
-		return bind_mamba(b, l);
+		return bind_recurrent(b, l, bind_mamba);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_MAMBA2)
-		return bind_mamba2(b, l);
+		return bind_recurrent(b, l, bind_mamba2);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_RWKV)
 		return bind_rwkv(b, l);
 	if (b->m->spec.layer_kind[l] == TFM_LAYER_GDN)
-		return bind_gdn(b, l);
+		return bind_recurrent(b, l, bind_gdn);
 	struct tfm_model *m = b->m;
 	const struct tfm_spec *s = &m->spec;
 	struct tfm_layer *L = &m->layers[l];
