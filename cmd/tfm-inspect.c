@@ -309,7 +309,8 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	json_t *tl = o->tensors ? json_array() : NULL;
 	/* what transformers counts of them: BART's final_logits_bias (output.bias)
 	 * is a buffer; Marian's sinusoidal position tables are parameters made,
-	 * not stored */
+	 * not stored; RWKV v7's first layer has no value residual (the copies
+	 * of its a0, a1, a2 that llama.cpp's loader wants there are not) */
 	int encdec = s->family == TFM_FAMILY_ENCDEC;
 	int64_t tp_counted = 0;
 	if (encdec && s->pos_embd == TFM_POS_EMBD_SINUSOIDAL)
@@ -317,7 +318,10 @@ static json_t *report(const struct input *in, const struct opts *o, int64_t *ten
 	for (int64_t i = 0; tensor_at(in, i, &name, &type, &n_dims, &ne, &nb); i++) {
 		nt++;
 		tp += n_elems(n_dims, ne);
-		if (!(encdec && s->head_bias && !strcmp(name, "output.bias")))
+		int v7_copy = s->rwkv_version == 7 && !strncmp(name, "blk.0.time_mix_v", 16) &&
+			      name[16] && strchr("012", name[16]) &&
+			      !strcmp(name + 17, ".weight");
+		if (!(encdec && s->head_bias && !strcmp(name, "output.bias")) && !v7_copy)
 			tp_counted += n_elems(n_dims, ne);
 		bytes += (double)nb;
 		if (!tl)

@@ -674,25 +674,26 @@ static const struct ent qwen3_next[] = {
 };
 
 /* ---- RWKV v4 (transformers' rwkv): llama.cpp has no v4; names in its
- * RWKV-6 style; time_decay becomes -exp(time_decay) ---- */
+ * RWKV-6 style (ln2 is attn_norm_2, the vectors .weight); time_decay
+ * becomes -exp(time_decay) ---- */
 static const struct ent rwkv[] = {
 	{"embeddings.weight", "token_embd.weight", 0},
 	{"blocks.0.pre_ln.$", "token_embd_norm.$", 0},
 	{"ln_out.$", "output_norm.$", 0},
 	{"head.$", "output.$", 0},
 	{"blocks.#.ln1.$", "blk.#.attn_norm.$", 0},
-	{"blocks.#.ln2.$", "blk.#.ffn_norm.$", 0},
-	{"blocks.#.attention.time_decay", "blk.#.time_mix_decay", TFM_HFMAP_NEG_EXP},
-	{"blocks.#.attention.time_first", "blk.#.time_mix_first", 0},
-	{"blocks.#.attention.time_mix_key", "blk.#.time_mix_lerp_k", 0},
-	{"blocks.#.attention.time_mix_value", "blk.#.time_mix_lerp_v", 0},
-	{"blocks.#.attention.time_mix_receptance", "blk.#.time_mix_lerp_r", 0},
+	{"blocks.#.ln2.$", "blk.#.attn_norm_2.$", 0},
+	{"blocks.#.attention.time_decay", "blk.#.time_mix_decay.weight", TFM_HFMAP_NEG_EXP},
+	{"blocks.#.attention.time_first", "blk.#.time_mix_first.weight", 0},
+	{"blocks.#.attention.time_mix_key", "blk.#.time_mix_lerp_k.weight", 0},
+	{"blocks.#.attention.time_mix_value", "blk.#.time_mix_lerp_v.weight", 0},
+	{"blocks.#.attention.time_mix_receptance", "blk.#.time_mix_lerp_r.weight", 0},
 	{"blocks.#.attention.key.$", "blk.#.time_mix_key.$", 0},
 	{"blocks.#.attention.value.$", "blk.#.time_mix_value.$", 0},
 	{"blocks.#.attention.receptance.$", "blk.#.time_mix_receptance.$", 0},
 	{"blocks.#.attention.output.$", "blk.#.time_mix_output.$", 0},
-	{"blocks.#.feed_forward.time_mix_key", "blk.#.channel_mix_lerp_k", 0},
-	{"blocks.#.feed_forward.time_mix_receptance", "blk.#.channel_mix_lerp_r", 0},
+	{"blocks.#.feed_forward.time_mix_key", "blk.#.channel_mix_lerp_k.weight", 0},
+	{"blocks.#.feed_forward.time_mix_receptance", "blk.#.channel_mix_lerp_r.weight", 0},
 	{"blocks.#.feed_forward.key.$", "blk.#.channel_mix_key.$", 0},
 	{"blocks.#.feed_forward.value.$", "blk.#.channel_mix_value.$", 0},
 	{"blocks.#.feed_forward.receptance.$", "blk.#.channel_mix_receptance.$", 0},

@@ -53,34 +53,34 @@ static int map_name(const char *k, char *out, size_t cap)
 	};
 	static const struct { const char *from, *to; } blk[] = {
 		{"ln1.weight", "attn_norm.weight"}, {"ln1.bias", "attn_norm.bias"},
-		{"ln2.weight", "ffn_norm.weight"}, {"ln2.bias", "ffn_norm.bias"},
-		{"att.time_decay", "time_mix_decay"}, {"att.time_first", "time_mix_first"},
-		{"att.time_mix_k", "time_mix_lerp_k"}, {"att.time_mix_v", "time_mix_lerp_v"},
-		{"att.time_mix_r", "time_mix_lerp_r"}, {"att.key.weight", "time_mix_key.weight"},
+		{"ln2.weight", "attn_norm_2.weight"}, {"ln2.bias", "attn_norm_2.bias"},
+		{"att.time_decay", "time_mix_decay.weight"}, {"att.time_first", "time_mix_first.weight"},
+		{"att.time_mix_k", "time_mix_lerp_k.weight"}, {"att.time_mix_v", "time_mix_lerp_v.weight"},
+		{"att.time_mix_r", "time_mix_lerp_r.weight"}, {"att.key.weight", "time_mix_key.weight"},
 		{"att.value.weight", "time_mix_value.weight"},
 		{"att.receptance.weight", "time_mix_receptance.weight"},
 		{"att.output.weight", "time_mix_output.weight"},
-		{"att.time_faaaa", "time_mix_first"}, {"att.time_mix_g", "time_mix_lerp_g"},
+		{"att.time_faaaa", "time_mix_first.weight"}, {"att.time_mix_g", "time_mix_lerp_g.weight"},
 		{"att.gate.weight", "time_mix_gate.weight"}, {"att.ln_x.weight", "time_mix_ln.weight"},
 		{"att.ln_x.bias", "time_mix_ln.bias"},
 		/* v7 (llama.cpp's rwkv7 names; .weight on the matrices only) */
-		{"att.x_rwkvag", "time_mix_lerp_fused"}, {"att.w0", "time_mix_w0"},
+		{"att.x_rwkvag", "time_mix_lerp_fused.weight"}, {"att.w0", "time_mix_w0.weight"},
 		{"att.w1", "time_mix_w1.weight"}, {"att.w2", "time_mix_w2.weight"},
-		{"att.a0", "time_mix_a0"}, {"att.a1", "time_mix_a1.weight"},
-		{"att.a2", "time_mix_a2.weight"}, {"att.v0", "time_mix_v0"},
+		{"att.a0", "time_mix_a0.weight"}, {"att.a1", "time_mix_a1.weight"},
+		{"att.a2", "time_mix_a2.weight"}, {"att.v0", "time_mix_v0.weight"},
 		{"att.v1", "time_mix_v1.weight"}, {"att.v2", "time_mix_v2.weight"},
 		{"att.g1", "time_mix_g1.weight"}, {"att.g2", "time_mix_g2.weight"},
 		/* v6 (llama.cpp's rwkv6 names) */
-		{"att.time_maa_x", "time_mix_lerp_x"}, {"att.time_maa_w", "time_mix_lerp_w"},
-		{"att.time_maa_k", "time_mix_lerp_k"}, {"att.time_maa_v", "time_mix_lerp_v"},
-		{"att.time_maa_r", "time_mix_lerp_r"}, {"att.time_maa_g", "time_mix_lerp_g"},
+		{"att.time_maa_x", "time_mix_lerp_x.weight"}, {"att.time_maa_w", "time_mix_lerp_w.weight"},
+		{"att.time_maa_k", "time_mix_lerp_k.weight"}, {"att.time_maa_v", "time_mix_lerp_v.weight"},
+		{"att.time_maa_r", "time_mix_lerp_r.weight"}, {"att.time_maa_g", "time_mix_lerp_g.weight"},
 		{"att.time_maa_w1", "time_mix_w1.weight"}, {"att.time_maa_w2", "time_mix_w2.weight"},
 		{"att.time_decay_w1", "time_mix_decay_w1.weight"},
 		{"att.time_decay_w2", "time_mix_decay_w2.weight"},
-		{"ffn.time_maa_k", "channel_mix_lerp_k"}, {"ffn.time_maa_r", "channel_mix_lerp_r"},
-		{"att.k_k", "time_mix_k_k"}, {"att.k_a", "time_mix_k_a"}, {"att.r_k", "time_mix_r_k"},
-		{"ffn.x_k", "channel_mix_lerp_k"},
-		{"ffn.time_mix_k", "channel_mix_lerp_k"}, {"ffn.time_mix_r", "channel_mix_lerp_r"},
+		{"ffn.time_maa_k", "channel_mix_lerp_k.weight"}, {"ffn.time_maa_r", "channel_mix_lerp_r.weight"},
+		{"att.k_k", "time_mix_k_k.weight"}, {"att.k_a", "time_mix_k_a.weight"}, {"att.r_k", "time_mix_r_k.weight"},
+		{"ffn.x_k", "channel_mix_lerp_k.weight"},
+		{"ffn.time_mix_k", "channel_mix_lerp_k.weight"}, {"ffn.time_mix_r", "channel_mix_lerp_r.weight"},
 		{"ffn.key.weight", "channel_mix_key.weight"},
 		{"ffn.value.weight", "channel_mix_value.weight"},
 		{"ffn.receptance.weight", "channel_mix_receptance.weight"},
@@ -171,7 +171,7 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: rwkv.cpp %s tensors (%s) not supported: "
 					  "use its FP32, FP16 or a version 101 Q4_0, Q4_1, Q5_0, Q5_1 or "
 					  "Q8_0 file", c->source, type_name(th[2]), key);
-		int64_t cnt = 1, shape[3];
+		int64_t cnt = 1, shape[4];
 		for (int i = 0; i < th[0]; i++) {
 			if (dims[i] < 1 || dims[i] > (1 << 24))
 				return tfm_seterr(TFM_E_FORMAT, "%s: rwkv.cpp: %s: bad dimension %d",
@@ -207,6 +207,12 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				n_head = dims[2];
 			n_dims = 1;
 			shape[0] = cnt;
+			/* a bonus per key channel as llama.cpp's rwkv6 has it:
+			 * {head_size, n_head} */
+			if (strstr(name, "time_mix_first") && dims[0] == 1 && dims[1] > 1) {
+				n_dims = 2;
+				shape[0] = dims[2], shape[1] = dims[1];
+			}
 		}
 		/* v7's vectors ([1][1][n_embd], r_k [n_head][head_size], the six
 		 * lerps [6][1][n_embd]): flat; its low-rank matrices' ranks */
@@ -217,6 +223,10 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				n_head = dims[1];
 			n_dims = 1;
 			shape[0] = cnt;
+		}
+		if (strstr(key, "att.x_rwkvag")) { /* llama.cpp's {n_embd, 1, 1, 6} */
+			n_dims = 4;
+			shape[0] = cnt / ne, shape[1] = shape[2] = 1, shape[3] = ne;
 		}
 		for (int i = 0; i < 4 && th[0] == 2; i++)
 			if (!strcmp(key, lora_key[i]))
@@ -275,6 +285,26 @@ int tfm_rwkvcpp_parse(struct tfm_ckpt *c, const uint8_t *d, size_t n)
 				  "channels in heads", c->source, v7 ? 7 : 5,
 				  v7 ? "[n_head][head_size] blocks.0.att.r_k"
 				     : "[n_head][..][1] blocks.0.att.time_decay", ne);
+	/* v7's first layer has no value residual; llama.cpp's rwkv7 loader
+	 * still wants its v0, v1, v2 (unused) and its converter writes a0, a1,
+	 * a2 under those names: the same here (tfm does not read them) */
+	static const char *const av[3][2] = {{"time_mix_a0.weight", "time_mix_v0.weight"},
+					      {"time_mix_a1.weight", "time_mix_v1.weight"},
+					      {"time_mix_a2.weight", "time_mix_v2.weight"}};
+	for (int i = 0; i < 3 && v7; i++) {
+		char an[64], vn[64];
+		snprintf(an, sizeof an, "blk.0.%s", av[i][0]);
+		snprintf(vn, sizeof vn, "blk.0.%s", av[i][1]);
+		const struct tfm_ckpt_tensor *a = tfm_ckpt_find(c, an);
+		if (!a || tfm_ckpt_find(c, vn))
+			continue;
+		struct tfm_ckpt_tensor t = *a;
+		int64_t shape[4];
+		for (int k = 0; k < t.n_dims; k++)
+			shape[k] = t.ne[t.n_dims - 1 - k];
+		if ((st = tfm_ckpt_add_tensor(c, vn, t.type, t.n_dims, shape, t.data, t.nbytes)))
+			return st;
+	}
 	c->naming = TFM_NAMES_GGUF;
 	/* transformers' RwkvConfig; rwkv.cpp's weights are as trained (no
 	 * rescaling at inference), time_decay and the bonus as said above */

@@ -777,13 +777,13 @@ static int bind_rwkv6(struct binder *b, int64_t l)
 	int st;
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
-	TRY(bind_vec(b, &L->mix_x, NM("time_mix_lerp_x"), d, 1));
-	if (find(b, NM("time_mix_lerp_fused"))) {
+	TRY(bind_vec(b, &L->mix_x, NM("time_mix_lerp_x.weight"), d, 1));
+	if (find(b, NM("time_mix_lerp_fused.weight"))) {
 		TRY(bind_flat(b, &L->mix6, n, 5 * d));
 	} else {
-		static const char *const lw[5] = {"time_mix_lerp_w", "time_mix_lerp_k",
-						  "time_mix_lerp_v", "time_mix_lerp_r",
-						  "time_mix_lerp_g"};
+		static const char *const lw[5] = {"time_mix_lerp_w.weight", "time_mix_lerp_k.weight",
+						  "time_mix_lerp_v.weight", "time_mix_lerp_r.weight",
+						  "time_mix_lerp_g.weight"};
 		float *f = tfm_amalloc((size_t)(5 * d) * sizeof *f), *one;
 		if (!f)
 			return TFM_E_NOMEM;
@@ -805,12 +805,12 @@ static int bind_rwkv6(struct binder *b, int64_t l)
 				  tfm_type_name(t->type));
 	L->mx2 = (struct tfm_mat){.data = t->data, .type = t->type, .in = rm, .out = 5 * d,
 				  .row_bytes = tfm_type_nbytes(t->type, rm)};
-	TRY(bind_vec(b, &L->w0, NM("time_mix_decay"), d, 1));
+	TRY(bind_vec(b, &L->w0, NM("time_mix_decay.weight"), d, 1));
 	TRY(bind_mat(b, &L->w1, NM("time_mix_decay_w1.weight"), d, rw, 1));
 	TRY(bind_mat(b, &L->w2, NM("time_mix_decay_w2.weight"), rw, d, 1));
-	TRY(bind_flat(b, &L->rw_first, NM("time_mix_first"), d));
+	TRY(bind_flat(b, &L->rw_first, NM("time_mix_first.weight"), d));
 	TRY(bind_mat(b, &L->rw_g, NM("time_mix_gate.weight"), d, d, 1));
-	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r"), d, 1));
+	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r.weight"), d, 1));
 	TRY(bind_mat(b, &L->cm_r, NM("channel_mix_receptance.weight"), d, d, 1));
 #undef NM
 #undef TRY
@@ -829,12 +829,12 @@ static int bind_rwkv(struct binder *b, int64_t l)
 #define NM(suffix) (snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix), n)
 #define TRY(x) do { if ((st = (x))) return st; } while (0)
 	TRY(bind_norm(b, &L->attn_norm, NM("attn_norm"), d, 1));
-	TRY(bind_norm(b, &L->ffn_norm, NM("ffn_norm"), d, 1));
+	TRY(bind_norm(b, &L->ffn_norm, NM("attn_norm_2"), d, 1));
 	TRY(bind_mat(b, &L->rw_k, NM("time_mix_key.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_v, NM("time_mix_value.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_r, NM("time_mix_receptance.weight"), d, d, 1));
 	TRY(bind_mat(b, &L->rw_o, NM("time_mix_output.weight"), d, d, 1));
-	TRY(bind_vec(b, &L->cmix_k, NM("channel_mix_lerp_k"), d, 1));
+	TRY(bind_vec(b, &L->cmix_k, NM("channel_mix_lerp_k.weight"), d, 1));
 	TRY(bind_mat(b, &L->cm_k, NM("channel_mix_key.weight"), d, ff, 1));
 	TRY(bind_mat(b, &L->cm_v, NM("channel_mix_value.weight"), ff, d, 1));
 	if (s->rwkv_version >= 5)
@@ -856,31 +856,31 @@ static int bind_rwkv(struct binder *b, int64_t l)
 			TRY(bind_mat(b, m[i][0], NM(lo[i][0]), d, rk[i], 1));
 			TRY(bind_mat(b, m[i][1], NM(lo[i][1]), rk[i], d, 1));
 		}
-		TRY(bind_vec(b, &L->mix7, NM("time_mix_lerp_fused"), 6 * d, 1));
-		TRY(bind_vec(b, &L->w0, NM("time_mix_w0"), d, 1));
-		TRY(bind_vec(b, &L->a0, NM("time_mix_a0"), d, 1));
-		TRY(bind_vec(b, &L->v0, NM("time_mix_v0"), d, l > 0));
-		TRY(bind_vec(b, &L->k_k, NM("time_mix_k_k"), d, 1));
-		TRY(bind_vec(b, &L->k_a, NM("time_mix_k_a"), d, 1));
-		TRY(bind_vec(b, &L->r_k, NM("time_mix_r_k"), d, 1));
+		TRY(bind_flat(b, &L->mix7, NM("time_mix_lerp_fused.weight"), 6 * d));
+		TRY(bind_vec(b, &L->w0, NM("time_mix_w0.weight"), d, 1));
+		TRY(bind_vec(b, &L->a0, NM("time_mix_a0.weight"), d, 1));
+		TRY(bind_vec(b, &L->v0, NM("time_mix_v0.weight"), d, l > 0));
+		TRY(bind_vec(b, &L->k_k, NM("time_mix_k_k.weight"), d, 1));
+		TRY(bind_vec(b, &L->k_a, NM("time_mix_k_a.weight"), d, 1));
+		TRY(bind_vec(b, &L->r_k, NM("time_mix_r_k.weight"), d, 1));
 		return TFM_OK;
 	}
-	TRY(bind_vec(b, &L->mix_k, NM("time_mix_lerp_k"), d, 1));
-	TRY(bind_vec(b, &L->mix_v, NM("time_mix_lerp_v"), d, 1));
-	TRY(bind_vec(b, &L->mix_r, NM("time_mix_lerp_r"), d, 1));
+	TRY(bind_vec(b, &L->mix_k, NM("time_mix_lerp_k.weight"), d, 1));
+	TRY(bind_vec(b, &L->mix_v, NM("time_mix_lerp_v.weight"), d, 1));
+	TRY(bind_vec(b, &L->mix_r, NM("time_mix_lerp_r.weight"), d, 1));
 	if (s->rwkv_version == 5 && s->rwkv_minor == 1) {
 		int64_t hs = s->rwkv_head_size;
-		TRY(bind_per_head(b, &L->rw_decay, NM("time_mix_decay"), d / hs, hs));
-		TRY(bind_per_head(b, &L->rw_first, NM("time_mix_first"), d / hs, hs));
+		TRY(bind_per_head(b, &L->rw_decay, NM("time_mix_decay.weight"), d / hs, hs));
+		TRY(bind_per_head(b, &L->rw_first, NM("time_mix_first.weight"), d / hs, hs));
 	} else {
-		TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay"), d, 1));
-		TRY(bind_vec(b, &L->rw_first, NM("time_mix_first"), d, 1));
+		TRY(bind_vec(b, &L->rw_decay, NM("time_mix_decay.weight"), d, 1));
+		TRY(bind_flat(b, &L->rw_first, NM("time_mix_first.weight"), d));
 	}
 	if (s->rwkv_version == 5 && s->rwkv_minor == 2) {
-		TRY(bind_vec(b, &L->mix_g, NM("time_mix_lerp_g"), d, 1));
+		TRY(bind_vec(b, &L->mix_g, NM("time_mix_lerp_g.weight"), d, 1));
 		TRY(bind_mat(b, &L->rw_g, NM("time_mix_gate.weight"), d, d, 1));
 	}
-	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r"), d, 1));
+	TRY(bind_vec(b, &L->cmix_r, NM("channel_mix_lerp_r.weight"), d, 1));
 	TRY(bind_mat(b, &L->cm_r, NM("channel_mix_receptance.weight"), d, d, 1));
 #undef NM
 #undef TRY

@@ -86,6 +86,16 @@ static void add3(struct rnd *r, const char *name, int64_t ne0, int64_t ne1, int6
 	t->data = data;
 }
 
+/* The last tensor added, reshaped to {ne0, ne1, ne2, ne3} (the same count) */
+static void shape4(struct rnd *r, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+	if (r->st || !r->n)
+		return;
+	struct tfm_model_tensor *t = &r->t[r->n - 1];
+	t->n_dims = ne3 > 1 ? 4 : ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1;
+	t->ne[0] = ne0, t->ne[1] = ne1, t->ne[2] = ne2, t->ne[3] = ne3;
+}
+
 static void norm(struct rnd *r, const struct tfm_spec *s, const char *prefix, int64_t n)
 {
 	char name[96];
@@ -209,12 +219,12 @@ static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 	char n[96];
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
 	norm(r, s, N("attn_norm"), d);
-	norm(r, s, N("ffn_norm"), d);
+	norm(r, s, N("attn_norm_2"), d);
 	add(r, N("time_mix_key.weight"), d, d, 0, wd);
 	add(r, N("time_mix_value.weight"), d, d, 0, wd);
 	add(r, N("time_mix_receptance.weight"), d, d, 0, wd);
 	add(r, N("time_mix_output.weight"), d, d, 0, wd);
-	add(r, N("channel_mix_lerp_k"), d, 1, 0.5f, 0.3f);
+	add(r, N("channel_mix_lerp_k.weight"), d, 1, 0.5f, 0.3f);
 	add(r, N("channel_mix_key.weight"), d, ff, 0, wd);
 	add(r, N("channel_mix_value.weight"), ff, d, 0, 1 / sqrtf((float)ff));
 	if (s->rwkv_version >= 5)
@@ -227,54 +237,58 @@ static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 		const int64_t rk[4] = {s->rwkv_lora_w, s->rwkv_lora_a, s->rwkv_lora_v,
 				       s->rwkv_lora_g};
 		for (int i = 0; i < 4; i++) {
-			if (i == 2 && l == 0)
-				continue; /* the first layer's value is the residual */
+			/* the first layer's value is the residual: no v1, v2
+			 * of its own, but llama.cpp's loader wants them (unused,
+			 * of a's rank, as its converter writes a's there) */
+			int64_t rank = i == 2 && l == 0 ? rk[1] : rk[i];
 			snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, lo[i][0]);
-			add(r, n, d, rk[i], 0, wd);
+			add(r, n, d, rank, 0, wd);
 			snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, lo[i][1]);
-			add(r, n, rk[i], d, 0, 1 / sqrtf((float)rk[i]));
+			add(r, n, rank, d, 0, 1 / sqrtf((float)rank));
 		}
-		add(r, N("time_mix_lerp_fused"), 6 * d, 1, 0.5f, 0.3f);
-		add(r, N("time_mix_w0"), d, 1, -1, 0.5f);
-		add(r, N("time_mix_a0"), d, 1, 0, 0.5f);
-		if (l > 0)
-			add(r, N("time_mix_v0"), d, 1, 0, 0.5f);
-		add(r, N("time_mix_k_k"), d, 1, 1, 0.2f);
-		add(r, N("time_mix_k_a"), d, 1, 1, 0.2f);
-		add(r, N("time_mix_r_k"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_lerp_fused.weight"), 6 * d, 1, 0.5f, 0.3f);
+		shape4(r, d, 1, 1, 6); /* llama.cpp's shape */
+		add(r, N("time_mix_w0.weight"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_a0.weight"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_v0.weight"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_k_k.weight"), d, 1, 1, 0.2f);
+		add(r, N("time_mix_k_a.weight"), d, 1, 1, 0.2f);
+		add(r, N("time_mix_r_k.weight"), d, 1, 0, 0.5f);
 		return;
 	}
 	if (s->rwkv_version == 6) {
 		int64_t rm = s->rwkv_lora_mix, rw = s->rwkv_lora_w;
-		add(r, N("time_mix_lerp_x"), d, 1, 0.5f, 0.3f);
-		add(r, N("time_mix_lerp_fused"), 5 * d, 1, 0.5f, 0.3f);
+		add(r, N("time_mix_lerp_x.weight"), d, 1, 0.5f, 0.3f);
+		add(r, N("time_mix_lerp_fused.weight"), 5 * d, 1, 0.5f, 0.3f);
+		shape4(r, d, 1, 1, 5); /* llama.cpp's shape */
 		add(r, N("time_mix_w1.weight"), d, 5 * rm, 0, wd);
 		add(r, N("time_mix_w2.weight"), rm, 5 * d, 0, 0.1f / sqrtf((float)rm));
-		add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_decay.weight"), d, 1, -1, 0.5f);
 		add(r, N("time_mix_decay_w1.weight"), d, rw, 0, wd);
 		add(r, N("time_mix_decay_w2.weight"), rw, d, 0, 0.1f / sqrtf((float)rw));
-		add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_first.weight"), d, 1, 0, 0.5f);
+		shape4(r, s->rwkv_head_size, d / s->rwkv_head_size, 1, 1); /* llama.cpp's */
 		add(r, N("time_mix_gate.weight"), d, d, 0, wd);
-		add(r, N("channel_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+		add(r, N("channel_mix_lerp_r.weight"), d, 1, 0.5f, 0.3f);
 		add(r, N("channel_mix_receptance.weight"), d, d, 0, wd);
 		return;
 	}
-	add(r, N("time_mix_lerp_k"), d, 1, 0.5f, 0.3f);
-	add(r, N("time_mix_lerp_v"), d, 1, 0.5f, 0.3f);
-	add(r, N("time_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_k.weight"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_v.weight"), d, 1, 0.5f, 0.3f);
+	add(r, N("time_mix_lerp_r.weight"), d, 1, 0.5f, 0.3f);
 	if (s->rwkv_version == 5) {
 		int64_t nd = s->rwkv_minor == 1 ? d / s->rwkv_head_size : d;
-		add(r, N("time_mix_decay"), nd, 1, 0.6f, 0.3f);
-		add(r, N("time_mix_first"), nd, 1, 0.5f, 0.3f);
+		add(r, N("time_mix_decay.weight"), nd, 1, 0.6f, 0.3f);
+		add(r, N("time_mix_first.weight"), nd, 1, 0.5f, 0.3f);
 		if (s->rwkv_minor == 2) {
-			add(r, N("time_mix_lerp_g"), d, 1, 0.5f, 0.3f);
+			add(r, N("time_mix_lerp_g.weight"), d, 1, 0.5f, 0.3f);
 			add(r, N("time_mix_gate.weight"), d, d, 0, wd);
 		}
 	} else {
-		add(r, N("time_mix_decay"), d, 1, -1, 0.5f);
-		add(r, N("time_mix_first"), d, 1, 0, 0.5f);
+		add(r, N("time_mix_decay.weight"), d, 1, -1, 0.5f);
+		add(r, N("time_mix_first.weight"), d, 1, 0, 0.5f);
 	}
-	add(r, N("channel_mix_lerp_r"), d, 1, 0.5f, 0.3f);
+	add(r, N("channel_mix_lerp_r.weight"), d, 1, 0.5f, 0.3f);
 	add(r, N("channel_mix_receptance.weight"), d, d, 0, wd);
 #undef N
 }

@@ -249,6 +249,27 @@ static int put_llamacpp(const struct tfm_spec *s, struct tfm_gguf *g)
 	}
 	if (s->rwkv_head_size)
 		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "wkv.head_size"), (uint32_t)s->rwkv_head_size));
+	if (!strcmp(a, "rwkv6") || !strcmp(a, "rwkv7")) {
+		/* llama.cpp's: the weights as trained (no rescaling), two token
+		 * shifts (time and channel mixing), the low-rank sizes */
+		TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "token_shift_count"), 2));
+		if (a[4] == '6') {
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "rescale_every_n_layers"), 0));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "time_mix_extra_dim"),
+					     (uint32_t)s->rwkv_lora_mix));
+			TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, "time_decay_extra_dim"),
+					     (uint32_t)s->rwkv_lora_w));
+		} else {
+			static const char *const rk[4] = {"attention.decay_lora_rank",
+							  "attention.iclr_lora_rank",
+							  "attention.value_residual_mix_lora_rank",
+							  "attention.gate_lora_rank"};
+			const int64_t rv[4] = {s->rwkv_lora_w, s->rwkv_lora_a, s->rwkv_lora_v,
+					       s->rwkv_lora_g};
+			for (int i = 0; i < 4; i++)
+				TRY(tfm_gguf_set_u32(g, ak(k, sizeof(k), a, rk[i]), (uint32_t)rv[i]));
+		}
+	}
 	if (s->head_scale > 0 && s->head_scale != 1.0f && !strcmp(a, "command-r"))
 		TRY(tfm_gguf_set_f32(g, ak(k, sizeof(k), a, "logit_scale"), s->head_scale));
 	if (!strcmp(a, "granite")) { /* llama.cpp divides the logits by logit_scale */
@@ -398,13 +419,62 @@ static int has_t(const struct tfm_gguf *g, int64_t layer, const char *name)
 	return tfm_gguf_find_tensor(g, n) != NULL;
 }
 
+/* llama.cpp's rwkv6 and rwkv7 (its converter's files, or tfm's without the
+ * tfm.* keys): every layer an RWKV block (LayerNorms with biases, the
+ * embeddings' own LayerNorm, relu^2 channel mixing); llama.cpp's
+ * rescale_every_n_layers divides the stored weights, refused here */
+static int rwkv_from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const char *a)
+{
+	char k[128];
+	snprintf(s->arch, sizeof(s->arch), "rwkv");
+	s->rwkv_version = a[4] - '0';
+	s->rwkv_minor = 0;
+	s->rwkv_head_size = lget_i(g, a, "wkv.head_size", 0);
+	if (lget_i(g, a, "token_shift_count", 2) != 2)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s.token_shift_count %lld not supported (2 is)",
+				  a, (long long)lget_i(g, a, "token_shift_count", 2));
+	if (lget_i(g, a, "rescale_every_n_layers", 0) != 0)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s.rescale_every_n_layers %lld (weights "
+				  "divided by the converter) not supported", a,
+				  (long long)lget_i(g, a, "rescale_every_n_layers", 0));
+	if (s->rwkv_version == 6) {
+		s->rwkv_lora_mix = lget_i(g, a, "time_mix_extra_dim", 0);
+		s->rwkv_lora_w = lget_i(g, a, "time_decay_extra_dim", 0);
+	} else {
+		s->rwkv_lora_w = lget_i(g, a, "attention.decay_lora_rank", 0);
+		s->rwkv_lora_a = lget_i(g, a, "attention.iclr_lora_rank", 0);
+		s->rwkv_lora_v = lget_i(g, a, "attention.value_residual_mix_lora_rank", 0);
+		s->rwkv_lora_g = lget_i(g, a, "attention.gate_lora_rank", 0);
+		if (s->rwkv_lora_g <= 0)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "%s: RWKV v7 without its output gate "
+					  "(%s) not supported", a,
+					  ak(k, sizeof(k), a, "attention.gate_lora_rank"));
+	}
+	s->norm = TFM_NORM_LAYER;
+	s->norm_bias = 1;
+	s->norm_eps = lget_f(g, a, "attention.layer_norm_epsilon", 1e-5);
+	s->embd_norm = 1;
+	s->act = TFM_ACT_RELU2;
+	s->gated = 0;
+	s->pos_attn = TFM_POS_NONE;
+	s->rope_dims = 0;
+	s->n_head = s->n_head_kv = s->head_dim = 0;
+	s->rwkv_rescale = 0;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		s->layer_kind[i] = TFM_LAYER_RWKV;
+		s->layer_rope[i] = 0;
+	}
+	return TFM_OK;
+}
+
 static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const char *a)
 {
 	static const char *const known[] = { "llama", "qwen2", "qwen3", "gemma", "gemma2",
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     "mamba", "llama4", "deepseek2", "modern-bert", "jamba", NULL };
+					     "mamba", "llama4", "deepseek2", "modern-bert", "jamba", "rwkv6",
+					     "rwkv7", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -413,7 +483,8 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt, mamba, llama4, deepseek2, modern-bert, jamba)", a);
+				  "falcon, bloom, mpt, mamba, llama4, deepseek2, modern-bert, jamba, rwkv6, "
+				  "rwkv7)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -566,6 +637,10 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			s->layer_kind[i] = TFM_LAYER_MAMBA;
 			s->layer_rope[i] = 0;
 		}
+	} else if (!strcmp(a, "rwkv6") || !strcmp(a, "rwkv7")) {
+		int st = rwkv_from_llamacpp(s, g, a);
+		if (st)
+			return st;
 	} else if (!strcmp(a, "llama") || !strcmp(a, "granite")) {
 		/* llama.cpp permutes Q/K for the pairwise ("normal") rope */
 		s->rope_interleaved = 1;

@@ -914,6 +914,11 @@ int tfm_preset_rwkv(struct tfm_spec *s, const json_t *c)
 	s->rwkv_rescale = gi(c, "rescale_every", 6);
 	if (s->rwkv_rescale < 0)
 		s->rwkv_rescale = 0;
+	/* llama.cpp's architectures for v6 and v7 (it has none for v4, v5);
+	 * its rescale_every_n_layers expects weights divided by its converter,
+	 * so a model rescaled at inference stays tfm's "rwkv" */
+	if ((s->rwkv_version == 6 || s->rwkv_version == 7) && !s->rwkv_rescale)
+		snprintf(s->gguf_arch, sizeof(s->gguf_arch), "rwkv%d", s->rwkv_version);
 	if (gi(c, "attention_hidden_size", s->n_embd) != s->n_embd)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "rwkv: attention_hidden_size != hidden_size "
 				  "is not supported");

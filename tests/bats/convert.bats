@@ -370,10 +370,11 @@ setup() {
 	run tfm-inspect -F json "$T/r.gguf"
 	assert_success
 	echo "$output" | jq -e '.arch == "rwkv" and .params.total == 661504 and .file_type == "F16"'
-	# v5, v7: the parameters are the files' tensor elements; the state per
-	# layer two token shifts and the heads' matrices (v5 8 of 8x8, v7 one
-	# of 64x64), f32
-	for v in "5v1-730K 680640 5 1 8" "5v2-730K 731904 5 2 8" "7v0-834K 829888 7 0 64"; do
+	# v5, v7: the parameters are the files' tensor elements (v7's file also
+	# holds layer 0's a0, a1, a2 again as the v0, v1, v2 llama.cpp's rwkv7
+	# loader wants: 64 + 2 x 64 x 32 more); the state per layer two token
+	# shifts and the heads' matrices (v5 8 of 8x8, v7 one of 64x64), f32
+	for v in "5v1-730K 680640 5 1 8 0" "5v2-730K 731904 5 2 8 0" "7v0-834K 829888 7 0 64 4160"; do
 		set -- $v
 		for ft in 32 16; do
 			run tfm-convert -o "$T/v.gguf" "$R/tiny-rwkv-$1-FP$ft.bin"
@@ -381,8 +382,8 @@ setup() {
 			run tfm-inspect -F json "$T/v.gguf"
 			assert_success
 			echo "$output" | jq -e --argjson n "$2" --argjson v "$3" --argjson m "$4" \
-				--argjson hs "$5" --arg ft "F$ft" \
-				'.arch == "rwkv" and .params.total == $n and .tensor_params == $n and
+				--argjson hs "$5" --argjson x "$6" --arg ft "F$ft" \
+				'.arch == "rwkv" and .params.total == $n and .tensor_params == $n + $x and
 				 .file_type == $ft and .state_bytes == 12 * (2 * 64 + 64 * $hs) * 4 and
 				 .spec["rwkv.version"] == $v and .spec["rwkv.version_minor"] == $m and
 				 .spec["rwkv.head_size"] == $hs'

@@ -976,11 +976,90 @@ static void t_rwkvcpp(void)
 	}
 }
 
+/* rwkv.cpp's v6 and v7 files as llama.cpp's rwkv6 and rwkv7: tfm-convert
+ * writes llama.cpp's architecture, keys, tensor names and shapes (the
+ * bonus {head_size, n_head}, the fused lerps {n_embd, 1, 1, 6}, layer 0's
+ * unused value-residual tensors), so that llama.cpp loads the file
+ * (measured beside llama-perplexity: the same perplexity to 7 digits, see
+ * the README); stripped of its tfm.* keys, the file gives the same logits
+ * as rwkv.cpp's expected ones, within t_rwkvcpp's bars. */
+static void t_rwkvcpp_llamacpp(void)
+{
+	static const struct { const char *model, *logits, *arch; double bar, sbar; } f[] = {
+		{"tests/data/rwkvcpp/tiny-rwkv-6v0-3m-Q5_1.bin",
+		 "tests/data/rwkvcpp/expected-logits-6v0-3m.bin", "rwkv6", 0.1, 1.05 * 3.576909},
+		{"models/rwkv-tiny/tiny-rwkv-7v0-834K-FP32.bin",
+		 "tests/data/rwkvcpp/expected-logits-7v0-834K.bin", "rwkv7", 1e-5, 1e-3}};
+	char *dir = t_tmpdir(), *gp = t_path("%s/stripped.gguf", dir);
+	const int32_t tok[3] = {'"', 'i', 'n'};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		char *mp = i ? t_path("%s/%s", t_shared(), f[i].model) : t_path("%s", f[i].model);
+		struct tfm_convert *cv = NULL;
+		struct tfm_convert_opts co = {.dtype = -1};
+		CHECK_OK(tfm_convert_open(&cv, mp, &co));
+		if (!cv) {
+			free(mp);
+			continue;
+		}
+		struct tfm_gguf *g = tfm_convert_gguf(cv);
+		CHECK_MSG(!strcmp(tfm_gguf_get_str_or(g, "general.architecture", ""), f[i].arch),
+			  "%s: architecture %s", f[i].arch,
+			  tfm_gguf_get_str_or(g, "general.architecture", ""));
+		char key[96];
+		snprintf(key, sizeof key, "%s.token_shift_count", f[i].arch);
+		CHECK(tfm_gguf_get_int_or(g, key, 0) == 2);
+		const struct tfm_gguf_tensor *t;
+		if (i == 0) {
+			t = tfm_gguf_find_tensor(g, "blk.0.time_mix_first.weight");
+			CHECK(t && t->n_dims == 2 && t->ne[0] == 8 && t->ne[1] == 16);
+		} else {
+			t = tfm_gguf_find_tensor(g, "blk.0.time_mix_lerp_fused.weight");
+			CHECK(t && t->n_dims == 4 && t->ne[0] == 64 && t->ne[3] == 6);
+			t = tfm_gguf_find_tensor(g, "blk.0.time_mix_v1.weight");
+			CHECK(t && t->ne[0] == 64 && t->ne[1] == 32);
+		}
+		CHECK(tfm_gguf_find_tensor(g, "blk.11.attn_norm_2.weight") != NULL);
+		for (int64_t k = tfm_gguf_n_kv(g) - 1; k >= 0; k--)
+			if (!strncmp(tfm_gguf_key(g, k), "tfm.", 4))
+				tfm_gguf_remove(g, tfm_gguf_key(g, k));
+		struct tfm_out *out;
+		CHECK_OK(tfm_out_open(&out, gp, 0));
+		CHECK_OK(tfm_gguf_write(g, out));
+		CHECK_OK(tfm_out_commit(out));
+		tfm_convert_close(cv);
+		struct tfm_model *m = NULL;
+		struct tfm_ctx *c = NULL;
+		CHECK_OK(tfm_model_open(&m, gp, NULL));
+		if (m)
+			CHECK_OK(tfm_ctx_new(&c, m, 16));
+		char *ep = t_path("%s", f[i].logits);
+		size_t nw = 0;
+		float *want = t_read_f32(ep, &nw), lg[3 * 256];
+		if (c && want && nw == 256) {
+			CHECK_OK(tfm_eval(c, tok, 3, lg, 1));
+			double e = t_maxdiff(lg + 2 * 256, want, 256), sum = 0;
+			for (int v = 0; v < 256; v++)
+				sum += lg[2 * 256 + v] - want[v];
+			fprintf(stderr, "  %s keys only vs rwkv.cpp's logits: max %.2g, sum %.3g\n",
+				f[i].arch, e, sum);
+			CHECK_MSG(e < f[i].bar && fabs(sum) <= f[i].sbar, "%s: %g, sum %g", f[i].arch,
+				  e, sum);
+		} else {
+			CHECK_MSG(0, "%s: no model or no expected logits", f[i].arch);
+		}
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+		free(want), free(ep), free(mp);
+	}
+	free(gp), free(dir);
+}
+
 static const struct t_case t_cases[] = {
 	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
 	{"llamacpp_files", t_llamacpp_files},
 	{"rwkvcpp", t_rwkvcpp},
+	{"rwkvcpp_llamacpp", t_rwkvcpp_llamacpp},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},
