@@ -8,7 +8,7 @@
 
 static const char usage[] =
 	"usage: tfm-convert [-hqVvz] [--dtype TYPE] [--mem-limit SIZE] [-o OUTPUT]\n"
-	"                   [--set attn.n_head_kv=K] [--vocab FILE] [INPUT]\n";
+	"                   [--random SEED] [--set attn.n_head_kv=K] [--vocab FILE] [INPUT]\n";
 
 static void help(void)
 {
@@ -17,6 +17,8 @@ static void help(void)
 	      "  -o, --output FILE  write the GGUF to FILE (default: stdout, not a terminal)\n"
 	      "      --dtype TYPE   f32, f16 or bf16 for 2-D weights (default: as the source)\n"
 	      "      --mem-limit SIZE  refuse input that decompresses to more (8G, none)\n"
+	      "      --random SEED  random weights for INPUT's config.json alone (a file, or\n"
+	      "                     a directory with its tokenizer): a model to benchmark\n"
 	      "      --set attn.n_head_kv=K  mean-pool each group of KV heads into one (GQA)\n"
 	      "      --vocab FILE   llama2.c tokenizer.bin or RWKV rwkv_vocab_v20230424.txt\n"
 	      "                     (llama2.c, rwkv.cpp files)\n"
@@ -39,6 +41,7 @@ int main(int argc, char **argv)
 		{ "mem-limit", required_argument, NULL, 'L' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "random", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "vocab", required_argument, NULL, 'B' },
@@ -48,7 +51,8 @@ int main(int argc, char **argv)
 	};
 	const char *output = NULL;
 	struct tfm_convert_opts o = { .vocab = NULL, .dtype = -1 };
-	int zstd = 0, c;
+	int zstd = 0, c, random = 0;
+	int64_t seed = 0;
 	while ((c = getopt_long(argc, argv, "ho:qVvz", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'B': o.vocab = optarg; break;
@@ -75,6 +79,12 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'o': output = optarg; break;
+		case 'R':
+			if (cmd_opt_i64("--random", optarg, 0, INT64_MAX, &seed))
+				return 64;
+			random = 1;
+			o.config_only = 1;
+			break;
 		case 'q': tfm_log_set_level(TFM_LOG_ERROR); break;
 		case 'V': cmd_version(); return cmd_close_stdout();
 		case 'v': tfm_log_set_level(TFM_LOG_INFO); break;
@@ -91,6 +101,8 @@ int main(int argc, char **argv)
 
 	struct tfm_convert *cv = NULL;
 	struct tfm_out *out = NULL;
+	void **bufs = NULL;
+	int64_t n_bufs = 0;
 	int st = tfm_out_check_path(output); /* before the work, not after it */
 	if (st)
 		return cmd_fail(st);
@@ -98,6 +110,9 @@ int main(int argc, char **argv)
 	if (st)
 		goto done;
 	struct tfm_gguf *g = tfm_convert_gguf(cv);
+	if (random && (st = tfm_random_gguf(g, o.dtype >= 0 ? o.dtype : TFM_TYPE_F32,
+					    (uint64_t)seed, &bufs, &n_bufs)))
+		goto done;
 	tfm_log(TFM_LOG_INFO, "%s: %lld tensors, %lld keys", input,
 		(long long)tfm_gguf_n_tensors(g), (long long)tfm_gguf_n_kv(g));
 	if ((st = tfm_out_open(&out, output, zstd)))
@@ -110,6 +125,7 @@ int main(int argc, char **argv)
 done:
 	tfm_out_abort(out);
 	tfm_convert_close(cv);
+	tfm_random_free(bufs, n_bufs);
 	if (st)
 		return cmd_fail(st);
 	return cmd_close_stdout();

@@ -48,6 +48,8 @@ void tfm_ckpt_members_unmap(struct tfm_ckpt_member *m, int n);
 int tfm_pytorch_parse(struct tfm_ckpt *c, const uint8_t *data, size_t size, const char *name);
 int tfm_pytorch_bid(const struct tfm_ckpt_member *m, int n); /* a torch zip? */
 int tfm_hf_open_dir(struct tfm_ckpt *c, const char *dir);
+/* The directory's config.json and side files only (no weights). */
+int tfm_hf_open_config(struct tfm_ckpt *c, const char *dir);
 /* names: the archive's members; mapped: their data is all there (in place),
  * otherwise only names are and libarchive reads what is needed. */
 int tfm_hf_open_archive(struct tfm_ckpt *c, const uint8_t *data, size_t size,

@@ -3,6 +3,7 @@
  * the winner fills one neutral tfm_ckpt.  Also the pieces the readers share:
  * adding tensors and side files, owning maps and buffers, archive members. */
 #include "format/ckpt-impl.h"
+#include "format/config-json.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -485,7 +486,24 @@ int tfm_ckpt_open(struct tfm_ckpt **out, const char *path, const struct tfm_ckpt
 	struct tfm_ckpt *c = NULL;
 	int st;
 	*out = NULL;
-	if (path && strcmp(path, "-") && tfm_path_is_dir(path)) {
+	if (o && o->config_only && path && strcmp(path, "-") && tfm_path_is_dir(path)) {
+		if ((st = tfm_ckpt_new(&c, path, "hf-dir")))
+			return st;
+		st = tfm_hf_open_config(c, path);
+	} else if (o && o->config_only) { /* a config.json file */
+		json_error_t je;
+		struct tfm_blob b;
+		if ((st = tfm_blob_open(&b, path)))
+			return st;
+		if (!(st = tfm_ckpt_new(&c, b.name, "config"))) {
+			c->config = tfm_config_json(b.data, b.size, &je);
+			if (!json_is_object(c->config))
+				st = tfm_seterr(TFM_E_FORMAT, "%s: not a config.json: %s (line %d)",
+						c->source, c->config ? "not an object" : je.text,
+						je.line);
+		}
+		tfm_blob_close(&b);
+	} else if (path && strcmp(path, "-") && tfm_path_is_dir(path)) {
 		if ((st = tfm_ckpt_new(&c, path, "hf-dir")))
 			return st;
 		st = tfm_hf_open_dir(c, path);

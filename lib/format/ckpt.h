@@ -52,6 +52,8 @@ struct tfm_ckpt {
 
 struct tfm_ckpt_opts {
 	const char *vocab;   /* llama2.c tokenizer.bin, or NULL */
+	int config_only;     /* a config.json file, or a Hugging Face directory's config and
+	                        side files (tokenizer), without weights */
 };
 
 /* Open any supported checkpoint; TFM_E_FORMAT / TFM_E_UNSUPPORTED with a

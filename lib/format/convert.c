@@ -155,6 +155,13 @@ static int add_tensor(struct tfm_convert *cv, const char *name, int src_type,
 			sq[1] *= ne_in[d];
 		n_dims = 2, ne_in = sq;
 	}
+	int64_t col[2], ng = cv->spec.ssm_n_group > 0 ? cv->spec.ssm_n_group : 1;
+	if ((flags & (TFM_HFMAP_COLUMN | TFM_HFMAP_GROUPED)) && n_dims == 1 &&
+	    ne_in[0] % ng == 0) { /* the same bytes: {1, n} or {n / groups, groups} */
+		col[0] = flags & TFM_HFMAP_COLUMN ? 1 : ne_in[0] / ng;
+		col[1] = flags & TFM_HFMAP_COLUMN ? ne_in[0] : ng;
+		n_dims = 2, ne_in = col;
+	}
 	flags &= TFM_HFMAP_DATA_FLAGS | TFM_HFMAP_EXPERTS_T;
 	int64_t ne[4] = { 1, 1, 1, 1 }, n = 1;
 	for (int d = 0; d < n_dims; d++) {
@@ -461,7 +468,8 @@ static int pool_setup(struct tfm_convert *cv, int64_t k)
 
 static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_convert_opts *o)
 {
-	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL };
+	struct tfm_ckpt_opts co = { .vocab = o ? o->vocab : NULL,
+				    .config_only = o ? o->config_only : 0 };
 	struct expert_group *groups = NULL;
 	int n_groups = 0;
 	int st = tfm_ckpt_open(&cv->ck, path, &co);

@@ -11,6 +11,8 @@ struct tfm_convert;
 struct tfm_convert_opts {
 	const char *vocab;   /* llama2.c tokenizer.bin */
 	int dtype;           /* enum tfm_type for 2-D weights: -1 keeps the source */
+	int config_only;     /* INPUT is a config.json file or a directory without weights:
+			      * the keys, no tensors (tfm-convert --random adds them) */
 	int64_t n_head_kv;   /* > 0: mean-pool each group of K/V heads into one, down to
 			      * this many KV heads (the GQA paper's conversion of an MHA
 			      * checkpoint); 0: as the source */

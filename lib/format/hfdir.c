@@ -223,6 +223,12 @@ int tfm_hf_open_dir(struct tfm_ckpt *c, const char *dir)
 	return load_hf(&s);
 }
 
+int tfm_hf_open_config(struct tfm_ckpt *c, const char *dir)
+{
+	struct hf_src s = { .c = c, .dir = dir, .label = c->source };
+	return load_config_and_side(&s, 1);
+}
+
 int tfm_hf_load_beside(struct tfm_ckpt *c, const char *path)
 {
 	if (!path || !strcmp(path, "-"))

@@ -598,9 +598,9 @@ static const struct ent mamba2[] = {
 	{"layers.#.mixer.conv1d.weight", "blk.#.ssm_conv1d.weight", TFM_HFMAP_SQUEEZE},
 	{"layers.#.mixer.conv1d.bias", "blk.#.ssm_conv1d.bias", 0},
 	{"layers.#.mixer.dt_bias", "blk.#.ssm_dt.bias", 0},
-	{"layers.#.mixer.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP},
-	{"layers.#.mixer.D", "blk.#.ssm_d", 0},
-	{"layers.#.mixer.norm.weight", "blk.#.ssm_norm.weight", 0},
+	{"layers.#.mixer.A_log", "blk.#.ssm_a", TFM_HFMAP_NEG_EXP | TFM_HFMAP_COLUMN},
+	{"layers.#.mixer.D", "blk.#.ssm_d", TFM_HFMAP_COLUMN},
+	{"layers.#.mixer.norm.weight", "blk.#.ssm_norm.weight", TFM_HFMAP_GROUPED},
 	{"layers.#.mixer.out_proj.$", "blk.#.ssm_out.$", 0},
 	END
 };

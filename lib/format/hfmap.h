@@ -30,6 +30,9 @@ enum {
 	TFM_HFMAP_SPLIT_GATE_UP = 1u << 13, /* with EXPERTS_T, [E][in][2 n_ff]: out is the gate
 	                                  name; the converter writes the first half of the last
 	                                  dimension there and the second under ffn_up_exps */
+	TFM_HFMAP_COLUMN = 1u << 14,   /* a vector [n] as {1, n} (llama.cpp's mamba2 A and D) */
+	TFM_HFMAP_GROUPED = 1u << 15,  /* a vector [n] as {n / ssm_n_group, ssm_n_group}
+	                                  (llama.cpp's mamba2 gated norm weight) */
 };
 #define TFM_HFMAP_EXPERT_ID(flags) ((int)((flags) >> 16))
 /* The flags that tfm_hfmap_transform acts on (the rest are informational). */

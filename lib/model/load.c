@@ -941,9 +941,11 @@ static int bind_mamba2(struct binder *b, int64_t l)
 	TRY(mat_f32(b, &L->ssm_conv_w, &cw));
 	TRY(bind_vec(b, &L->ssm_conv_b, NM("ssm_conv1d.bias"), cd, s->ssm_conv_bias));
 	TRY(bind_vec(b, &L->ssm_dt_b, NM("ssm_dt.bias"), nh, 1));
-	TRY(bind_vec(b, &L->ssm_a, NM("ssm_a"), nh, 1));
-	TRY(bind_vec(b, &L->ssm_d, NM("ssm_d"), nh, 1));
-	TRY(bind_vec(b, &L->ssm_norm_w, NM("ssm_norm.weight"), di, 1));
+	/* A, D {1, n_head} and the norm {d_inner / n_group, n_group} in
+	 * llama.cpp's files, flat in older ones */
+	TRY(bind_flat(b, &L->ssm_a, NM("ssm_a"), nh));
+	TRY(bind_flat(b, &L->ssm_d, NM("ssm_d"), nh));
+	TRY(bind_flat(b, &L->ssm_norm_w, NM("ssm_norm.weight"), di));
 	TRY(bind_mat(b, &L->ssm_out, NM("ssm_out.weight"), di, d, 1));
 	TRY(bind_vec(b, &L->ssm_out_b, NM("ssm_out.bias"), d, s->ssm_bias));
 #undef NM

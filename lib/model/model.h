@@ -41,6 +41,12 @@ const struct tfm_gguf *tfm_model_gguf(const struct tfm_model *m);
  * spec goes through the executor's checks (TFM_E_UNSUPPORTED as usual). */
 int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, uint64_t seed,
 		     const struct tfm_model_opts *o);
+/* The same random weights added to g, whose keys hold the spec (a GGUF
+ * without tensors: tfm-convert --random), as its tensors; the GGUF points
+ * at them until tfm_random_free(*bufs, n_bufs) after it is written. */
+struct tfm_gguf;
+int tfm_random_gguf(struct tfm_gguf *g, int type, uint64_t seed, void ***bufs, int64_t *n_bufs);
+void tfm_random_free(void **bufs, int64_t n_bufs);
 /* Which kernels run: "cpu" (with "avx512", "avx2" or "scalar"), "ref".
  * For messages and benchmarks. */
 const char *tfm_model_device(const struct tfm_model *m);

@@ -2,6 +2,7 @@
  * The tensor list mirrors what load.c binds for the spec (llama.cpp names);
  * the buffers are owned by the model and freed with it. */
 #include "model/model-impl.h"
+#include "format/gguf.h"
 #include "quant/quant.h"
 
 #include <math.h>
@@ -170,8 +171,11 @@ static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
 		add(r, N("ssm_conv1d.bias"), cd, 1, 0, 0.02f);
 	add(r, N("ssm_dt.bias"), nh, 1, -4.6f, 0.5f);
 	add(r, N("ssm_a"), nh, 1, -1, 0.5f);
+	shape4(r, 1, nh, 1, 1); /* llama.cpp's shapes */
 	add(r, N("ssm_d"), nh, 1, 1, 0.1f);
+	shape4(r, 1, nh, 1, 1);
 	add(r, N("ssm_norm.weight"), di, 1, 1, 0.1f);
+	shape4(r, di / s->ssm_n_group, s->ssm_n_group, 1, 1);
 	add(r, N("ssm_out.weight"), di, d, 0, 1 / sqrtf((float)di));
 	if (s->ssm_bias) {
 		add(r, N("ssm_in.bias"), proj, 1, 0, 0.02f);
@@ -209,7 +213,7 @@ static void mlstm(struct rnd *r, const struct tfm_spec *s, int64_t l)
 
 /* An RWKV v4 block: lerps in (0, 1), decay -exp(.) near -1; v5: decay
  * exp(-exp(.)) in (0, 1) (v5.1 per head), the group norm, v5.2's gate; v6:
- * the fused token-shift lerps, their low-rank pair (w2 as {rank, 5 n_embd}),
+ * the fused token-shift lerps, their low-rank pair (w2 {rank, n_embd, 5}, llama.cpp's shape),
  * raw time_decay near -1 and the decay's pair, the bonus and gate; v7:
  * its vectors and low-rank pairs (no value residual in layer 0) */
 static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
@@ -262,7 +266,7 @@ static void rwkv(struct rnd *r, const struct tfm_spec *s, int64_t l)
 		add(r, N("time_mix_lerp_fused.weight"), 5 * d, 1, 0.5f, 0.3f);
 		shape4(r, d, 1, 1, 5); /* llama.cpp's shape */
 		add(r, N("time_mix_w1.weight"), d, 5 * rm, 0, wd);
-		add(r, N("time_mix_w2.weight"), rm, 5 * d, 0, 0.1f / sqrtf((float)rm));
+		add3(r, N("time_mix_w2.weight"), rm, d, 5, 0, 0.1f / sqrtf((float)rm));
 		add(r, N("time_mix_decay.weight"), d, 1, -1, 0.5f);
 		add(r, N("time_mix_decay_w1.weight"), d, rw, 0, wd);
 		add(r, N("time_mix_decay_w2.weight"), rw, d, 0, 0.1f / sqrtf((float)rw));
@@ -521,6 +525,49 @@ static void release_random(struct tfm_model *m)
 		free(m->tensor_bufs[i]);
 	free(m->tensor_bufs);
 	m->tensor_bufs = NULL;
+}
+
+void tfm_random_free(void **bufs, int64_t n_bufs)
+{
+	for (int64_t i = 0; bufs && i < n_bufs; i++)
+		free(bufs[i]);
+	free(bufs);
+}
+
+int tfm_random_gguf(struct tfm_gguf *g, int type, uint64_t seed, void ***bufs, int64_t *n_bufs)
+{
+	struct rnd r = {.state = seed ^ 0x9E3779B97F4A7C15ull, .type = type};
+	struct tfm_spec s;
+	*bufs = NULL, *n_bufs = 0;
+	int st = tfm_spec_from_gguf(&s, g);
+	if (st || (st = tfm_model_check_spec(&s)))
+		return st;
+	if (!tfm_k_type_ok(type))
+		return tfm_seterr(TFM_E_UNSUPPORTED, "random weights of type %s", tfm_type_name(type));
+	if (tfm_gguf_n_tensors(g) > 0)
+		return tfm_seterr(TFM_E_INVAL, "random weights for a GGUF that has tensors");
+	struct tfm_counts cn;
+	if ((st = tfm_spec_count(&s, 4, 1, &cn)) ||
+	    (st = tfm_mem_check((double)cn.total * (double)tfm_type_nbytes(type, 256) / 256.0,
+				"random %s weights of %lld parameters", tfm_type_name(type),
+				(long long)cn.total)))
+		return st;
+	tensors(&r, &s);
+	st = r.st;
+	for (int64_t i = 0; !st && i < r.n; i++)
+		st = tfm_gguf_add_tensor(g, r.t[i].name, r.t[i].type, r.t[i].n_dims, r.t[i].ne,
+					 r.t[i].data, NULL, NULL);
+	free(r.t);
+	if (st) {
+		tfm_random_free(r.bufs, 2 * r.n);
+		return st;
+	}
+	*bufs = r.bufs, *n_bufs = 2 * r.n;
+	/* llama.cpp's file types of the float matrices: 0 f32, 1 f16, 32 bf16 */
+	if (type == TFM_TYPE_F32 || type == TFM_TYPE_F16 || type == TFM_TYPE_BF16)
+		return tfm_gguf_set_u32(g, "general.file_type",
+					type == TFM_TYPE_F16 ? 1 : type == TFM_TYPE_BF16 ? 32 : 0);
+	return TFM_OK;
 }
 
 int tfm_model_random(struct tfm_model **m, const struct tfm_spec *s, int type, uint64_t seed,

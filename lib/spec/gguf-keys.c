@@ -473,8 +473,8 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "gemma3", "phi3", "gpt2", "bert", "qwen2moe", "qwen3moe",
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
-					     "mamba", "llama4", "deepseek2", "modern-bert", "jamba", "rwkv6",
-					     "rwkv7", NULL };
+					     "mamba", "mamba2", "llama4", "deepseek2", "modern-bert", "jamba",
+					     "rwkv6", "rwkv7", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -483,8 +483,8 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "is not supported (known: llama, qwen2, qwen3, gemma, gemma2, "
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
-				  "falcon, bloom, mpt, mamba, llama4, deepseek2, modern-bert, jamba, rwkv6, "
-				  "rwkv7)", a);
+				  "falcon, bloom, mpt, mamba, mamba2, llama4, deepseek2, modern-bert, jamba, "
+				  "rwkv6, rwkv7)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -635,6 +635,26 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			snprintf(s->arch, sizeof(s->arch), "falcon_mamba");
 		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
 			s->layer_kind[i] = TFM_LAYER_MAMBA;
+			s->layer_rope[i] = 0;
+		}
+	} else if (!strcmp(a, "mamba2")) {
+		/* every layer a Mamba-2 mixer: time_step_rank is the head count
+		 * (one dt per head), group_count the B/C groups; no dt limits
+		 * (llama.cpp has no key for them) */
+		s->ssm_d_conv = lget_i(g, a, "ssm.conv_kernel", 0);
+		s->ssm_d_inner = lget_i(g, a, "ssm.inner_size", 0);
+		s->ssm_d_state = lget_i(g, a, "ssm.state_size", 0);
+		s->ssm_n_head = lget_i(g, a, "ssm.time_step_rank", 0);
+		s->ssm_n_group = lget_i(g, a, "ssm.group_count", 1);
+		s->ssm_dt_rank = 0;
+		s->ssm_conv_bias = !tfm_gguf_n_tensors(g) || has_t(g, 0, "ssm_conv1d.bias");
+		s->ssm_bias = has_t(g, 0, "ssm_in.bias");
+		s->pos_attn = TFM_POS_NONE;
+		s->rope_dims = 0;
+		s->gated = 0;
+		s->n_head = s->n_head_kv = s->head_dim = 0;
+		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+			s->layer_kind[i] = TFM_LAYER_MAMBA2;
 			s->layer_rope[i] = 0;
 		}
 	} else if (!strcmp(a, "rwkv6") || !strcmp(a, "rwkv7")) {

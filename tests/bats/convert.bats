@@ -456,3 +456,43 @@ setup() {
 		[ "$1" = 6v0-3m-Q5_1 ] || [ "${#output}" -ge 16 ]
 	done
 }
+
+@test "convert: --random SEED writes random weights for a config alone (with the directory's tokenizer), the same file for the same seed" {
+	T=$BATS_TEST_TMPDIR FX=$ROOT/tests/fixtures
+	# a directory: its config and tokenizer, not its weights
+	run tfm-convert --random 3 -o "$T/a.gguf" "$FX/mamba2"
+	assert_success
+	run tfm-inspect -F json "$T/a.gguf"
+	assert_success
+	echo "$output" | jq -e '.arch == "mamba2" and .params.total == .tensor_params and
+		.params.total > 0 and .tokenizer.model == "gpt2" and .tokenizer.n_tokens == 256'
+	run tfm-convert --random 3 -o "$T/b.gguf" "$FX/mamba2"
+	assert_success
+	cmp "$T/a.gguf" "$T/b.gguf"
+	run tfm-convert --random 4 -o "$T/c.gguf" "$FX/mamba2"
+	assert_success
+	! cmp -s "$T/a.gguf" "$T/c.gguf"
+	run tfm-run -m "$T/a.gguf" -p "hello" -n 4 --seed 1
+	assert_success
+	# a config.json file and a vocabulary; f16 matrices
+	jq '.vocab_size = 65536' "$FX/rwkv/config.json" > "$T/rwkv.json"
+	run tfm-convert --random 1 --dtype f16 --vocab "$ROOT/tests/data/rwkv-world/rwkv_vocab_v20230424.txt" \
+		-o "$T/r.gguf" "$T/rwkv.json"
+	assert_success
+	run tfm-inspect -F json "$T/r.gguf"
+	assert_success
+	echo "$output" | jq -e '.arch == "rwkv" and .params.total == .tensor_params and
+		.file_type == "F16" and .tokenizer.model == "rwkv"'
+	# not a config, no config, not a seed: nothing written
+	printf '{"model_type": "llama"' > "$T/bad.json"
+	run tfm-convert --random 1 -o "$T/x.gguf" "$T/bad.json"
+	assert_failure 65
+	assert_output --partial "not a config.json"
+	mkdir "$T/empty"
+	run tfm-convert --random 1 -o "$T/x.gguf" "$T/empty"
+	assert_failure 65
+	assert_output --partial "no config.json"
+	run tfm-convert --random x -o "$T/x.gguf" "$FX/mamba2"
+	assert_failure 64
+	[ -z "$(ls "$T" | grep -F 'x.gguf')" ]
+}

@@ -655,13 +655,15 @@ static void t_open(void)
  * llama.cpp's keys alone gives the same logits; the others (knobs llama.cpp
  * has no key for: dynamic NTK, llama3 scaling and LongRoPE factors, which it
  * keeps in tensors tfm does not write, gemma2's query_pre_attn_scalar, GPT-2's
- * attention-scale knobs) run as llama.cpp would run such a file, and are only
- * reported; an architecture tfm cannot derive is refused. */
+ * attention-scale knobs, mamba2-b's time_step_limit) run as llama.cpp would
+ * run such a file, and are only reported; an architecture tfm cannot derive
+ * is refused. */
 static const char *const llamacpp_exact[] = {
 	"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma3", "gpt2",
 	"llama-rope-linear", "llama-rope-yarn", "qwen2_moe", "qwen3_moe", "starcoder2", "olmo2",
 	"stablelm", "stablelm-parallel", "olmoe", "olmo", "granite", "cohere", "phi", "gptj",
-	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b", "llama4-c", "deepseek_v2-lite",
+	"gpt_neox", "falcon", "bloom", "mpt", "mamba", "mamba-b", "mamba2", "llama4-c",
+	"deepseek_v2-lite",
 };
 
 static void t_llamacpp_only(void)
@@ -1054,12 +1056,88 @@ static void t_rwkvcpp_llamacpp(void)
 	free(gp), free(dir);
 }
 
+/* Random-weight models of the recurrent types llama.cpp runs (tfm-convert
+ * --random: a config.json alone), written with tfm's keys and stripped to
+ * llama.cpp's: the spec read from llama.cpp's keys (rwkv6, rwkv7 and
+ * mamba2 with several B/C groups, knob values unlike the fixtures') gives
+ * the same logits.  The perplexities of such files beside llama.cpp's are
+ * in the README. */
+static void t_random_llamacpp(void)
+{
+	static const char *const cfg[] = {
+		"{\"model_type\": \"rwkv\", \"rwkv_version\": 6, \"head_size\": 16, "
+		"\"vocab_size\": 300, \"hidden_size\": 48, \"num_hidden_layers\": 3, "
+		"\"intermediate_size\": 160, \"time_mix_extra_dim\": 8, "
+		"\"time_decay_extra_dim\": 12, \"rescale_every\": 0, \"layer_norm_epsilon\": 1e-5}",
+		"{\"model_type\": \"rwkv\", \"rwkv_version\": 7, \"head_size\": 16, "
+		"\"vocab_size\": 300, \"hidden_size\": 64, \"num_hidden_layers\": 3, "
+		"\"intermediate_size\": 256, \"decay_low_rank_dim\": 8, \"a_low_rank_dim\": 12, "
+		"\"v_low_rank_dim\": 4, \"gate_low_rank_dim\": 16, \"rescale_every\": 0, "
+		"\"layer_norm_epsilon\": 1e-5}",
+		"{\"model_type\": \"mamba2\", \"vocab_size\": 300, \"hidden_size\": 48, "
+		"\"num_hidden_layers\": 2, \"state_size\": 8, \"expand\": 2, \"conv_kernel\": 3, "
+		"\"num_heads\": 6, \"head_dim\": 16, \"n_groups\": 3, \"use_conv_bias\": true, "
+		"\"use_bias\": true, \"layer_norm_epsilon\": 1e-5, \"tie_word_embeddings\": true}"};
+	static const char *const arch[] = {"rwkv6", "rwkv7", "mamba2"};
+	char *dir = t_tmpdir(), *cp = t_path("%s/config.json", dir);
+	char *full = t_path("%s/full.gguf", dir), *bare = t_path("%s/bare.gguf", dir);
+	int32_t tok[9] = {1, 17, 299, 42, 42, 0, 150, 7, 88};
+	for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+		FILE *f = fopen(cp, "w");
+		CHECK(f != NULL);
+		if (!f)
+			break;
+		fputs(cfg[i], f);
+		fclose(f);
+		float *lg[2] = {NULL, NULL};
+		for (int strip = 0; strip < 2; strip++) {
+			struct tfm_convert *cv = NULL;
+			struct tfm_convert_opts co = {.dtype = -1, .config_only = 1};
+			void **bufs = NULL;
+			int64_t nb = 0;
+			CHECK_OK(tfm_convert_open(&cv, cp, &co));
+			if (!cv)
+				continue;
+			struct tfm_gguf *g = tfm_convert_gguf(cv);
+			CHECK_OK(tfm_random_gguf(g, TFM_TYPE_F32, 5, &bufs, &nb));
+			CHECK_MSG(!strcmp(tfm_gguf_get_str_or(g, "general.architecture", ""), arch[i]),
+				  "%s: written as %s", arch[i],
+				  tfm_gguf_get_str_or(g, "general.architecture", ""));
+			for (int64_t k = tfm_gguf_n_kv(g) - 1; strip && k >= 0; k--)
+				if (!strncmp(tfm_gguf_key(g, k), "tfm.", 4))
+					tfm_gguf_remove(g, tfm_gguf_key(g, k));
+			struct tfm_out *out;
+			CHECK_OK(tfm_out_open(&out, strip ? bare : full, 0));
+			CHECK_OK(tfm_gguf_write(g, out));
+			CHECK_OK(tfm_out_commit(out));
+			tfm_convert_close(cv);
+			tfm_random_free(bufs, nb);
+			struct tfm_model *m = NULL;
+			struct tfm_ctx *c = NULL;
+			CHECK_OK(tfm_model_open(&m, strip ? bare : full, NULL));
+			if (m)
+				CHECK_OK(tfm_ctx_new(&c, m, 16));
+			lg[strip] = malloc(9 * 300 * sizeof(float));
+			if (c)
+				CHECK_OK(tfm_eval(c, tok, 9, lg[strip], 1));
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+		}
+		double e = lg[0] && lg[1] ? t_maxdiff(lg[0], lg[1], 9 * 300) : 1;
+		fprintf(stderr, "  random %s: llama.cpp keys only vs tfm's: %.2g\n", arch[i], e);
+		CHECK_MSG(e == 0, "%s: llama.cpp keys only: %g", arch[i], e);
+		free(lg[0]), free(lg[1]);
+	}
+	free(cp), free(full), free(bare), free(dir);
+}
+
 static const struct t_case t_cases[] = {
 	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
 	{"llamacpp_files", t_llamacpp_files},
 	{"rwkvcpp", t_rwkvcpp},
 	{"rwkvcpp_llamacpp", t_rwkvcpp_llamacpp},
+	{"random_llamacpp", t_random_llamacpp},
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},
