@@ -285,6 +285,28 @@ static void t_presets(void)
 	/* constant state: 24 layers * (3*1536 conv + 1536*16 ssm) f32 */
 	CHECK(mc.kv_bytes_per_token == 0 && mc.state_bytes == 24.0 * (3 * 1536 + 1536 * 16) * 4);
 	CHECK(tfm_spec_kv_bytes(&s, 2.0, 100000) == mc.state_bytes);
+	/* RWKV-7 0.1B (RWKV-x070-World-0.1B's sizes: 12 layers of 768, head
+	 * size 64, ffn 3072, LoRA ranks w 64, a 64, v 32, g 128, vocabulary
+	 * 65536), by hand as fla's RWKV7ForCausalLM holds it (no value
+	 * residual in layer 0): per layer two LayerNorms 4d, six lerps 6d,
+	 * w0 a0 d each, LoRAs 2d(64 + 64 + 128), k_k k_a r_k 3d, r k v o 4d^2,
+	 * ln_x 2d, channel mixing d + 2 d ff = 530 d + 4 d^2 + 2 d ff, plus
+	 * v0 v1 v2 (65 d) after layer 0; embeddings and head 2 V d, ln0 and
+	 * ln_out 4d.  State: per layer two shifts and 12 heads of 64x64, f32 */
+	j = json_pack("{ss si si si si si si si si si si si sb}", "model_type", "rwkv",
+		      "rwkv_version", 7, "head_size", 64, "vocab_size", 65536, "hidden_size", 768,
+		      "num_hidden_layers", 12, "intermediate_size", 3072, "decay_low_rank_dim", 64,
+		      "a_low_rank_dim", 64, "v_low_rank_dim", 32, "gate_low_rank_dim", 128,
+		      "rescale_every", 0, "tie_word_embeddings", 0);
+	CHECK_OK(tfm_spec_from_config(&s, j));
+	json_decref(j);
+	CHECK_OK(tfm_spec_count(&s, 2.0, 2048, &mc));
+	{
+		int64_t d = 768, ff = 3072, V = 65536;
+		int64_t want = 12 * (530 * d + 4 * d * d + 2 * d * ff) + 11 * 65 * d + 2 * V * d + 4 * d;
+		CHECK_MSG(mc.total == want && want == 191034624, "rwkv7 0.1b: %lld", (long long)mc.total);
+		CHECK(mc.kv_bytes_per_token == 0 && mc.state_bytes == 12.0 * (2 * d + d * 64) * 4);
+	}
 	/* mamba-2.8b (state-spaces/mamba-2.8b-hf's sizes): transformers 4.57.1's
 	 * num_parameters() on the meta device */
 	j = json_pack("{ss si si si si si si ss sb}", "model_type", "mamba", "vocab_size", 50280,
