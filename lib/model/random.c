@@ -184,12 +184,11 @@ static void mamba2(struct rnd *r, const struct tfm_spec *s, int64_t l)
 #undef N
 }
 
-/* An xLSTM mLSTM block and its FFN: forget gates open (bias near 3), input
+/* An xLSTM mLSTM mixer: forget gates open (bias near 3), input
  * gates small (near -3), as xLSTM initialises them less extremely */
 static void mlstm(struct rnd *r, const struct tfm_spec *s, int64_t l)
 {
 	int64_t d = s->n_embd, qk = s->xlstm_qk_dim, vd = s->xlstm_v_dim, nh = s->ssm_n_head;
-	int64_t ff = s->n_ff;
 	float wd = 1 / sqrtf((float)d);
 	char n[96];
 #define N(x) (snprintf(n, sizeof n, "blk.%lld." x, (long long)l), n)
@@ -204,10 +203,6 @@ static void mlstm(struct rnd *r, const struct tfm_spec *s, int64_t l)
 	add(r, N("mlstm_fgate.bias"), nh, 1, 3, 0.5f);
 	add(r, N("mlstm_norm.weight"), vd, 1, 1, 0.1f);
 	add(r, N("mlstm_out.weight"), vd, d, 0, 1 / sqrtf((float)vd));
-	norm(r, s, N("ffn_norm"), d);
-	add(r, N("ffn_gate.weight"), d, ff, 0, wd);
-	add(r, N("ffn_up.weight"), d, ff, 0, wd);
-	add(r, N("ffn_down.weight"), ff, d, 0, 1 / sqrtf((float)ff));
 #undef N
 }
 
@@ -405,32 +400,26 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 			if (s->attn_bias_out)
 				add(r, N("cross_attn_o.bias"), d, 1, 0, 0.02f);
 		}
-		if (s->layer_kind[l] == TFM_LAYER_MAMBA) {
-			mamba(r, s, l);
-			if (s->n_ff <= 0 && !s->layer_moe[l])
-				continue;
-			norm(r, s, N("ffn_norm"), d); /* a hybrid's (jamba) FFN after the mixer */
-			goto ffn;
-		}
-		if (s->layer_kind[l] == TFM_LAYER_MAMBA2) {
-			mamba2(r, s, l);
-			if (s->n_ff <= 0 && !s->layer_moe[l])
-				continue;
-			norm(r, s, N("ffn_norm"), d); /* a hybrid's (bamba) FFN after the mixer */
-			goto ffn;
-		}
-		if (s->layer_kind[l] == TFM_LAYER_RWKV) {
+		if (s->layer_kind[l] == TFM_LAYER_RWKV) { /* its channel mixing is its FFN */
 			rwkv(r, s, l);
 			continue;
 		}
-		if (s->layer_kind[l] == TFM_LAYER_GDN) {
-			gdn(r, s, l);
+		if (s->layer_kind[l] != TFM_LAYER_ATTN) {
+			/* a recurrent mixer, then an FFN (dense or MoE) when the
+			 * spec gives the layer one: the loader's bind_recurrent */
+			int k = s->layer_kind[l];
+			if (k == TFM_LAYER_MAMBA)
+				mamba(r, s, l);
+			else if (k == TFM_LAYER_MAMBA2)
+				mamba2(r, s, l);
+			else if (k == TFM_LAYER_GDN)
+				gdn(r, s, l);
+			else
+				mlstm(r, s, l);
+			if (s->n_ff <= 0 && !s->layer_moe[l])
+				continue;
 			norm(r, s, N("ffn_norm"), d);
 			goto ffn;
-		}
-		if (s->layer_kind[l] == TFM_LAYER_MLSTM) {
-			mlstm(r, s, l);
-			continue;
 		}
 		/* llama.cpp's BERT names its post norms; ModernBERT's layer 0 has
 		 * no attention norm */
