@@ -153,8 +153,12 @@ int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, json_t *root)
 	if ((st = tfm_ugm_parse_normalizer(&u, k->norm, strlen(k->norm))) ||
 	    (st = tfm_ugm_parse_pre_tokenizer(&u, k->pretok, strlen(k->pretok))))
 		goto done;
-	/* llama.cpp's flags, for llama.cpp (tfm runs the steps themselves) */
+	/* llama.cpp's flags, for llama.cpp (tfm runs the steps themselves);
+	 * a WhitespaceSplit pre-tokenizer (T5's) drops runs of whitespace as
+	 * SentencePiece's remove_extra_whitespaces does, and llama.cpp's
+	 * converter reads that flag true from T5's spiece.model */
 	k->add_prefix = u.prepend != 0;
+	k->remove_ws = u.ws_split != 0;
 	for (int i = 0; i < u.n_step; i++) {
 		if (u.step[i].op == TFM_NORM_REPEAT && u.step[i].patn == 1 && u.step[i].pat[0] == ' ')
 			k->remove_ws = 1;

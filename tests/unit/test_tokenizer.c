@@ -824,6 +824,12 @@ static void t_unigram_fixtures(void)
 		CHECK_OK(tfm_convert_open(&cv, dir, &co));
 		if (cv)
 			CHECK_OK(tfm_tokenizer_from_gguf(&t, tfm_convert_gguf(cv)));
+		/* llama.cpp's flags for llama.cpp: T5's WhitespaceSplit drops runs
+		 * of whitespace, which its spiece.model says as
+		 * remove_extra_whitespaces (what llama.cpp's converter writes) */
+		if (cv && f == 1)
+			CHECK(tfm_gguf_get_int_or(tfm_convert_gguf(cv),
+						  "tokenizer.ggml.remove_extra_whitespaces", -1) == 1);
 		/* the .model (t5, bf) as a tokenizer.model: SentencePiece's pipeline
 		 * (ALBERT's lowercasing and accent stripping are its tokenizer's,
 		 * not SentencePiece's: its spiece.model is not compared) */
