@@ -411,6 +411,12 @@ static int rope_factor_tensor(const struct tfm_gguf *g, const char *name, float 
 	return 1;
 }
 
+/* Does the file have the tensor name? */
+static int has_t_enc(const struct tfm_gguf *g, const char *name)
+{
+	return tfm_gguf_find_tensor(g, name) != NULL;
+}
+
 /* Does the file have tensor blk.<layer>.<name>? */
 static int has_t(const struct tfm_gguf *g, int64_t layer, const char *name)
 {
@@ -474,7 +480,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 					     "starcoder2", "olmo2", "stablelm", "olmoe", "olmo", "granite",
 					     "command-r", "phi2", "gptj", "gptneox", "falcon", "bloom", "mpt",
 					     "mamba", "mamba2", "llama4", "deepseek2", "modern-bert", "jamba",
-					     "rwkv6", "rwkv7", NULL };
+					     "rwkv6", "rwkv7", "t5", NULL };
 	int ok = 0;
 	for (int i = 0; known[i]; i++)
 		ok |= !strcmp(known[i], a);
@@ -484,7 +490,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 				  "gemma3, phi3, gpt2, bert, qwen2moe, qwen3moe, starcoder2, olmo2, "
 				  "stablelm, olmoe, olmo, granite, command-r, phi2, gptj, gptneox, "
 				  "falcon, bloom, mpt, mamba, mamba2, llama4, deepseek2, modern-bert, jamba, "
-				  "rwkv6, rwkv7)", a);
+				  "rwkv6, rwkv7, t5)", a);
 	char k[128];
 	snprintf(s->arch, sizeof(s->arch), "%s", a);
 	snprintf(s->gguf_arch, sizeof(s->gguf_arch), "%s", a);
@@ -637,6 +643,32 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 			s->layer_kind[i] = TFM_LAYER_MAMBA;
 			s->layer_rope[i] = 0;
 		}
+	} else if (!strcmp(a, "t5")) {
+		/* llama.cpp's t5 (its converter's files): encoder and decoder
+		 * stacks (decoder_block_count), T5's relative position buckets
+		 * with llama.cpp's fixed maximum distance 128, RMS norms, no
+		 * 1/sqrt(d) scaling, a gated tanh-GELU FFN where ffn_gate is
+		 * present (v1.1, Flan, mT5), else ReLU (v1.0); a head tied to the
+		 * embeddings takes transformers' d_model^-0.5 rescale (llama.cpp
+		 * leaves it out, which changes no greedy choice) */
+		s->family = TFM_FAMILY_ENCDEC;
+		s->cross_attn = 1;
+		s->n_layer_dec = lget_i(g, a, "decoder_block_count", s->n_layer);
+		s->n_head_kv = s->n_head;
+		s->pos_attn = TFM_POS_T5;
+		s->rope_dims = 0;
+		s->t5_buckets = lget_i(g, a, "attention.relative_buckets_count", 32);
+		s->t5_max_distance = 128;
+		s->attn_scale = 1.0f;
+		s->norm = TFM_NORM_RMS;
+		s->gated = !tfm_gguf_n_tensors(g) || has_t_enc(g, "enc.blk.0.ffn_gate.weight");
+		s->act = s->gated ? TFM_ACT_GELU_TANH : TFM_ACT_RELU;
+		if (s->tied_output)
+			s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
+		s->dec_start_id = (int32_t)lget_i(g, a, "decoder_start_token_id", s->pad_id);
+		s->n_ctx_train = s->n_ctx_train > 0 ? s->n_ctx_train : 512;
+		for (int64_t i = 0; i < s->n_layer + s->n_layer_dec && i < TFM_MAX_LAYERS; i++)
+			s->layer_rope[i] = 0;
 	} else if (!strcmp(a, "mamba2")) {
 		/* every layer a Mamba-2 mixer: time_step_rank is the head count
 		 * (one dt per head), group_count the B/C groups; no dt limits

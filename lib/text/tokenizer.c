@@ -593,6 +593,7 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 					"t5", pair);
 			goto fail;
 		}
+
 		/* decoding drops the space the first word was given */
 		t->add_space_prefix = t->ugm->hf ? t->ugm->prepend != 0 : t->ugm->add_prefix;
 		break;
@@ -621,6 +622,12 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	t->pad = gguf_id(g, t, "tokenizer.ggml.padding_token_id", t->pad);
 	t->add_bos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_bos_token", t->add_bos);
 	t->add_eos = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_eos_token", t->add_eos);
+	/* llama.cpp's T5 files (no tfm.tok.*): T5's frame, text </s>, as
+	 * their add_eos_token says */
+	if (kind == TFM_TOK_UGM && !t->pair_style && tfm_gguf_find(g, "tfm.tok.pair") < 0 &&
+	    tfm_gguf_find(g, "tfm.tok.normalizer") < 0 && t->add_eos && !t->add_bos &&
+	    !strcmp(tfm_gguf_get_str_or(g, "tokenizer.ggml.model", ""), "t5"))
+		t->pair_style = 3;
 	if (kind != TFM_TOK_UGM)
 		t->add_space_prefix = (int)tfm_gguf_get_int_or(g, "tokenizer.ggml.add_space_prefix",
 								t->add_space_prefix);

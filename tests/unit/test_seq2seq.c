@@ -267,10 +267,82 @@ static void t_refusals(void)
 	free(dir);
 }
 
+/* The T5 fixture as llama.cpp's convert_hf_to_gguf.py wrote it
+ * (tests/data/llamacpp/t5-s2s-tok.gguf, scripts/make-llamacpp-ggufs): no
+ * tfm.* keys.  llama.cpp fixes relative_attention_max_distance at 128 (this
+ * fixture's is 32), so the file runs as the fixture with that knob set to
+ * 128: the same encoder output, teacher-forced logits and greedy ids; its
+ * tokenizer (llama.cpp's keys, T5's frame text </s>) gives transformers'
+ * ids for every text of cli.json. */
+static void t_llamacpp_t5(void)
+{
+	const char *set[] = {"t5.max_distance=128"};
+	struct tfm_model_opts o1 = {.n_threads = 1}, o2 = {.n_threads = 1, .set = set, .n_set = 1};
+	struct tfm_model *a = NULL, *b = NULL;
+	struct tfm_ctx *ca = NULL, *cb = NULL;
+	json_error_t je;
+	json_t *in = json_load_file("tests/fixtures/seq2seq/t5-s2s-tok/inputs.json", 0, &je);
+	json_t *cli = json_load_file("tests/fixtures/seq2seq/t5-s2s-tok/cli.json", 0, &je);
+	CHECK_OK(tfm_model_open(&a, "tests/data/llamacpp/t5-s2s-tok.gguf", &o1));
+	CHECK_OK(tfm_model_open(&b, "tests/fixtures/seq2seq/t5-s2s-tok", &o2));
+	if (a && b) {
+		CHECK_OK(tfm_ctx_new(&ca, a, 64));
+		CHECK_OK(tfm_ctx_new(&cb, b, 64));
+	}
+	int32_t src[64], tgt[64], ga[64], gb[64];
+	int ns = t_read_ints(json_object_get(in, "src"), src, 64);
+	int nt = t_read_ints(json_object_get(in, "tgt"), tgt, 64);
+	CHECK(ns > 0 && nt > 0);
+	if (!ca || !cb || ns <= 0 || nt <= 0)
+		goto out;
+	int64_t d = tfm_model_spec(a)->n_embd, V = tfm_model_spec(a)->n_vocab;
+	CHECK(V == tfm_model_spec(b)->n_vocab && d == tfm_model_spec(b)->n_embd);
+	float *h[2], *lg[2];
+	struct tfm_ctx *c[2] = {ca, cb};
+	for (int i = 0; i < 2; i++) {
+		h[i] = malloc((size_t)(ns * d) * sizeof(float));
+		lg[i] = malloc((size_t)(nt * V) * sizeof(float));
+		CHECK_OK(tfm_seq2seq_encode(c[i], src, ns, h[i]));
+		CHECK_OK(tfm_eval(c[i], tgt, nt, lg[i], 1));
+	}
+	double eh = t_maxdiff(h[0], h[1], ns * d), el = t_maxdiff(lg[0], lg[1], nt * V);
+	fprintf(stderr, "  llama.cpp's T5 file vs the fixture at max distance 128: encoder %.2g, "
+		"logits %.2g\n", eh, el);
+	CHECK(eh <= 1e-5 && el <= 1e-5);
+	struct tfm_gen_rules ru = {.forced_bos = -1, .forced_eos = -1,
+				   .eos_id = tfm_model_spec(a)->eos_id, .max_len = 21};
+	int na = greedy(ca, src, ns, 20, &ru, ga), nb = greedy(cb, src, ns, 20, &ru, gb);
+	CHECK(na == nb && na > 1 && !memcmp(ga, gb, (size_t)na * sizeof *ga));
+	for (int i = 0; i < 2; i++)
+		free(h[i]), free(lg[i]);
+	size_t k;
+	json_t *e;
+	int n_txt = 0;
+	json_array_foreach(cli, k, e) {
+		const char *txt = json_string_value(json_object_get(e, "text"));
+		int32_t want[64], *ids = NULL;
+		size_t n = 0;
+		int nw = t_read_ints(json_object_get(e, "src_ids"), want, 64);
+		if (!txt || nw <= 0)
+			continue;
+		CHECK_OK(tfm_tokenize_seq(tfm_model_tokenizer(a), txt, strlen(txt), 0, &ids, &n));
+		CHECK_MSG(n == (size_t)nw && !memcmp(ids, want, n * sizeof *ids),
+			  "llama.cpp's T5 file: '%s': %zu ids, want %d", txt, n, nw);
+		free(ids);
+		n_txt++;
+	}
+	CHECK(n_txt >= 4);
+out:
+	tfm_ctx_free(ca), tfm_ctx_free(cb);
+	tfm_model_close(a), tfm_model_close(b);
+	json_decref(in), json_decref(cli);
+}
+
 static const struct t_case t_cases[] = {
 	{"fixtures", t_fixtures},
 	{"params", t_params},
 	{"beams", t_beams},
 	{"refusals", t_refusals},
+	{"llamacpp_t5", t_llamacpp_t5},
 };
 T_MAIN(t_cases)
