@@ -868,6 +868,18 @@ static int spec_from_norm(struct tfm_spec *s, const json_t *config, const char *
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 		if (!strcmp(presets[i].type, t))
 			p = &presets[i];
+	/* speech models: their encoders read audio features tfm does not make */
+	static const char *const speech[] = {"whisper", "speech_to_text", "speech-encoder-decoder",
+					     "speech_encoder_decoder", "wav2vec2", "wav2vec2-bert",
+					     "wav2vec2-conformer", "hubert", "wavlm", "sew", "sew-d",
+					     "unispeech", "unispeech-sat", "data2vec-audio",
+					     "seamless_m4t", "seamless_m4t_v2", "moonshine",
+					     "qwen2_audio", "speecht5", "pop2piano", "musicgen"};
+	for (size_t i = 0; !p && i < sizeof speech / sizeof speech[0]; i++)
+		if (!strcmp(t, speech[i]))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "model_type '%s' is a speech or audio model: "
+					  "tfm has no audio front end (log-mel features, a "
+					  "convolutional feature encoder)", t);
 	if (!p)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "model_type '%s' is not supported", t);
 	tfm_cfg_track(config);

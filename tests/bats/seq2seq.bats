@@ -119,3 +119,16 @@ setup() {
 	run tfm-run -m "$MT" -c 4 -p 'a rather long line that the context cannot hold'
 	assert_failure 65
 }
+
+@test "seq2seq: speech models (whisper, wav2vec2) are refused by name (65): no audio front end" {
+	T=$BATS_TEST_TMPDIR
+	for t in whisper wav2vec2 seamless_m4t; do
+		printf '{"model_type": "%s", "d_model": 384, "vocab_size": 51865}' "$t" > "$T/config.json"
+		run tfm-inspect "$T/config.json"
+		assert_failure 65
+		assert_output --partial "model_type '$t' is a speech or audio model: tfm has no audio front end"
+		run tfm-convert -o "$T/x.gguf" "$T"
+		assert_failure 65
+		[ ! -e "$T/x.gguf" ]
+	done
+}
