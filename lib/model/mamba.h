@@ -34,6 +34,10 @@ void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, con
 			float D, const float *B, const float *C, int64_t bc_stride, int64_t n,
 			int64_t d_state, int64_t stride);
 
+/* Mamba-2's and Gated DeltaNet's prefill of at least this many tokens runs
+ * the chunked form (c->ssm_chunk_min's default; measured, see mamba2.c) */
+#define TFM_SSM_CHUNK_MIN 16
+
 /* mamba2.c: the Mamba-2 mixer of layer l over c->xn into c->h, with its
  * conv inputs conv [d_conv - 1][conv_dim] and scan state S [n_head][head_dim]
  * [d_state] (zero at the start of a sequence), scratch scr of
