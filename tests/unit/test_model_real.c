@@ -1165,16 +1165,40 @@ static double t_rowrel(const float *a, const float *want, int64_t n, int64_t d, 
 
 static void t_ssm_chunked(void)
 {
-	static const char *const names[] = {"mamba2", "mamba2-b", "bamba", "bamba-b",
-					    "qwen3_next", "qwen3_next-b"};
+	/* the fixtures, then random weights on their shapes changed: two
+	 * groups of B, C (heads 0-3 read group 0, 4-7 group 1); the real
+	 * models' head sizes (Mamba-2: head_dim 64, d_state 128 in two groups;
+	 * Qwen3-Next: dk = dv = 128, two value heads per key head) */
+	static const struct {
+		const char *fixture, *name;
+		int64_t n_group, d_state, d_inner, n_head;
+	} models[] = {
+		{"mamba2", "mamba2", 0, 0, 0, 0}, {"mamba2-b", "mamba2-b", 0, 0, 0, 0},
+		{"bamba", "bamba", 0, 0, 0, 0}, {"bamba-b", "bamba-b", 0, 0, 0, 0},
+		{"qwen3_next", "qwen3_next", 0, 0, 0, 0}, {"qwen3_next-b", "qwen3_next-b", 0, 0, 0, 0},
+		{"mamba2", "mamba2 groups", 2, 16, 64, 8},
+		{"mamba2", "mamba2 real", 2, 128, 256, 4},
+		{"qwen3_next", "qwen3_next real", 2, 128, 512, 4},
+	};
 	static const int64_t lens[] = {1, 2, 63, 64, 65, 130};
 	enum { WARM = 37, NMAX = 130 };
-	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
-		char *dir = t_path("tests/fixtures/%s", names[f]);
+	for (size_t f = 0; f < sizeof models / sizeof models[0]; f++) {
+		char *dir = t_path("tests/fixtures/%s", models[f].fixture);
+		const char *name = models[f].name;
 		struct tfm_model *m = NULL;
 		struct tfm_ctx *c = NULL;
 		struct tfm_model_opts o = {.n_threads = 2, .device = "cpu"};
 		CHECK_OK(tfm_model_open(&m, dir, &o));
+		if (m && models[f].n_group) {
+			struct tfm_spec rs = m->spec;
+			rs.ssm_n_group = models[f].n_group;
+			rs.ssm_d_state = models[f].d_state;
+			rs.ssm_d_inner = models[f].d_inner;
+			rs.ssm_n_head = models[f].n_head;
+			tfm_model_close(m);
+			m = NULL;
+			CHECK_OK(tfm_model_random(&m, &rs, TFM_TYPE_F32, 7, &o));
+		}
 		if (m)
 			CHECK_OK(tfm_ctx_new(&c, m, 256));
 		if (!c) {
@@ -1231,7 +1255,7 @@ static void t_ssm_chunked(void)
 					es = es1 > es ? es1 : es;
 					CHECK_MSG(eb <= 1e-5 && ed <= 1e-5 && es <= 1e-5, "%s layer %lld, %s state, "
 						  "%lld tokens: output %g (step form), %g (decode), state %g "
-						  "relative", names[f], (long long)l, warm ? "a" : "zero",
+						  "relative", name, (long long)l, warm ? "a" : "zero",
 						  (long long)n, eb, ed, es);
 					wb = eb > wb ? eb : wb;
 					wd = ed > wd ? ed : wd;
@@ -1241,7 +1265,7 @@ static void t_ssm_chunked(void)
 		}
 		CHECK(layers > 0);
 		fprintf(stderr, "  %-13s chunked prefill (%lld layers) vs step form %.2g, vs decode %.2g, "
-			"state %.2g relative\n", names[f], (long long)layers, wb, wd, ws);
+			"state %.2g relative\n", name, (long long)layers, wb, wd, ws);
 		free(X);
 		for (int k = 0; k < 3; k++)
 			free(H[k]);
