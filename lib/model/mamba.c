@@ -66,6 +66,7 @@ int tfm_mamba_ctx_new(struct tfm_ctx *c)
 	scr = scr > scr4 ? scr : scr4;
 	int64_t total = state + (scr > scr3 ? scr : scr3);
 	c->ssm = tfm_calloc((size_t)total, sizeof(float));
+	c->ssm_chunk_min = TFM_SSM_CHUNK_MIN;
 	if (!c->ssm)
 		return tfm_seterr(TFM_E_NOMEM, "recurrent state of %lld layers", (long long)s->n_layer);
 	return TFM_OK;

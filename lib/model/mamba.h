@@ -34,6 +34,15 @@ void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, con
 			float D, const float *B, const float *C, int64_t bc_stride, int64_t n,
 			int64_t d_state, int64_t stride);
 
+/* Mamba-2's and Gated DeltaNet's prefill of at least this many tokens runs
+ * the chunked form (c->ssm_chunk_min's default).  Measured with tfm-bench
+ * --config, random f32 weights, 1 thread, AVX2 (EPYC): a Mamba-2-130m shape
+ * prefills 2 and 4 tokens at the same speed either way (step 20-22 and
+ * 35-40 t/s, chunked 17.5 and 34-37), 8 tokens faster chunked (66 against
+ * 54-59), 32 tokens 1.5x; a Qwen3-Next shape (dk = dv = 128, 16 / 32
+ * heads) 8 tokens 29-35 against 22-23 t/s. */
+#define TFM_SSM_CHUNK_MIN 8
+
 /* mamba2.c: the Mamba-2 mixer of layer l over c->xn into c->h, with its
  * conv inputs conv [d_conv - 1][conv_dim] and scan state S [n_head][head_dim]
  * [d_state] (zero at the start of a sequence), scratch scr of

@@ -238,6 +238,8 @@ struct tfm_ctx {
 	 * nope, v_dim)] */
 	float *mqa, *mkva, *mckv, *mkey, *mq, *mout, *mt1, *mt2;
 	float *ssm;                /* mamba.c: recurrent state of the mamba layers, then their scratch */
+	int64_t ssm_chunk_min;     /* mamba2, gdn: prefill of this many tokens or more runs the
+	                              chunked form (not on ref); tests lower it */
 	float *rel;                /* deberta.c: scratch of the disentangled attention, or NULL */
 	float *conv;               /* deberta.c: the ConvLayer's input (the embeddings' output) and
 				      scratch, [4][n_batch][n_embd], or NULL */

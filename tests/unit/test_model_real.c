@@ -9,6 +9,7 @@
 #include "format/convert.h"
 #include "format/gguf.h"
 #include "model-util.h"
+#include "model/mamba.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -1131,6 +1132,151 @@ static void t_random_llamacpp(void)
 	free(cp), free(full), free(bare), free(dir);
 }
 
+/* Mamba-2's and Gated DeltaNet's chunked prefill (the SSD chunked scan, the
+ * chunked gated delta rule) against the step form on the cpu backend: one
+ * mixer of each fixture's recurrent layers over random inputs, n tokens
+ * across chunk boundaries (64 tokens a chunk), from a zero state and from
+ * the state another prefill left, the chunked form forced for any n >= 2
+ * (ssm_chunk_min).  Against the step form over the same batch (the same
+ * projections, so this measures the chunked sums alone): each token's
+ * output within 1e-5 relative (max norm of its row) and the state after
+ * within 1e-5 relative (max norm), so decode continues from the same
+ * state.  Against decode, n calls of one token: the state as before, the
+ * outputs within 1e-5 of the batch's largest output (per token they
+ * differ more where a token's output is tiny: the first tokens' rows of
+ * GDN, ~1e-2, carry the GEMM-vs-GEMV rounding of the projections, 2e-5 of
+ * their size with the step form alone). */
+static double t_rowrel(const float *a, const float *want, int64_t n, int64_t d, int whole)
+{
+	double worst = 0, dall = 0, mall = 1e-30;
+	for (int64_t t = 0; t < n; t++) {
+		double dm = 0, hm = 1e-30;
+		for (int64_t i = t * d; i < (t + 1) * d; i++) {
+			double e = fabs((double)a[i] - want[i]);
+			dm = e > dm ? e : dm;
+			hm = fabs((double)want[i]) > hm ? fabs((double)want[i]) : hm;
+		}
+		worst = dm / hm > worst ? dm / hm : worst;
+		dall = dm > dall ? dm : dall;
+		mall = hm > mall ? hm : mall;
+	}
+	return whole ? dall / mall : worst;
+}
+
+static void t_ssm_chunked(void)
+{
+	/* the fixtures, then random weights on their shapes changed: two
+	 * groups of B, C (heads 0-3 read group 0, 4-7 group 1); the real
+	 * models' head sizes (Mamba-2: head_dim 64, d_state 128 in two groups;
+	 * Qwen3-Next: dk = dv = 128, two value heads per key head) */
+	static const struct {
+		const char *fixture, *name;
+		int64_t n_group, d_state, d_inner, n_head;
+	} models[] = {
+		{"mamba2", "mamba2", 0, 0, 0, 0}, {"mamba2-b", "mamba2-b", 0, 0, 0, 0},
+		{"bamba", "bamba", 0, 0, 0, 0}, {"bamba-b", "bamba-b", 0, 0, 0, 0},
+		{"qwen3_next", "qwen3_next", 0, 0, 0, 0}, {"qwen3_next-b", "qwen3_next-b", 0, 0, 0, 0},
+		{"mamba2", "mamba2 groups", 2, 16, 64, 8},
+		{"mamba2", "mamba2 real", 2, 128, 256, 4},
+		{"qwen3_next", "qwen3_next real", 2, 128, 512, 4},
+	};
+	static const int64_t lens[] = {1, 2, 63, 64, 65, 130};
+	enum { WARM = 37, NMAX = 130 };
+	for (size_t f = 0; f < sizeof models / sizeof models[0]; f++) {
+		char *dir = t_path("tests/fixtures/%s", models[f].fixture);
+		const char *name = models[f].name;
+		struct tfm_model *m = NULL;
+		struct tfm_ctx *c = NULL;
+		struct tfm_model_opts o = {.n_threads = 2, .device = "cpu"};
+		CHECK_OK(tfm_model_open(&m, dir, &o));
+		if (m && models[f].n_group) {
+			struct tfm_spec rs = m->spec;
+			rs.ssm_n_group = models[f].n_group;
+			rs.ssm_d_state = models[f].d_state;
+			rs.ssm_d_inner = models[f].d_inner;
+			rs.ssm_n_head = models[f].n_head;
+			tfm_model_close(m);
+			m = NULL;
+			CHECK_OK(tfm_model_random(&m, &rs, TFM_TYPE_F32, 7, &o));
+		}
+		if (m)
+			CHECK_OK(tfm_ctx_new(&c, m, 256));
+		if (!c) {
+			tfm_model_close(m);
+			free(dir);
+			continue;
+		}
+		const struct tfm_spec *s = &m->spec;
+		int64_t d = s->n_embd, nst = tfm_mamba_state_bytes(m) / (int64_t)sizeof(float);
+		float *X = malloc((size_t)(NMAX * d) * sizeof *X), *H[3], *S[4];
+		for (int k = 0; k < 3; k++)
+			H[k] = malloc((size_t)(NMAX * d) * sizeof *H[k]);
+		for (int k = 0; k < 4; k++)
+			S[k] = malloc((size_t)nst * sizeof *S[k]);
+		uint32_t seed = 12345;
+		double wb = 0, wd = 0, ws = 0;
+		int64_t layers = 0;
+		for (int64_t l = 0; l < s->n_layer; l++) {
+			if (s->layer_kind[l] != TFM_LAYER_MAMBA2 && s->layer_kind[l] != TFM_LAYER_GDN)
+				continue;
+			layers++;
+			for (int warm = 0; warm < 2; warm++) {
+				int64_t p0 = warm ? WARM : 0;
+				memset(c->ssm, 0, (size_t)nst * sizeof(float));
+				if (warm) { /* a state left by a chunked prefill */
+					for (int64_t i = 0; i < WARM * d; i++)
+						c->xn[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) /
+							   (float)(1 << 24) * 3.0f - 1.5f;
+					c->ssm_chunk_min = 2;
+					tfm_mamba_mix(c, l, WARM, 0);
+				}
+				memcpy(S[3], c->ssm, (size_t)nst * sizeof(float));
+				for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+					int64_t n = lens[li];
+					for (int64_t i = 0; i < n * d; i++)
+						X[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) /
+						       (float)(1 << 24) * 3.0f - 1.5f;
+					/* chunked, step form in one call, decode */
+					for (int k = 0; k < 3; k++) {
+						memcpy(c->ssm, S[3], (size_t)nst * sizeof(float));
+						c->ssm_chunk_min = k == 0 ? 2 : INT64_MAX;
+						for (int64_t t = 0; t < n; t += k == 2 ? 1 : n) {
+							int64_t b = k == 2 ? 1 : n;
+							memcpy(c->xn, X + t * d, (size_t)(b * d) * sizeof(float));
+							tfm_mamba_mix(c, l, b, p0 + t);
+							memcpy(H[k] + t * d, c->h, (size_t)(b * d) * sizeof(float));
+						}
+						memcpy(S[k], c->ssm, (size_t)nst * sizeof(float));
+					}
+					double eb = t_rowrel(H[0], H[1], n, d, 0);
+					double ed = t_rowrel(H[0], H[2], n, d, 1);
+					double es = t_rowrel(S[0], S[2], 1, nst, 0);
+					double es1 = t_rowrel(S[0], S[1], 1, nst, 0);
+					es = es1 > es ? es1 : es;
+					CHECK_MSG(eb <= 1e-5 && ed <= 1e-5 && es <= 1e-5, "%s layer %lld, %s state, "
+						  "%lld tokens: output %g (step form), %g (decode), state %g "
+						  "relative", name, (long long)l, warm ? "a" : "zero",
+						  (long long)n, eb, ed, es);
+					wb = eb > wb ? eb : wb;
+					wd = ed > wd ? ed : wd;
+					ws = es > ws ? es : ws;
+				}
+			}
+		}
+		CHECK(layers > 0);
+		fprintf(stderr, "  %-13s chunked prefill (%lld layers) vs step form %.2g, vs decode %.2g, "
+			"state %.2g relative\n", name, (long long)layers, wb, wd, ws);
+		free(X);
+		for (int k = 0; k < 3; k++)
+			free(H[k]);
+		for (int k = 0; k < 4; k++)
+			free(S[k]);
+		tfm_ctx_free(c);
+		tfm_model_close(m);
+		free(dir);
+	}
+}
+
 static const struct t_case t_cases[] = {
 	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
@@ -1141,6 +1287,7 @@ static const struct t_case t_cases[] = {
 	{"stories260k", t_stories260k},
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},
+	{"ssm_chunked", t_ssm_chunked},
 	{"mla_cache", t_mla_cache},
 	{"open", t_open},
 };
