@@ -31,20 +31,6 @@ int64_t tfm_mamba2_scratch_floats(const struct tfm_spec *s, int64_t n_batch)
 	return n_batch * ((di + cd + s->ssm_n_head) + cd + di);
 }
 
-void tfm_mamba2_scan_ref(float *y, float *S, const float *x, float dt, float A, float D,
-			 const float *B, const float *C, int64_t head_dim, int64_t d_state)
-{
-	float da = expf(dt * A);
-	for (int64_t p = 0; p < head_dim; p++) {
-		float *s = S + p * d_state, xv = x[p], acc = 0;
-		for (int64_t k = 0; k < d_state; k++) {
-			s[k] = da * s[k] + dt * B[k] * xv;
-			acc += s[k] * C[k];
-		}
-		y[p] = acc + D * xv;
-	}
-}
-
 void tfm_mamba2_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float *S, float *scr)
 {
 	struct tfm_model *m = c->m;
@@ -69,8 +55,8 @@ void tfm_mamba2_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float 
 			float dt = softplus(zx[t * pw + di + cd + h] + L->ssm_dt_b[h]);
 			dt = dt < lo ? lo : dt > hi ? hi : dt;
 			int64_t g = h / (nh / ng);
-			tfm_mamba2_scan_ref(y + t * di + h * hd, S + h * hd * N, x + h * hd, dt,
-					    L->ssm_a[h], L->ssm_d[h], Bm + g * N, Cm + g * N, hd, N);
+			be->mamba2_scan(y + t * di + h * hd, S + h * hd * N, x + h * hd, dt,
+					L->ssm_a[h], L->ssm_d[h], Bm + g * N, Cm + g * N, hd, N);
 		}
 		/* gated RMSNorm: y silu(z), normalised per group of gs, times w */
 		float *yt = y + t * di;

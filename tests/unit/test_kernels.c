@@ -177,6 +177,166 @@ static void gelu_sweep(const struct tfm_backend *be)
 	free(e);
 }
 
+/* The recurrent steps against the reference.  The fast versions fuse
+ * multiply-adds, use Cephes' exp (about 1 ulp) where the reference calls
+ * expf on each element, and sum two of the dot products (mamba2, rwkv7)
+ * across lanes at the end: every output and state element is held to
+ * 1e-5 of the largest |want| of its vector plus 1e-5 of its own |want|
+ * (float rounding of a sum of at most 65 terms is about sqrt(65) 6e-8 of
+ * the terms' scale: 5e-7, so 1e-5 leaves room for the state's carried
+ * error and still fails on a wrong index or a lost term).  Odd sizes
+ * cover every tail of 8 and 16 lanes; several steps carry the state. */
+static void cmp_scaled(const char *kernel, const float *got, const float *want, int64_t n)
+{
+	double mx = 0;
+	for (int64_t i = 0; i < n; i++)
+		mx = fmax(mx, fabs(want[i]));
+	cmp(kernel, got, want, n, 1e-5 * mx, 1e-5);
+}
+
+static float urand(float lo, float hi) { return lo + (frand() + 1) * 0.5f * (hi - lo); }
+
+/* x [n] scaled to unit length (the k of the delta rule, rwkv7's kk) */
+static void unit(float *x, int64_t n)
+{
+	double ss = 0;
+	for (int64_t i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(x[i] / sqrt(ss + 1e-12));
+}
+
+static void scan_checks(const struct tfm_backend *be)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
+	static const int64_t szs[] = {1, 5, 7, 16, 33, 64, 65};
+	enum { NSZ = 7, T = 6, MX = 65 * 65 * 2 };
+	float *S0 = malloc(MX * 4), *S1 = malloc(MX * 4), *o0 = malloc(MX * 4), *o1 = malloc(MX * 4);
+	float *in = malloc(16 * MX * 4);
+	/* Mamba: d channels x d_state, tokens in calls of 1 and 4 */
+	static const int64_t mdims[][2] = {{1, 1}, {7, 16}, {9, 7}, {17, 33}, {33, 16}, {16, 1}};
+	for (int di = 0; di < 6; di++) {
+		int64_t d = mdims[di][0], N = mdims[di][1], n = 5, bs = 2 * N + 3;
+		float *x = in, *dt = x + n * d, *A = dt + n * d, *D = A + d * N, *bc = D + d;
+		fill(x, n * d, 2);
+		for (int64_t i = 0; i < n * d; i++)
+			dt[i] = urand(0.001f, 0.5f);
+		for (int64_t i = 0; i < d * N; i++)
+			A[i] = -urand(0.5f, 16);
+		fill(D, d, 1);
+		fill(bc, n * bs, 1.5f);
+		fill(S0, d * N, 1);
+		memcpy(S1, S0, d * N * 4);
+		for (int64_t t0 = 0; t0 < n; t0 = t0 ? n : 1) { /* tokens [0, 1), [1, 5) */
+			int64_t nt = t0 ? n - t0 : 1;
+			r->mamba_scan(o0 + t0 * d, S0, x + t0 * d, dt + t0 * d, A, D, bc + t0 * bs,
+				      bc + t0 * bs + N, bs, nt, d, N);
+			be->mamba_scan(o1 + t0 * d, S1, x + t0 * d, dt + t0 * d, A, D, bc + t0 * bs,
+				       bc + t0 * bs + N, bs, nt, d, N);
+		}
+		cmp_scaled("mamba_scan", o1, o0, n * d);
+		cmp_scaled("mamba_scan h", S1, S0, d * N);
+	}
+	for (int hi = 0; hi < NSZ; hi++)
+		for (int ni = 0; ni < NSZ; ni++) {
+			int64_t hd = szs[hi], N = szs[ni];
+			/* Mamba-2: one head, T steps */
+			fill(S0, hd * N, 1);
+			memcpy(S1, S0, hd * N * 4);
+			for (int t = 0; t < T; t++) {
+				float *x = in, *B = x + hd, *C = B + N;
+				fill(x, hd, 2);
+				fill(B, 2 * N, 1);
+				float dt = urand(0.001f, 0.5f), A = -urand(0.5f, 8), D = frand();
+				r->mamba2_scan(o0, S0, x, dt, A, D, B, C, hd, N);
+				be->mamba2_scan(o1, S1, x, dt, A, D, B, C, hd, N);
+				cmp_scaled("mamba2_scan", o1, o0, hd);
+			}
+			cmp_scaled("mamba2_scan S", S1, S0, hd * N);
+			/* Gated DeltaNet: dk = szs[hi], dv = szs[ni] */
+			int64_t dk = hd, dv = N;
+			memset(S0, 0, dk * dv * 4);
+			memset(S1, 0, dk * dv * 4);
+			for (int t = 0; t < T; t++) {
+				float *q = in, *k = q + dk, *v = k + dk;
+				fill(q, 2 * dk + dv, 1);
+				unit(q, dk);
+				unit(k, dk);
+				float g = -urand(0, 2), beta = urand(0, 1);
+				r->gdn_step(o0, S0, q, k, v, g, beta, dk, dv);
+				be->gdn_step(o1, S1, q, k, v, g, beta, dk, dv);
+				cmp_scaled("gdn_step", o1, o0, dv);
+			}
+			cmp_scaled("gdn_step S", S1, S0, dk * dv);
+			/* mLSTM: dqk = szs[hi], dv = szs[ni]; C, n, m after the steps */
+			int64_t dq = hd;
+			memset(S0, 0, (dq * dv + dq + 1) * 4);
+			memset(S1, 0, (dq * dv + dq + 1) * 4);
+			for (int t = 0; t < T; t++) {
+				float *q = in, *k = q + dq, *v = k + dq;
+				fill(q, 2 * dq + dv, 1);
+				float ig = urand(-6, 6), fg = urand(-1, 3);
+				r->mlstm_step(o0, S0, S0 + dq * dv, S0 + dq * dv + dq, q, k, v, ig, fg, dq,
+					      dv, 1e-6f);
+				be->mlstm_step(o1, S1, S1 + dq * dv, S1 + dq * dv + dq, q, k, v, ig, fg,
+					       dq, dv, 1e-6f);
+				cmp_scaled("mlstm_step", o1, o0, dv);
+			}
+			cmp_scaled("mlstm_step C", S1, S0, dq * dv);
+			cmp_scaled("mlstm_step n", S1 + dq * dv, S0 + dq * dv, dq + 1);
+		}
+	/* RWKV: v5/v6 and v7 on 2 heads of hs; v4 on d = 2 hs channels */
+	for (int hi = 0; hi < NSZ; hi++) {
+		int64_t hs = szs[hi], nh = 2, d = nh * hs;
+		float *rr = in, *k = rr + d, *v = k + d, *w = v + d, *u = w + d, *a = u + d, *b = a + d;
+		memset(S0, 0, nh * hs * hs * 4);
+		memset(S1, 0, nh * hs * hs * 4);
+		for (int t = 0; t < T; t++) {
+			fill(rr, 5 * d, 1);
+			for (int64_t i = 0; i < d; i++)
+				w[i] = expf(-expf(urand(-3, 1.5f)));
+			r->rwkv5_wkv(o0, S0, rr, k, v, w, u, nh, hs);
+			be->rwkv5_wkv(o1, S1, rr, k, v, w, u, nh, hs);
+			cmp_scaled("rwkv5_wkv", o1, o0, d);
+		}
+		cmp_scaled("rwkv5_wkv S", S1, S0, nh * hs * hs);
+		memset(S0, 0, nh * hs * hs * 4);
+		memset(S1, 0, nh * hs * hs * 4);
+		for (int t = 0; t < T; t++) {
+			fill(rr, 7 * d, 1);
+			for (int64_t i = 0; i < d; i++)
+				w[i] = expf(-0.606531f / (1 + expf(-3 * frand())));
+			for (int64_t h = 0; h < nh; h++)
+				unit(a + h * hs, hs); /* kk */
+			for (int64_t i = 0; i < d; i++) {
+				b[i] = a[i] * urand(0, 1); /* kk iclr */
+				a[i] = -a[i];
+			}
+			r->rwkv7_wkv(o0, S0, rr, w, k, v, a, b, nh, hs);
+			be->rwkv7_wkv(o1, S1, rr, w, k, v, a, b, nh, hs);
+			cmp_scaled("rwkv7_wkv", o1, o0, d);
+		}
+		cmp_scaled("rwkv7_wkv S", S1, S0, nh * hs * hs);
+		/* v4: num, den, max start as the model's (0, 0, -1e38) */
+		for (int64_t i = 0; i < d; i++) {
+			S0[i] = S0[d + i] = 0, S0[2 * d + i] = -1e38f;
+			S1[i] = S1[d + i] = 0, S1[2 * d + i] = -1e38f;
+		}
+		for (int t = 0; t < T; t++) {
+			fill(k, 3 * d, 3);
+			for (int64_t i = 0; i < d; i++)
+				w[i] = -expf(urand(-4, 1));
+			r->rwkv4_wkv(o0, S0, S0 + d, S0 + 2 * d, k, v, w, u, d);
+			be->rwkv4_wkv(o1, S1, S1 + d, S1 + 2 * d, k, v, w, u, d);
+			cmp_scaled("rwkv4_wkv", o1, o0, d);
+		}
+		cmp_scaled("rwkv4_wkv num", S1, S0, d);
+		cmp_scaled("rwkv4_wkv den", S1 + d, S0 + d, d);
+		cmp_scaled("rwkv4_wkv max", S1 + 2 * d, S0 + 2 * d, d);
+	}
+	free(S0), free(S1), free(o0), free(o1), free(in);
+}
+
 static void run_backend(const struct tfm_backend *be, const char *label)
 {
 	const struct tfm_backend *r = tfm_backend_ref();
@@ -381,6 +541,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						if (memcmp(g, y, nt * nh * vd * sizeof *g))
 							worst_of(kvn_[ki])->bad++;
 					}
+	scan_checks(be);
 	for (int i = 0; i < nW; i++) {
 		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label, W[i].kernel,
 			W[i].abs, W[i].bad ? "  FAILED" : "");
