@@ -3,10 +3,16 @@
  * scan-avx2.c (8 lanes) and scan-avx512.c (16), which define the vector
  * type vf, the tail mask type vm and the operations below.  Each lane runs
  * the reference's float operations (lib/kernels/ref/scan.c) in the
- * reference's order, with fused multiply-adds where it multiplies and adds,
- * and Cephes' exp where it calls expf on a vector; one exp per head stays a
- * scalar expf.  Sums across lanes (mamba2, rwkv7) add the lanes at the end:
- * the only reordering.  Nothing depends on n or on the thread count.
+ * reference's order; one exp per head stays a scalar expf.  GDN, RWKV v5 /
+ * v6 and mLSTM need no vector exp and sum within the lane, and multiply
+ * and add in two roundings as the reference does: they are bit-identical
+ * to it (their mixers are ill-conditioned enough that fused multiply-adds
+ * moved the qwen3_next and xlstm fixtures' errors against transformers
+ * from 8.4e-5 to 9.7e-5 and 8.9e-6 to 5e-5, the first near its 1e-4 gate).
+ * Mamba, Mamba-2, RWKV v4 and v7 fuse multiply-adds and take Cephes' exp
+ * (about 1 ulp) for expf on a vector; Mamba-2 and RWKV v7 sum their dot
+ * products across the lanes at the end.  Nothing depends on n or on the
+ * thread count.
  *
  * The includer defines: VW, vf, vm, SCAN(name) (the function's name),
  * MASK(n) (lanes [0, n) of VW), LD(p), LDM(p, m) (masked: zeros elsewhere),
@@ -83,7 +89,8 @@ void SCAN(mamba2_scan)(float *y, float *S, const float *x, float dt, float A, fl
 }
 
 /* Gated DeltaNet: VW value columns at a time, each lane one column j, the
- * sums over the key rows i in the lane in the reference's order. */
+ * sums over the key rows i in the lane in the reference's order (bit-
+ * identical to it). */
 void SCAN(gdn_step)(float *o, float *S, const float *q, const float *k, const float *v, float g,
 		    float beta, int64_t dk, int64_t dv)
 {
@@ -96,13 +103,13 @@ void SCAN(gdn_step)(float *o, float *S, const float *q, const float *k, const fl
 		for (int64_t i = 0; i < dk; i++) {
 			vf sv = MUL(LDT(S + i * dv + j, full, m), decay);
 			STT(S + i * dv + j, full, m, sv);
-			mem = FMA(sv, SET1(k[i]), mem);
+			mem = ADD(mem, MUL(sv, SET1(k[i])));
 		}
 		vf dd = MUL(SUB(LDT(v + j, full, m), mem), bv), acc = ZERO();
 		for (int64_t i = 0; i < dk; i++) {
-			vf sv = FMA(SET1(k[i]), dd, LDT(S + i * dv + j, full, m));
+			vf sv = ADD(LDT(S + i * dv + j, full, m), MUL(SET1(k[i]), dd));
 			STT(S + i * dv + j, full, m, sv);
-			acc = FMA(sv, SET1(q[i]), acc);
+			acc = ADD(acc, MUL(sv, SET1(q[i])));
 		}
 		STT(o + j, full, m, acc);
 	}
@@ -131,7 +138,7 @@ void SCAN(rwkv4_wkv)(float *out, float *num, float *den, float *mx, const float 
 }
 
 /* RWKV v5 / v6: per head, VW value columns j at a time, each lane summing
- * over the key rows i in the reference's order. */
+ * over the key rows i in the reference's order (bit-identical to it). */
 void SCAN(rwkv5_wkv)(float *out, float *S, const float *r, const float *k, const float *v,
 		     const float *w, const float *u, int64_t n_head, int64_t hs)
 {
@@ -147,8 +154,8 @@ void SCAN(rwkv5_wkv)(float *out, float *S, const float *r, const float *k, const
 			for (int64_t i = 0; i < hs; i++) {
 				float *Si = Sh + i * hs + j;
 				vf sv = LDT(Si, full, m), kv = MUL(SET1(kh[i]), vj);
-				o = FMA(SET1(rh[i]), FMA(SET1(uh[i]), kv, sv), o);
-				STT(Si, full, m, FMA(sv, SET1(wh[i]), kv));
+				o = ADD(o, MUL(SET1(rh[i]), ADD(MUL(SET1(uh[i]), kv), sv)));
+				STT(Si, full, m, ADD(MUL(sv, SET1(wh[i])), kv));
 			}
 			STT(out + h * hs + j, full, m, o);
 		}
@@ -184,7 +191,8 @@ void SCAN(rwkv7_wkv)(float *out, float *S, const float *r, const float *w, const
 }
 
 /* mLSTM: VW value columns at a time, each lane summing over the key rows
- * in the reference's order; n and q . n are the reference's scalar loop. */
+ * in the reference's order; n and q . n are the reference's scalar loop
+ * (bit-identical to it). */
 void SCAN(mlstm_step)(float *hv, float *C, float *nv, float *m, const float *q, const float *k,
 		      const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps)
 {
@@ -205,9 +213,9 @@ void SCAN(mlstm_step)(float *hv, float *C, float *nv, float *m, const float *q, 
 		vf vj = LDT(v + j, full, mk), acc = ZERO();
 		for (int64_t i = 0; i < dqk; i++) {
 			float *Ci = C + i * dv + j;
-			vf cv = FMA(fav, LDT(Ci, full, mk), MUL(SET1(ia * k[i]), vj));
+			vf cv = ADD(MUL(fav, LDT(Ci, full, mk)), MUL(SET1(ia * k[i]), vj));
 			STT(Ci, full, mk, cv);
-			acc = FMA(SET1(q[i] * scale), cv, acc);
+			acc = ADD(acc, MUL(SET1(q[i] * scale), cv));
 		}
 		STT(hv + j, full, mk, DIV(acc, dv_));
 	}
