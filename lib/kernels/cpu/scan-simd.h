@@ -42,11 +42,14 @@ void SCAN(mamba_scan)(float *y, float *h, const float *x, const float *dt, const
 		int64_t nc = d - i0 < VW ? d - i0 : VW;
 		int full = nc == VW;
 		vm m = MASK(full ? 0 : nc);
-		for (int64_t s = 0; s < N; s++)
-			for (int64_t l = 0; l < VW; l++) {
-				At[s * VW + l] = l < nc ? A[(i0 + l) * N + s] : 0;
-				Ht[s * VW + l] = l < nc ? h[(i0 + l) * N + s] : 0;
+		/* along the rows of A and h (the stores to the stack stride) */
+		for (int64_t l = 0; l < VW; l++) {
+			const float *a = A + (i0 + l) * N, *hr = h + (i0 + l) * N;
+			for (int64_t s = 0; s < N; s++) {
+				At[s * VW + l] = l < nc ? a[s] : 0;
+				Ht[s * VW + l] = l < nc ? hr[s] : 0;
 			}
+		}
 		vf Dv = LDT(D + i0, full, m);
 		for (int64_t t = 0; t < n; t++) {
 			vf dv = LDT(dt + t * d + i0, full, m), xv = LDT(x + t * d + i0, full, m);
@@ -61,8 +64,8 @@ void SCAN(mamba_scan)(float *y, float *h, const float *x, const float *dt, const
 			}
 			STT(y + t * d + i0, full, m, FMA(Dv, xv, acc));
 		}
-		for (int64_t s = 0; s < N; s++)
-			for (int64_t l = 0; l < nc; l++)
+		for (int64_t l = 0; l < nc; l++)
+			for (int64_t s = 0; s < N; s++)
 				h[(i0 + l) * N + s] = Ht[s * VW + l];
 	}
 }
