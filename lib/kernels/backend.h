@@ -98,6 +98,46 @@ struct tfm_backend {
 			 const struct tfm_attn_args *a);
 	/* Floats of scratch per task matmul/attn need for these sizes. */
 	size_t (*scratch_need)(int64_t max_in, int64_t n_slots);
+
+	/* The recurrent mixers' steps (ref/scan.c has the specification of each).
+	 * A state is read and written in place; none of these may alias.
+	 *
+	 * Mamba's selective scan of d channels over n tokens, per channel i:
+	 *   h[i][s] = exp(dt[t][i] A[i][s]) h[i][s] + dt[t][i] B[t][s] x[t][i]
+	 *   y[t][i] = C[t] . h[i] + D[i] x[t][i]
+	 * y, x, dt [n][d]; h, A [d][d_state]; D [d]; B, C [n] rows of d_state
+	 * floats, bc_stride apart. */
+	void (*mamba_scan)(float *y, float *h, const float *x, const float *dt, const float *A,
+			   const float *D, const float *B, const float *C, int64_t bc_stride,
+			   int64_t n, int64_t d, int64_t d_state);
+	/* One Mamba-2 head, one token: S [head_dim][d_state] = exp(dt A) S +
+	 * dt x B^T; y [head_dim] = S C + D x; x [head_dim], B, C [d_state]. */
+	void (*mamba2_scan)(float *y, float *S, const float *x, float dt, float A, float D,
+			    const float *B, const float *C, int64_t head_dim, int64_t d_state);
+	/* One Gated DeltaNet value head, one token: S [dk][dv] = exp(g) S;
+	 * d [dv] = beta (v - S^T k); S += k d^T; o [dv] = S^T q; q, k [dk]. */
+	void (*gdn_step)(float *o, float *S, const float *q, const float *k, const float *v,
+			 float g, float beta, int64_t dk, int64_t dv);
+	/* RWKV v4's WKV of d channels, one token, the state num, den, mx [d]
+	 * (see lib/model/rwkv.c); out, k, v, w, u [d]. */
+	void (*rwkv4_wkv)(float *out, float *num, float *den, float *mx, const float *k,
+			  const float *v, const float *w, const float *u, int64_t d);
+	/* RWKV v5 / v6's WKV of n_head heads of hs channels, one token: S
+	 * [n_head][hs key i][hs value j], out_j = sum_i r_i (u_i k_i v_j + S_ij),
+	 * S_ij = w_i S_ij + k_i v_j; out, r, k, v, w, u [n_head * hs]. */
+	void (*rwkv5_wkv)(float *out, float *S, const float *r, const float *k, const float *v,
+			  const float *w, const float *u, int64_t n_head, int64_t hs);
+	/* RWKV v7's, S [n_head][hs value i][hs key j]: sa = a . S_i;
+	 * S_ij = S_ij w_j + v_i k_j + sa b_j; out_i = S_i . r; all vectors
+	 * [n_head * hs]. */
+	void (*rwkv7_wkv)(float *out, float *S, const float *r, const float *w, const float *k,
+			  const float *v, const float *a, const float *b, int64_t n_head,
+			  int64_t hs);
+	/* One mLSTM head, one token (lib/model/xlstm.c): updates C [dqk][dv],
+	 * n [dqk] and the stabiliser m; h [dv] the cell's output before its
+	 * norm; q, k [dqk], v [dv]; ig, fg the gates' pre-activations. */
+	void (*mlstm_step)(float *h, float *C, float *n, float *m, const float *q, const float *k,
+			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
 };
 
 /* dispatch.c */
@@ -134,5 +174,26 @@ void tfm_ref_matmul(struct tfm_kexec *k, float *y, const float *x, const struct 
 void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
 		  const void *vc, const struct tfm_attn_args *a);
 float tfm_ref_act1(float x, int act);
+/* ref/scan.c: the recurrent steps (struct tfm_backend has their contracts) */
+void tfm_ref_mamba_scan(float *y, float *h, const float *x, const float *dt, const float *A,
+			const float *D, const float *B, const float *C, int64_t bc_stride,
+			int64_t n, int64_t d, int64_t d_state);
+void tfm_ref_mamba2_scan(float *y, float *S, const float *x, float dt, float A, float D,
+			 const float *B, const float *C, int64_t head_dim, int64_t d_state);
+void tfm_ref_gdn_step(float *o, float *S, const float *q, const float *k, const float *v,
+		      float g, float beta, int64_t dk, int64_t dv);
+void tfm_ref_rwkv4_wkv(float *out, float *num, float *den, float *mx, const float *k,
+		       const float *v, const float *w, const float *u, int64_t d);
+void tfm_ref_rwkv5_wkv(float *out, float *S, const float *r, const float *k, const float *v,
+		       const float *w, const float *u, int64_t n_head, int64_t hs);
+void tfm_ref_rwkv7_wkv(float *out, float *S, const float *r, const float *w, const float *k,
+		       const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
+void tfm_ref_mlstm_step(float *h, float *C, float *n, float *m, const float *q, const float *k,
+			const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
+/* The mLSTM step's scalars, which every backend takes from here: m1 the
+ * new stabiliser, fa = exp(logsigmoid(fg) + m0 - m1), ia = exp(ig - m1),
+ * scale = dqk^-1/2. */
+void tfm_k_mlstm_gates(float *fa, float *ia, float *m1, float *scale, float m0, float ig, float fg,
+		     int64_t dqk);
 
 #endif

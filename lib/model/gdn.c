@@ -55,28 +55,6 @@ int64_t tfm_gdn_scratch_floats(const struct tfm_spec *s, int64_t n_batch)
 	       chunk_floats(s, n_batch);
 }
 
-void tfm_gdn_step_ref(float *o, float *S, const float *q, const float *k, const float *v,
-		      float g, float beta, int64_t dk, int64_t dv)
-{
-	float decay = expf(g);
-	for (int64_t i = 0; i < dk * dv; i++)
-		S[i] *= decay;
-	for (int64_t j = 0; j < dv; j++) {
-		float mem = 0;
-		for (int64_t i = 0; i < dk; i++)
-			mem += S[i * dv + j] * k[i];
-		float d = (v[j] - mem) * beta;
-		for (int64_t i = 0; i < dk; i++)
-			S[i * dv + j] += k[i] * d;
-	}
-	for (int64_t j = 0; j < dv; j++) {
-		float acc = 0;
-		for (int64_t i = 0; i < dk; i++)
-			acc += S[i * dv + j] * q[i];
-		o[j] = acc;
-	}
-}
-
 /* y = x / sqrt(sum x^2 + 1e-6) (fla's l2norm), times scale */
 static void l2norm(float *y, const float *x, int64_t n, float scale)
 {
@@ -265,8 +243,8 @@ void tfm_gdn_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float *S,
 				float gt = L->ssm_a[h] * softplus(bat[r + j] + L->ssm_dt_b[h]);
 				l2norm(qn, x + g * dk, dk, qs);
 				l2norm(kn, x + qk + g * dk, dk, 1.0f);
-				tfm_gdn_step_ref(o, S + h * dk * dv, qn, kn, x + 2 * qk + h * dv, gt,
-						 beta, dk, dv);
+				be->gdn_step(o, S + h * dk * dv, qn, kn, x + 2 * qk + h * dv, gt, beta,
+					     dk, dv);
 			}
 			/* gated RMSNorm: the norm before the gate, its weight plain */
 			const float *z = zx + t * pw + g * gw + 2 * dk + r * dv + j * dv;

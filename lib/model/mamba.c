@@ -116,21 +116,6 @@ void tfm_ssm_conv(float *out, const float *in, int64_t stride, float *state, con
 	}
 }
 
-void tfm_mamba_scan_ref(float *y, float *h, const float *x, const float *dt, const float *A,
-			float D, const float *B, const float *C, int64_t bc_stride, int64_t n,
-			int64_t d_state, int64_t stride)
-{
-	for (int64_t t = 0; t < n; t++) {
-		float d = dt[t * stride], xv = x[t * stride], acc = 0;
-		const float *b = B + t * bc_stride, *cc = C + t * bc_stride;
-		for (int64_t k = 0; k < d_state; k++) {
-			h[k] = expf(d * A[k]) * h[k] + d * b[k] * xv;
-			acc += h[k] * cc[k];
-		}
-		y[t * stride] = acc + D * xv;
-	}
-}
-
 /* Layer l's state in c->ssm: after those of the recurrent layers before it */
 static float *layer_state(struct tfm_ctx *c, int64_t l)
 {
@@ -199,9 +184,7 @@ void tfm_mamba_mix(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	for (int64_t t = 0; t < n; t++)
 		for (int64_t i = 0; i < di; i++)
 			dt[t * di + i] = softplus(dt[t * di + i] + L->ssm_dt_b[i]);
-	for (int64_t i = 0; i < di; i++)
-		tfm_mamba_scan_ref(y + i, hs + i * N, xc + i, dt + i, L->ssm_a + i * N, L->ssm_d[i],
-				   dbc + R, dbc + R + N, w, n, N, di);
+	be->mamba_scan(y, hs, xc, dt, L->ssm_a, L->ssm_d, dbc + R, dbc + R + N, w, n, di, N);
 	for (int64_t t = 0; t < n; t++)
 		for (int64_t i = 0; i < di; i++)
 			y[t * di + i] *= silu(xz[t * 2 * di + di + i]);

@@ -59,20 +59,6 @@ static struct tfm_mat f32_mat(const float *w, int64_t in, int64_t out)
 				.row_bytes = (size_t)in * sizeof(float)};
 }
 
-void tfm_mamba2_scan_ref(float *y, float *S, const float *x, float dt, float A, float D,
-			 const float *B, const float *C, int64_t head_dim, int64_t d_state)
-{
-	float da = expf(dt * A);
-	for (int64_t p = 0; p < head_dim; p++) {
-		float *s = S + p * d_state, xv = x[p], acc = 0;
-		for (int64_t k = 0; k < d_state; k++) {
-			s[k] = da * s[k] + dt * B[k] * xv;
-			acc += s[k] * C[k];
-		}
-		y[p] = acc + D * xv;
-	}
-}
-
 /* The SSD chunked form (Dao & Gu 2024, mamba_ssm's ssd_minimal) of the scan
  * of n tokens: y [n][di] the scan's output with the D skip (what the step
  * form writes), S [nh][P][N] carried in and out.  Per chunk of q <=
@@ -188,8 +174,8 @@ void tfm_mamba2_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float 
 		for (int64_t h = 0; h < nh && !chunked; h++) {
 			float dt = head_dt(s, L, zx[t * pw + di + cd + h], h);
 			int64_t g = h / (nh / ng);
-			tfm_mamba2_scan_ref(y + t * di + h * hd, S + h * hd * N, x + h * hd, dt,
-					    L->ssm_a[h], L->ssm_d[h], Bm + g * N, Cm + g * N, hd, N);
+			be->mamba2_scan(y + t * di + h * hd, S + h * hd * N, x + h * hd, dt,
+					L->ssm_a[h], L->ssm_d[h], Bm + g * N, Cm + g * N, hd, N);
 		}
 		/* gated RMSNorm: y silu(z), normalised per group of gs, times w */
 		float *yt = y + t * di;

@@ -53,63 +53,6 @@
 
 static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-void tfm_rwkv4_wkv_ref(float *out, float *num, float *den, float *mx, const float *k,
-		       const float *v, const float *w, const float *u, int64_t d)
-{
-	for (int64_t i = 0; i < d; i++) {
-		float q = fmaxf(mx[i], u[i] + k[i]);
-		float e1 = expf(mx[i] - q), e2 = expf(u[i] + k[i] - q);
-		out[i] = (e1 * num[i] + e2 * v[i]) / (e1 * den[i] + e2);
-		float q2 = fmaxf(mx[i] + w[i], k[i]);
-		e1 = expf(mx[i] + w[i] - q2), e2 = expf(k[i] - q2);
-		num[i] = e1 * num[i] + e2 * v[i];
-		den[i] = e1 * den[i] + e2;
-		mx[i] = q2;
-	}
-}
-
-/* The WKV step of n_head heads of hs channels: out [n_head * hs], S
- * [n_head][hs key][hs value], r, k, v, w, u [n_head * hs]. */
-void tfm_rwkv5_wkv_ref(float *out, float *S, const float *r, const float *k, const float *v,
-		       const float *w, const float *u, int64_t n_head, int64_t hs)
-{
-	for (int64_t h = 0; h < n_head; h++) {
-		const float *rh = r + h * hs, *kh = k + h * hs, *vh = v + h * hs;
-		float *oh = out + h * hs, *Sh = S + h * hs * hs;
-		for (int64_t j = 0; j < hs; j++)
-			oh[j] = 0;
-		for (int64_t i = 0; i < hs; i++) {
-			float ki = kh[i], ri = rh[i], ui = u[h * hs + i], wi = w[h * hs + i];
-			float *Si = Sh + i * hs;
-			for (int64_t j = 0; j < hs; j++) {
-				float kv = ki * vh[j];
-				oh[j] += ri * (ui * kv + Si[j]);
-				Si[j] = Si[j] * wi + kv;
-			}
-		}
-	}
-}
-
-/* v7's WKV step (rwkv.cpp's rwkv_wkv_v7): out, r, w, k, v, a, b
- * [n_head * hs], S [n_head][hs value][hs key]; a = -kk, b = kk * a above. */
-void tfm_rwkv7_wkv_ref(float *out, float *S, const float *r, const float *w, const float *k,
-		       const float *v, const float *a, const float *b, int64_t n_head, int64_t hs)
-{
-	for (int64_t h = 0; h < n_head; h++) {
-		int64_t o = h * hs;
-		for (int64_t i = 0; i < hs; i++) {
-			float *Si = S + h * hs * hs + i * hs, sa = 0, y = 0, vi = v[o + i];
-			for (int64_t j = 0; j < hs; j++)
-				sa += a[o + j] * Si[j];
-			for (int64_t j = 0; j < hs; j++) {
-				Si[j] = Si[j] * w[o + j] + vi * k[o + j] + sa * b[o + j];
-				y += Si[j] * r[o + j];
-			}
-			out[o + i] = y;
-		}
-	}
-}
-
 /* v7's widest low-rank projection; v6's five token-shift rows and the
  * widest one beside them */
 static int64_t lora_max(const struct tfm_spec *s)
@@ -173,8 +116,8 @@ static void time_mix5(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, c
 			g[i] *= sigm(g[i]);
 	}
 	for (int64_t t = 0; t < n; t++) {
-		tfm_rwkv5_wkv_ref(e + t * d, S, r + t * d, k + t * d, v + t * d, L->rw_decay,
-				  L->rw_first, nh, hs);
+		be->rwkv5_wkv(e + t * d, S, r + t * d, k + t * d, v + t * d, L->rw_decay,
+			      L->rw_first, nh, hs);
 		for (int64_t h = 0; h < nh; h++)
 			be->layernorm(a + t * d + h * hs, e + t * d + h * hs, L->rw_lnx.w + h * hs,
 				      L->rw_lnx.b + h * hs, hs, 1e-5f, 0);
@@ -201,8 +144,8 @@ static void time_mix4(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, c
 	lerp(a, c->xn, shift, L->mix_r, n, d);
 	be->matmul(&c->kx, r, a, &L->rw_r, n);
 	for (int64_t t = 0; t < n; t++) {
-		tfm_rwkv4_wkv_ref(e + t * d, num, den, mx, k + t * d, v + t * d, L->rw_decay,
-				  L->rw_first, d);
+		be->rwkv4_wkv(e + t * d, num, den, mx, k + t * d, v + t * d, L->rw_decay,
+			      L->rw_first, d);
 		for (int64_t i = 0; i < d; i++)
 			e[t * d + i] *= sigm(r[t * d + i]);
 	}
@@ -265,8 +208,8 @@ static void time_mix6(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, c
 	for (int64_t i = 0; i < n * d; i++)
 		g[i] *= sigm(g[i]);
 	for (int64_t t = 0; t < n; t++) {
-		tfm_rwkv5_wkv_ref(e + t * d, S, r + t * d, k + t * d, v + t * d, w + t * d,
-				  L->rw_first, nh, hs);
+		be->rwkv5_wkv(e + t * d, S, r + t * d, k + t * d, v + t * d, w + t * d,
+			      L->rw_first, nh, hs);
 		for (int64_t h = 0; h < nh; h++)
 			be->layernorm(xx + t * d + h * hs, e + t * d + h * hs, L->rw_lnx.w + h * hs,
 				      L->rw_lnx.b + h * hs, hs, 64e-5f, 0);
@@ -339,8 +282,8 @@ static void time_mix7(struct tfm_ctx *c, const struct tfm_layer *L, int64_t l, i
 		a[i] *= kk[i];
 	}
 	for (int64_t t = 0; t < n; t++)
-		tfm_rwkv7_wkv_ref(kk + t * d, S, r + t * d, w + t * d, k + t * d, v + t * d,
-				  xx + t * d, a + t * d, nh, hs);
+		be->rwkv7_wkv(kk + t * d, S, r + t * d, w + t * d, k + t * d, v + t * d,
+			      xx + t * d, a + t * d, nh, hs);
 	/* group norm into w, plus v times the head's sum of k r r_k, times g */
 	for (int64_t t = 0; t < n; t++)
 		for (int64_t h = 0; h < nh; h++) {

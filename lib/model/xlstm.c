@@ -31,37 +31,6 @@ int64_t tfm_mlstm_scratch_floats(const struct tfm_spec *s, int64_t n_batch)
 	return n_batch * (2 * s->xlstm_qk_dim + 3 * s->xlstm_v_dim + 2 * s->ssm_n_head);
 }
 
-/* torch's logsigmoid: min(x, 0) - log1p(exp(-|x|)) */
-static float logsigmoid(float x)
-{
-	return (x < 0 ? x : 0.0f) - log1pf(expf(-fabsf(x)));
-}
-
-void tfm_mlstm_step_ref(float *h, float *C, float *nv, float *m, const float *q, const float *k,
-			const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps)
-{
-	float fl = logsigmoid(fg), m0 = *m;
-	float m1 = fl + m0 > ig ? fl + m0 : ig;
-	float fa = expf(fl + m0 - m1), ia = expf(ig - m1);
-	float scale = (float)pow((double)dqk, -0.5);
-	for (int64_t j = 0; j < dv; j++)
-		h[j] = 0;
-	float qn = 0;
-	for (int64_t i = 0; i < dqk; i++) {
-		float *Ci = C + i * dv, ik = ia * k[i], qs = q[i] * scale;
-		for (int64_t j = 0; j < dv; j++) {
-			Ci[j] = fa * Ci[j] + ik * v[j];
-			h[j] += qs * Ci[j];
-		}
-		nv[i] = fa * nv[i] + ik;
-		qn += qs * nv[i];
-	}
-	float lo = expf(-m1), den = (fabsf(qn) > lo ? fabsf(qn) : lo) + eps;
-	for (int64_t j = 0; j < dv; j++)
-		h[j] /= den;
-	*m = m1;
-}
-
 static float softcap(float x, float cap) { return cap > 0 ? cap * tanhf(x / cap) : x; }
 static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -91,9 +60,9 @@ void tfm_mlstm_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *st, float *sc
 		for (int64_t h = 0; h < nh; h++) {
 			float i_ = softcap(ig[t * nh + h] + L->ml_ig_b[h], cap);
 			float f_ = softcap(fg[t * nh + h] + L->ml_fg_b[h], cap);
-			tfm_mlstm_step_ref(ht + h * dv, C + h * dqk * dv, nv + h * dqk, mx + h,
-					   q + t * qk + h * dqk, k + t * qk + h * dqk,
-					   v + t * vd + h * dv, i_, f_, dqk, dv, eps);
+			be->mlstm_step(ht + h * dv, C + h * dqk * dv, nv + h * dqk, mx + h,
+				       q + t * qk + h * dqk, k + t * qk + h * dqk, v + t * vd + h * dv,
+				       i_, f_, dqk, dv, eps);
 			/* the head's LayerNorm (biased variance), times its weight */
 			float *y = ht + h * dv;
 			double mean = 0, var = 0;

@@ -38,7 +38,7 @@ static struct worst *worst_of(const char *kernel)
 	for (int i = 0; i < nW; i++)
 		if (!strcmp(W[i].kernel, kernel))
 			return &W[i];
-	W[nW].kernel = kernel;
+	W[nW] = (struct worst){.kernel = kernel}; /* not the last backend's numbers */
 	return &W[nW++];
 }
 
@@ -175,6 +175,173 @@ static void gelu_sweep(const struct tfm_backend *be)
 	cmp("gelu vs erf (double)", g, e, N, 1e-7, 1e-6);
 	free(g);
 	free(e);
+}
+
+/* The recurrent steps against the reference.  GDN, RWKV v5 / v6 and mLSTM
+ * run the reference's float operations in its order in every lane, so
+ * they must give the same bits (cpu/scan-simd.h).  Mamba, Mamba-2, RWKV v4
+ * and v7 fuse multiply-adds, use Cephes' exp (about 1 ulp) where the
+ * reference calls expf on each element, and Mamba-2 and v7 sum two dot
+ * products across lanes at the end: their outputs and states are held to
+ * 1e-5 of the largest |want| of the vector plus 1e-5 of the element's own
+ * |want| (float rounding of a sum of at most 65 terms is about sqrt(65)
+ * 6e-8 of the terms' scale, 5e-7, so 1e-5 leaves room for the error the
+ * state carries and still fails on a wrong index or a lost term).  Odd
+ * sizes cover every tail of 8 and 16 lanes; six steps carry the state. */
+static int g16; /* checking the 16-lane C version: no bits promised */
+static void cmp_scaled(const char *kernel, const float *got, const float *want, int64_t n)
+{
+	double mx = 0;
+	if (!g16 && (strstr(kernel, "gdn") || strstr(kernel, "rwkv5") || strstr(kernel, "mlstm"))) {
+		cmp(kernel, got, want, n, 0, 0);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		mx = fmax(mx, fabs(want[i]));
+	cmp(kernel, got, want, n, 1e-5 * mx, 1e-5);
+}
+
+static float urand(float lo, float hi) { return lo + (frand() + 1) * 0.5f * (hi - lo); }
+
+/* x [n] scaled to unit length (the k of the delta rule, rwkv7's kk) */
+static void unit(float *x, int64_t n)
+{
+	double ss = 0;
+	for (int64_t i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(x[i] / sqrt(ss + 1e-12));
+}
+
+static void scan_checks(const struct tfm_backend *be)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
+	static const int64_t szs[] = {1, 5, 7, 16, 33, 64, 65};
+	enum { NSZ = 7, T = 6, MX = 65 * 65 * 2 };
+	float *S0 = malloc(MX * 4), *S1 = malloc(MX * 4), *o0 = malloc(MX * 4), *o1 = malloc(MX * 4);
+	float *in = malloc(16 * MX * 4);
+	/* Mamba: d channels x d_state, tokens in calls of 1 and 4 */
+	static const int64_t mdims[][2] = {{1, 1}, {7, 16}, {9, 7}, {17, 33}, {33, 16}, {16, 1}};
+	for (int di = 0; di < 6; di++) {
+		int64_t d = mdims[di][0], N = mdims[di][1], n = 5, bs = 2 * N + 3;
+		float *x = in, *dt = x + n * d, *A = dt + n * d, *D = A + d * N, *bc = D + d;
+		fill(x, n * d, 2);
+		for (int64_t i = 0; i < n * d; i++)
+			dt[i] = urand(0.001f, 0.5f);
+		for (int64_t i = 0; i < d * N; i++)
+			A[i] = -urand(0.5f, 16);
+		fill(D, d, 1);
+		fill(bc, n * bs, 1.5f);
+		fill(S0, d * N, 1);
+		memcpy(S1, S0, d * N * 4);
+		for (int64_t t0 = 0; t0 < n; t0 = t0 ? n : 1) { /* tokens [0, 1), [1, 5) */
+			int64_t nt = t0 ? n - t0 : 1;
+			r->mamba_scan(o0 + t0 * d, S0, x + t0 * d, dt + t0 * d, A, D, bc + t0 * bs,
+				      bc + t0 * bs + N, bs, nt, d, N);
+			be->mamba_scan(o1 + t0 * d, S1, x + t0 * d, dt + t0 * d, A, D, bc + t0 * bs,
+				       bc + t0 * bs + N, bs, nt, d, N);
+		}
+		cmp_scaled("mamba_scan", o1, o0, n * d);
+		cmp_scaled("mamba_scan h", S1, S0, d * N);
+	}
+	for (int hi = 0; hi < NSZ; hi++)
+		for (int ni = 0; ni < NSZ; ni++) {
+			int64_t hd = szs[hi], N = szs[ni];
+			/* Mamba-2: one head, T steps */
+			fill(S0, hd * N, 1);
+			memcpy(S1, S0, hd * N * 4);
+			for (int t = 0; t < T; t++) {
+				float *x = in, *B = x + hd, *C = B + N;
+				fill(x, hd, 2);
+				fill(B, 2 * N, 1);
+				float dt = urand(0.001f, 0.5f), A = -urand(0.5f, 8), D = frand();
+				r->mamba2_scan(o0, S0, x, dt, A, D, B, C, hd, N);
+				be->mamba2_scan(o1, S1, x, dt, A, D, B, C, hd, N);
+				cmp_scaled("mamba2_scan", o1, o0, hd);
+			}
+			cmp_scaled("mamba2_scan S", S1, S0, hd * N);
+			/* Gated DeltaNet: dk = szs[hi], dv = szs[ni] */
+			int64_t dk = hd, dv = N;
+			memset(S0, 0, dk * dv * 4);
+			memset(S1, 0, dk * dv * 4);
+			for (int t = 0; t < T; t++) {
+				float *q = in, *k = q + dk, *v = k + dk;
+				fill(q, 2 * dk + dv, 1);
+				unit(q, dk);
+				unit(k, dk);
+				float g = -urand(0, 2), beta = urand(0, 1);
+				r->gdn_step(o0, S0, q, k, v, g, beta, dk, dv);
+				be->gdn_step(o1, S1, q, k, v, g, beta, dk, dv);
+				cmp_scaled("gdn_step", o1, o0, dv);
+			}
+			cmp_scaled("gdn_step S", S1, S0, dk * dv);
+			/* mLSTM: dqk = szs[hi], dv = szs[ni]; C, n, m after the steps */
+			int64_t dq = hd;
+			memset(S0, 0, (dq * dv + dq + 1) * 4);
+			memset(S1, 0, (dq * dv + dq + 1) * 4);
+			for (int t = 0; t < T; t++) {
+				float *q = in, *k = q + dq, *v = k + dq;
+				fill(q, 2 * dq + dv, 1);
+				float ig = urand(-6, 6), fg = urand(-1, 3);
+				r->mlstm_step(o0, S0, S0 + dq * dv, S0 + dq * dv + dq, q, k, v, ig, fg, dq,
+					      dv, 1e-6f);
+				be->mlstm_step(o1, S1, S1 + dq * dv, S1 + dq * dv + dq, q, k, v, ig, fg,
+					       dq, dv, 1e-6f);
+				cmp_scaled("mlstm_step", o1, o0, dv);
+			}
+			cmp_scaled("mlstm_step C", S1, S0, dq * dv);
+			cmp_scaled("mlstm_step n", S1 + dq * dv, S0 + dq * dv, dq + 1);
+		}
+	/* RWKV: v5/v6 and v7 on 2 heads of hs; v4 on d = 2 hs channels */
+	for (int hi = 0; hi < NSZ; hi++) {
+		int64_t hs = szs[hi], nh = 2, d = nh * hs;
+		float *rr = in, *k = rr + d, *v = k + d, *w = v + d, *u = w + d, *a = u + d, *b = a + d;
+		memset(S0, 0, nh * hs * hs * 4);
+		memset(S1, 0, nh * hs * hs * 4);
+		for (int t = 0; t < T; t++) {
+			fill(rr, 5 * d, 1);
+			for (int64_t i = 0; i < d; i++)
+				w[i] = expf(-expf(urand(-3, 1.5f)));
+			r->rwkv5_wkv(o0, S0, rr, k, v, w, u, nh, hs);
+			be->rwkv5_wkv(o1, S1, rr, k, v, w, u, nh, hs);
+			cmp_scaled("rwkv5_wkv", o1, o0, d);
+		}
+		cmp_scaled("rwkv5_wkv S", S1, S0, nh * hs * hs);
+		memset(S0, 0, nh * hs * hs * 4);
+		memset(S1, 0, nh * hs * hs * 4);
+		for (int t = 0; t < T; t++) {
+			fill(rr, 7 * d, 1);
+			for (int64_t i = 0; i < d; i++)
+				w[i] = expf(-0.606531f / (1 + expf(-3 * frand())));
+			for (int64_t h = 0; h < nh; h++)
+				unit(a + h * hs, hs); /* kk */
+			for (int64_t i = 0; i < d; i++) {
+				b[i] = a[i] * urand(0, 1); /* kk iclr */
+				a[i] = -a[i];
+			}
+			r->rwkv7_wkv(o0, S0, rr, w, k, v, a, b, nh, hs);
+			be->rwkv7_wkv(o1, S1, rr, w, k, v, a, b, nh, hs);
+			cmp_scaled("rwkv7_wkv", o1, o0, d);
+		}
+		cmp_scaled("rwkv7_wkv S", S1, S0, nh * hs * hs);
+		/* v4: num, den, max start as the model's (0, 0, -1e38) */
+		for (int64_t i = 0; i < d; i++) {
+			S0[i] = S0[d + i] = 0, S0[2 * d + i] = -1e38f;
+			S1[i] = S1[d + i] = 0, S1[2 * d + i] = -1e38f;
+		}
+		for (int t = 0; t < T; t++) {
+			fill(k, 3 * d, 3);
+			for (int64_t i = 0; i < d; i++)
+				w[i] = -expf(urand(-4, 1));
+			r->rwkv4_wkv(o0, S0, S0 + d, S0 + 2 * d, k, v, w, u, d);
+			be->rwkv4_wkv(o1, S1, S1 + d, S1 + 2 * d, k, v, w, u, d);
+			cmp_scaled("rwkv4_wkv", o1, o0, d);
+		}
+		cmp_scaled("rwkv4_wkv num", S1, S0, d);
+		cmp_scaled("rwkv4_wkv den", S1 + d, S0 + d, d);
+		cmp_scaled("rwkv4_wkv max", S1 + 2 * d, S0 + 2 * d, d);
+	}
+	free(S0), free(S1), free(o0), free(o1), free(in);
 }
 
 static void run_backend(const struct tfm_backend *be, const char *label)
@@ -418,6 +585,112 @@ static void t_backends(void)
 	}
 }
 
+/* cpu/scan-simd.h once more with 16 lanes of plain C (GCC vector
+ * extensions, per-lane loops for masks, max, exp and the lane sum): the
+ * AVX-512 kernels' indexing and tails, run on a processor without AVX-512.
+ * Its multiply-adds round twice, so it is held to the tolerances of the
+ * fused versions, not to the bits. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi" /* static functions: no ABI to keep */
+#endif
+typedef float v16f __attribute__((vector_size(64)));
+static inline v16f g16_ld(const float *p) { v16f v; memcpy(&v, p, 64); return v; }
+static inline v16f g16_ldm(const float *p, unsigned m)
+{
+	v16f v = {0};
+	for (int l = 0; l < 16; l++)
+		if (m >> l & 1)
+			v[l] = p[l];
+	return v;
+}
+static inline void g16_stm(float *p, unsigned m, v16f v)
+{
+	for (int l = 0; l < 16; l++)
+		if (m >> l & 1)
+			p[l] = v[l];
+}
+static inline v16f g16_set1(float x) { v16f v; for (int l = 0; l < 16; l++) v[l] = x; return v; }
+static inline v16f g16_max(v16f a, v16f b)
+{
+	for (int l = 0; l < 16; l++)
+		a[l] = a[l] > b[l] ? a[l] : b[l];
+	return a;
+}
+static inline v16f g16_exp(v16f a) { for (int l = 0; l < 16; l++) a[l] = expf(a[l]); return a; }
+static inline float g16_hsum(v16f a) { float s = 0; for (int l = 0; l < 16; l++) s += a[l]; return s; }
+#define VW 16
+#define vf v16f
+#define vm unsigned
+#define SCAN(name) g16_##name
+#define MASK(n) ((1u << (n)) - 1)
+#define LD(p) g16_ld(p)
+#define LDM(p, m) g16_ldm(p, m)
+#define ST(p, v) do { v16f v_ = (v); memcpy((p), &v_, 64); } while (0)
+#define STM(p, m, v) g16_stm(p, m, v)
+#define SET1(x) g16_set1(x)
+#define ZERO() g16_set1(0)
+#define ADD(a, b) ((a) + (b))
+#define SUB(a, b) ((a) - (b))
+#define MUL(a, b) ((a) * (b))
+#define DIV(a, b) ((a) / (b))
+#define FMA(a, b, c) ((a) * (b) + (c))
+#define MAX g16_max
+#define VEXP g16_exp
+#define HSUM g16_hsum
+#include "kernels/cpu/scan-simd.h"
+
+static const struct tfm_backend g16_backend = {
+	.name = "16 lanes (C)",
+	.mamba_scan = g16_mamba_scan, .mamba2_scan = g16_mamba2_scan, .gdn_step = g16_gdn_step,
+	.rwkv4_wkv = g16_rwkv4_wkv, .rwkv5_wkv = g16_rwkv5_wkv, .rwkv7_wkv = g16_rwkv7_wkv,
+	.mlstm_step = g16_mlstm_step,
+};
+
+/* The recurrent steps on every backend and every instruction set of the
+ * cpu backend, apart from t_backends so that they run alone in a second
+ * (test_kernels scans). */
+static void t_scans(void)
+{
+	const char *dflt = tfm_cpu_isa();
+	for (int i = 0; i < tfm_backend_count(); i++) {
+		const struct tfm_backend *be = tfm_backend_at(i);
+		static const char *const isas[] = {"avx512", "avx2", "scalar"};
+		for (int k = 0; k < 3; k++) {
+			char label[32];
+			if (be == tfm_backend_ref() || (be != tfm_backend_cpu() && k > 0))
+				break;
+			if (be == tfm_backend_cpu()) {
+				if (tfm_cpu_set_isa(isas[k]) != TFM_OK) {
+					fprintf(stderr, "  cpu/%s: not on this processor, not run\n", isas[k]);
+					continue;
+				}
+				snprintf(label, sizeof label, "cpu/%s", isas[k]);
+			} else {
+				snprintf(label, sizeof label, "%s", be->name);
+			}
+			nW = 0;
+			scan_checks(be);
+			for (int w = 0; w < nW; w++) {
+				fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label,
+					W[w].kernel, W[w].abs, W[w].bad ? "  FAILED" : "");
+				CHECK_MSG(!W[w].bad, "%s %s: %d values out of tolerance", label,
+					  W[w].kernel, W[w].bad);
+			}
+		}
+	}
+	CHECK_OK(tfm_cpu_set_isa(dflt));
+	g16 = 1;
+	nW = 0;
+	scan_checks(&g16_backend);
+	for (int w = 0; w < nW; w++) {
+		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", "16 lanes C", W[w].kernel,
+			W[w].abs, W[w].bad ? "  FAILED" : "");
+		CHECK_MSG(!W[w].bad, "16 lanes C %s: %d values out of tolerance", W[w].kernel,
+			  W[w].bad);
+	}
+	g16 = 0;
+}
+
 static void t_dispatch(void)
 {
 	const struct tfm_backend *be;
@@ -544,6 +817,7 @@ static const struct t_case t_cases[] = {
 	{"reference", t_reference},
 	{"dispatch", t_dispatch},
 	{"backends", t_backends},
+	{"scans", t_scans},
 	{"qgemv_k", t_qgemv_k},
 	{"qgemv_avx2", t_qgemv_avx2},
 	{"teardown", t_teardown},

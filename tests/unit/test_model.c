@@ -1408,7 +1408,7 @@ static void t_errors(void)
 	tm_free(&m);
 }
 
-/* tfm_mlstm_step_ref against the mLSTM without its stabiliser, in double:
+/* tfm_ref_mlstm_step against the mLSTM without its stabiliser, in double:
  * C~ = sum_s (prod_{r>s} sigmoid(f_r)) exp(i_s) k_s v_s^T (n~ likewise), and
  * h = (q/sqrt(d)) C~ / (max(|(q/sqrt(d)) n~|, exp(0)) + eps exp(m)), m the
  * running maximum, which is what the stabilised step computes. */
@@ -1430,7 +1430,7 @@ static void t_mlstm_ref(void)
 		/* input gates up to 6, forget gates around 1 */
 		float ig = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f * 12 - 6;
 		float fg = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f * 4 - 1;
-		tfm_mlstm_step_ref(h, C, n, &m, q, k, v, ig, fg, DQ, DV, 1e-6f);
+		tfm_ref_mlstm_step(h, C, n, &m, q, k, v, ig, fg, DQ, DV, 1e-6f);
 		double fs = 1.0 / (1.0 + exp(-(double)fg)), ie = exp((double)ig);
 		double lf = log(fs);
 		mu = mu + lf > ig ? mu + lf : ig;

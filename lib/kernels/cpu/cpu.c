@@ -73,6 +73,7 @@ static struct {
 				   * each row bit-identical to its one-row dot) */
 	int igemm_ok;             /* the AVX-512 VNNI prefill GEMM (the processor has VNNI) */
 	int qgemv_avx2;           /* the AVX2 four-row kernels (lib/quant says "avx2") */
+	struct tfm_backend scan;  /* the recurrent steps, mamba_scan .. mlstm_step */
 } g_isa;
 
 static float max_scalar(const float *x, int64_t n)
@@ -133,6 +134,14 @@ static void isa_fill(const char *isa)
 	memset(&g_isa, 0, sizeof g_isa); /* NULL entries fall back to generic code */
 	g_isa.attn_qk = attn_qk_generic;
 	g_isa.attn_pv = attn_pv_generic;
+	/* the recurrent steps, scalar: the references themselves */
+	g_isa.scan.mamba_scan = tfm_ref_mamba_scan;
+	g_isa.scan.mamba2_scan = tfm_ref_mamba2_scan;
+	g_isa.scan.gdn_step = tfm_ref_gdn_step;
+	g_isa.scan.rwkv4_wkv = tfm_ref_rwkv4_wkv;
+	g_isa.scan.rwkv5_wkv = tfm_ref_rwkv5_wkv;
+	g_isa.scan.rwkv7_wkv = tfm_ref_rwkv7_wkv;
+	g_isa.scan.mlstm_step = tfm_ref_mlstm_step;
 	if (!strcmp(isa, "avx512")) {
 		g_isa.isa = "avx512";
 		g_isa.f32 = tfm_cpu_dot_f32_avx512;
@@ -149,6 +158,13 @@ static void isa_fill(const char *isa)
 				 __builtin_cpu_supports("avx512dq");
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx512;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx512;
+		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_avx512;
+		g_isa.scan.mamba2_scan = tfm_cpu_mamba2_scan_avx512;
+		g_isa.scan.gdn_step = tfm_cpu_gdn_step_avx512;
+		g_isa.scan.rwkv4_wkv = tfm_cpu_rwkv4_wkv_avx512;
+		g_isa.scan.rwkv5_wkv = tfm_cpu_rwkv5_wkv_avx512;
+		g_isa.scan.rwkv7_wkv = tfm_cpu_rwkv7_wkv_avx512;
+		g_isa.scan.mlstm_step = tfm_cpu_mlstm_step_avx512;
 	} else if (!strcmp(isa, "avx2")) {
 		g_isa.isa = "avx2";
 		g_isa.f32 = tfm_cpu_dot_f32_avx2;
@@ -161,6 +177,13 @@ static void isa_fill(const char *isa)
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx2;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx2;
 		g_isa.qgemv_avx2 = !strcmp(tfm_quant_isa(), "avx2");
+		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_avx2;
+		g_isa.scan.mamba2_scan = tfm_cpu_mamba2_scan_avx2;
+		g_isa.scan.gdn_step = tfm_cpu_gdn_step_avx2;
+		g_isa.scan.rwkv4_wkv = tfm_cpu_rwkv4_wkv_avx2;
+		g_isa.scan.rwkv5_wkv = tfm_cpu_rwkv5_wkv_avx2;
+		g_isa.scan.rwkv7_wkv = tfm_cpu_rwkv7_wkv_avx2;
+		g_isa.scan.mlstm_step = tfm_cpu_mlstm_step_avx2;
 	} else {
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
@@ -714,6 +737,58 @@ static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 	return a > b ? a : b;
 }
 
+/* ---- the recurrent steps: the instruction set's version ---- */
+
+static void cpu_mamba_scan(float *y, float *h, const float *x, const float *dt, const float *A,
+			   const float *D, const float *B, const float *C, int64_t bc_stride,
+			   int64_t n, int64_t d, int64_t d_state)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.mamba_scan(y, h, x, dt, A, D, B, C, bc_stride, n, d, d_state);
+}
+
+static void cpu_mamba2_scan(float *y, float *S, const float *x, float dt, float A, float D,
+			    const float *B, const float *C, int64_t head_dim, int64_t d_state)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.mamba2_scan(y, S, x, dt, A, D, B, C, head_dim, d_state);
+}
+
+static void cpu_gdn_step(float *o, float *S, const float *q, const float *k, const float *v,
+			 float g, float beta, int64_t dk, int64_t dv)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.gdn_step(o, S, q, k, v, g, beta, dk, dv);
+}
+
+static void cpu_rwkv4_wkv(float *out, float *num, float *den, float *mx, const float *k,
+			  const float *v, const float *w, const float *u, int64_t d)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.rwkv4_wkv(out, num, den, mx, k, v, w, u, d);
+}
+
+static void cpu_rwkv5_wkv(float *out, float *S, const float *r, const float *k, const float *v,
+			  const float *w, const float *u, int64_t n_head, int64_t hs)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.rwkv5_wkv(out, S, r, k, v, w, u, n_head, hs);
+}
+
+static void cpu_rwkv7_wkv(float *out, float *S, const float *r, const float *w, const float *k,
+			  const float *v, const float *a, const float *b, int64_t n_head, int64_t hs)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.rwkv7_wkv(out, S, r, w, k, v, a, b, n_head, hs);
+}
+
+static void cpu_mlstm_step(float *h, float *C, float *n, float *m, const float *q, const float *k,
+			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.scan.mlstm_step(h, C, n, m, q, k, v, ig, fg, dqk, dv, eps);
+}
+
 const struct tfm_backend tfm_cpu_backend = {
 	.name = "cpu",
 	.variant = tfm_cpu_isa,
@@ -729,4 +804,11 @@ const struct tfm_backend tfm_cpu_backend = {
 	.attn = cpu_attn,
 	.kv_store = cpu_kv_store,
 	.scratch_need = cpu_scratch_need,
+	.mamba_scan = cpu_mamba_scan,
+	.mamba2_scan = cpu_mamba2_scan,
+	.gdn_step = cpu_gdn_step,
+	.rwkv4_wkv = cpu_rwkv4_wkv,
+	.rwkv5_wkv = cpu_rwkv5_wkv,
+	.rwkv7_wkv = cpu_rwkv7_wkv,
+	.mlstm_step = cpu_mlstm_step,
 };

@@ -2,6 +2,8 @@
  * vector, AVX2 + FMA + F16C.  The summation order depends only on n. */
 #include "kernels/cpu/cpu-impl.h"
 
+#include "kernels/cpu/exp-avx2.h"
+
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -84,27 +86,6 @@ float tfm_cpu_max_avx2(const float *x, int64_t n)
 	for (; i < n; i++)
 		r = x[i] > r ? x[i] : r;
 	return r;
-}
-
-/* exp(x) for x <= 88: Cephes' expf, as in dot-avx512.c */
-static inline __m256 exp256(__m256 x)
-{
-	x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
-	x = _mm256_min_ps(x, _mm256_set1_ps(88.3f));
-	__m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-				   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-	__m256 p = _mm256_set1_ps(1.9875691500E-4f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
-	p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-	/* 2^n: n in [-126, 127] after the clamps */
-	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
 float tfm_cpu_expsum_avx2(float *x, float mx, int64_t n)

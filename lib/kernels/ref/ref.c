@@ -216,4 +216,11 @@ const struct tfm_backend tfm_ref_backend = {
 	.attn = tfm_ref_attn,
 	.kv_store = ref_kv_store,
 	.scratch_need = ref_scratch_need,
+	.mamba_scan = tfm_ref_mamba_scan,
+	.mamba2_scan = tfm_ref_mamba2_scan,
+	.gdn_step = tfm_ref_gdn_step,
+	.rwkv4_wkv = tfm_ref_rwkv4_wkv,
+	.rwkv5_wkv = tfm_ref_rwkv5_wkv,
+	.rwkv7_wkv = tfm_ref_rwkv7_wkv,
+	.mlstm_step = tfm_ref_mlstm_step,
 };
