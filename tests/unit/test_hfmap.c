@@ -248,8 +248,8 @@ static void t_fixture_names(void)
 			  "%s: output_norm %s", fname, post_ln ? "present" : "missing");
 		if (!strcmp(arch, "rwkv")) { /* time and channel mixing */
 			static const char *const rw[] = {"time_mix_key.weight", "time_mix_output.weight",
-							 "time_mix_decay", "time_mix_first",
-							 "channel_mix_value.weight", "ffn_norm.weight"};
+							 "time_mix_decay.weight", "time_mix_first.weight",
+							 "channel_mix_value.weight", "attn_norm_2.weight"};
 			for (size_t i = 0; i < sizeof rw / sizeof rw[0]; i++) {
 				char k[64];
 				snprintf(k, sizeof k, "blk.1.%s#0", rw[i]);
