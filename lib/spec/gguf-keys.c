@@ -411,18 +411,32 @@ static int rope_factor_tensor(const struct tfm_gguf *g, const char *name, float 
 	return 1;
 }
 
-/* Does the file have the tensor name? */
-static int has_t_enc(const struct tfm_gguf *g, const char *name)
-{
-	return tfm_gguf_find_tensor(g, name) != NULL;
-}
-
 /* Does the file have tensor blk.<layer>.<name>? */
 static int has_t(const struct tfm_gguf *g, int64_t layer, const char *name)
 {
 	char n[128];
 	snprintf(n, sizeof n, "blk.%lld.%s", (long long)layer, name);
 	return tfm_gguf_find_tensor(g, n) != NULL;
+}
+
+/* llama.cpp's mamba and mamba2: every layer of the kind a mixer (no
+ * attention, no FFN), its sizes from the ssm.* keys, biases as the
+ * tensors say */
+static void ssm_only(struct tfm_spec *s, const struct tfm_gguf *g, const char *a, int kind)
+{
+	s->ssm_d_conv = lget_i(g, a, "ssm.conv_kernel", 0);
+	s->ssm_d_inner = lget_i(g, a, "ssm.inner_size", 0);
+	s->ssm_d_state = lget_i(g, a, "ssm.state_size", 0);
+	s->ssm_conv_bias = !tfm_gguf_n_tensors(g) || has_t(g, 0, "ssm_conv1d.bias");
+	s->ssm_bias = has_t(g, 0, "ssm_in.bias");
+	s->pos_attn = TFM_POS_NONE;
+	s->rope_dims = 0;
+	s->gated = 0;
+	s->n_head = s->n_head_kv = s->head_dim = 0;
+	for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
+		s->layer_kind[i] = kind;
+		s->layer_rope[i] = 0;
+	}
 }
 
 /* llama.cpp's rwkv6 and rwkv7 (its converter's files, or tfm's without the
@@ -626,23 +640,11 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		 * mamba with ssm.dt_b_c_rms (llama.cpp's dt/B/C norms use the
 		 * model's rms eps: mixer_rms_eps is not in its keys); biases as
 		 * the tensors say */
-		s->ssm_d_conv = lget_i(g, a, "ssm.conv_kernel", 0);
-		s->ssm_d_inner = lget_i(g, a, "ssm.inner_size", 0);
-		s->ssm_d_state = lget_i(g, a, "ssm.state_size", 0);
+		ssm_only(s, g, a, TFM_LAYER_MAMBA);
 		s->ssm_dt_rank = lget_i(g, a, "ssm.time_step_rank", 0);
 		s->ssm_dt_norm = lget_i(g, a, "ssm.dt_b_c_rms", 0) != 0;
-		s->ssm_conv_bias = !tfm_gguf_n_tensors(g) || has_t(g, 0, "ssm_conv1d.bias");
-		s->ssm_bias = has_t(g, 0, "ssm_in.bias");
-		s->pos_attn = TFM_POS_NONE;
-		s->rope_dims = 0;
-		s->gated = 0;
-		s->n_head = s->n_head_kv = s->head_dim = 0;
 		if (s->ssm_dt_norm)
 			snprintf(s->arch, sizeof(s->arch), "falcon_mamba");
-		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-			s->layer_kind[i] = TFM_LAYER_MAMBA;
-			s->layer_rope[i] = 0;
-		}
 	} else if (!strcmp(a, "t5")) {
 		/* llama.cpp's t5 (its converter's files): encoder and decoder
 		 * stacks (decoder_block_count), T5's relative position buckets
@@ -661,7 +663,7 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		s->t5_max_distance = 128;
 		s->attn_scale = 1.0f;
 		s->norm = TFM_NORM_RMS;
-		s->gated = !tfm_gguf_n_tensors(g) || has_t_enc(g, "enc.blk.0.ffn_gate.weight");
+		s->gated = !tfm_gguf_n_tensors(g) || tfm_gguf_find_tensor(g, "enc.blk.0.ffn_gate.weight");
 		s->act = s->gated ? TFM_ACT_GELU_TANH : TFM_ACT_RELU;
 		if (s->tied_output)
 			s->head_scale = (float)(1.0 / sqrt((double)s->n_embd));
@@ -673,22 +675,10 @@ static int from_llamacpp(struct tfm_spec *s, const struct tfm_gguf *g, const cha
 		/* every layer a Mamba-2 mixer: time_step_rank is the head count
 		 * (one dt per head), group_count the B/C groups; no dt limits
 		 * (llama.cpp has no key for them) */
-		s->ssm_d_conv = lget_i(g, a, "ssm.conv_kernel", 0);
-		s->ssm_d_inner = lget_i(g, a, "ssm.inner_size", 0);
-		s->ssm_d_state = lget_i(g, a, "ssm.state_size", 0);
+		ssm_only(s, g, a, TFM_LAYER_MAMBA2);
 		s->ssm_n_head = lget_i(g, a, "ssm.time_step_rank", 0);
 		s->ssm_n_group = lget_i(g, a, "ssm.group_count", 1);
 		s->ssm_dt_rank = 0;
-		s->ssm_conv_bias = !tfm_gguf_n_tensors(g) || has_t(g, 0, "ssm_conv1d.bias");
-		s->ssm_bias = has_t(g, 0, "ssm_in.bias");
-		s->pos_attn = TFM_POS_NONE;
-		s->rope_dims = 0;
-		s->gated = 0;
-		s->n_head = s->n_head_kv = s->head_dim = 0;
-		for (int64_t i = 0; i < s->n_layer && i < TFM_MAX_LAYERS; i++) {
-			s->layer_kind[i] = TFM_LAYER_MAMBA2;
-			s->layer_rope[i] = 0;
-		}
 	} else if (!strcmp(a, "rwkv6") || !strcmp(a, "rwkv7")) {
 		int st = rwkv_from_llamacpp(s, g, a);
 		if (st)

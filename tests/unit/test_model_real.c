@@ -650,6 +650,19 @@ static void t_open(void)
 	}
 }
 
+/* g written to path, without its tfm.* keys when strip (what llama.cpp's
+ * converter would write) */
+static void write_gguf(struct tfm_gguf *g, const char *path, int strip)
+{
+	for (int64_t i = tfm_gguf_n_kv(g) - 1; strip && i >= 0; i--)
+		if (!strncmp(tfm_gguf_key(g, i), "tfm.", 4))
+			tfm_gguf_remove(g, tfm_gguf_key(g, i));
+	struct tfm_out *out;
+	CHECK_OK(tfm_out_open(&out, path, 0));
+	CHECK_OK(tfm_gguf_write(g, out));
+	CHECK_OK(tfm_out_commit(out));
+}
+
 /* Every fixture converted, then stripped of its tfm.* keys: what remains is
  * what llama.cpp's own converter writes for the architecture.  For the
  * fixtures whose knobs llama.cpp's keys express, the spec derived from
@@ -683,14 +696,7 @@ static void t_llamacpp_only(void)
 			free(d), free(pp), free(ip);
 			continue;
 		}
-		struct tfm_gguf *g = tfm_convert_gguf(cv);
-		for (int64_t i = tfm_gguf_n_kv(g) - 1; i >= 0; i--)
-			if (!strncmp(tfm_gguf_key(g, i), "tfm.", 4))
-				tfm_gguf_remove(g, tfm_gguf_key(g, i));
-		struct tfm_out *out;
-		CHECK_OK(tfm_out_open(&out, gp, 0));
-		CHECK_OK(tfm_gguf_write(g, out));
-		CHECK_OK(tfm_out_commit(out));
+		write_gguf(tfm_convert_gguf(cv), gp, 1);
 		tfm_convert_close(cv);
 		struct tfm_model *m = NULL;
 		int st = tfm_model_open(&m, gp, NULL);
@@ -1022,13 +1028,7 @@ static void t_rwkvcpp_llamacpp(void)
 			CHECK(t && t->ne[0] == 64 && t->ne[1] == 32);
 		}
 		CHECK(tfm_gguf_find_tensor(g, "blk.11.attn_norm_2.weight") != NULL);
-		for (int64_t k = tfm_gguf_n_kv(g) - 1; k >= 0; k--)
-			if (!strncmp(tfm_gguf_key(g, k), "tfm.", 4))
-				tfm_gguf_remove(g, tfm_gguf_key(g, k));
-		struct tfm_out *out;
-		CHECK_OK(tfm_out_open(&out, gp, 0));
-		CHECK_OK(tfm_gguf_write(g, out));
-		CHECK_OK(tfm_out_commit(out));
+		write_gguf(g, gp, 1);
 		tfm_convert_close(cv);
 		struct tfm_model *m = NULL;
 		struct tfm_ctx *c = NULL;
@@ -1104,13 +1104,7 @@ static void t_random_llamacpp(void)
 			CHECK_MSG(!strcmp(tfm_gguf_get_str_or(g, "general.architecture", ""), arch[i]),
 				  "%s: written as %s", arch[i],
 				  tfm_gguf_get_str_or(g, "general.architecture", ""));
-			for (int64_t k = tfm_gguf_n_kv(g) - 1; strip && k >= 0; k--)
-				if (!strncmp(tfm_gguf_key(g, k), "tfm.", 4))
-					tfm_gguf_remove(g, tfm_gguf_key(g, k));
-			struct tfm_out *out;
-			CHECK_OK(tfm_out_open(&out, strip ? bare : full, 0));
-			CHECK_OK(tfm_gguf_write(g, out));
-			CHECK_OK(tfm_out_commit(out));
+			write_gguf(g, strip ? bare : full, strip);
 			tfm_convert_close(cv);
 			tfm_random_free(bufs, nb);
 			struct tfm_model *m = NULL;
