@@ -17,7 +17,8 @@ static const char usage[] =
 	"usage: tfm-ppl -m MODEL [-hqVv] [-b N] [-c N] [-F text | json | jsonl] [-f FILE]\n"
 	"               [-k K[,V]] [-t N] [--baseline FILE] [--chunks K] [--kl-base FILE]\n"
 	"               [--max-ppl X] [--mem-limit SIZE] [--mode chunked | strided]\n"
-	"               [--save-logits FILE] [--set KEY=VALUE] [--shard I/N] [--stride S]\n"
+	"               [--save-logits FILE] [--set KEY=VALUE] [--shard I/N]\n"
+	"               [--source-lang CODE] [--stride S] [--target-lang CODE]\n"
 	"               [--tolerance PCT] [--vocab FILE]\n"
 	"       tfm-ppl --merge [-hqVv] [-F text | json | jsonl] [--baseline FILE]\n"
 	"               [--max-ppl X] [--tolerance PCT] FILE ...\n";
@@ -47,12 +48,14 @@ static const char options_help[] =
 	"      --save-logits FILE  write the next-token distributions (for --kl-base)\n"
 	"      --set KEY=VALUE     change a knob of the model's variant spec\n"
 	"      --shard I/N         evaluate only the I-th of N shards of the windows\n"
+	"      --source-lang CODE  mBART: the language of the sources (en_XX)\n"
 	"      --stride S          window step of --mode strided\n"
+	"      --target-lang CODE  mBART: the language of the targets (ro_RO)\n"
 	"      --tolerance PCT     allowed increase over --baseline, percent (0)\n"
 	"      --vocab FILE        llama2.c tokenizer.bin of a llama2.c checkpoint\n";
 
 enum { O_BASE = 256, O_CHUNKS, O_MAXPPL, O_MODE, O_SET, O_SHARD, O_STRIDE, O_TOL, O_VOCAB,
-       O_MERGE, O_KLBASE, O_SAVE, O_MEMLIM };
+       O_MERGE, O_KLBASE, O_SAVE, O_MEMLIM, O_SRCLANG, O_TGTLANG };
 
 static const struct option longopts[] = {
 	{ "batch", required_argument, NULL, 'b' },
@@ -75,6 +78,8 @@ static const struct option longopts[] = {
 	{ "save-logits", required_argument, NULL, O_SAVE },
 	{ "set", required_argument, NULL, O_SET },
 	{ "shard", required_argument, NULL, O_SHARD },
+	{ "source-lang", required_argument, NULL, O_SRCLANG },
+	{ "target-lang", required_argument, NULL, O_TGTLANG },
 	{ "stride", required_argument, NULL, O_STRIDE },
 	{ "tolerance", required_argument, NULL, O_TOL },
 	{ "vocab", required_argument, NULL, O_VOCAB },
@@ -220,6 +225,7 @@ static int load_json(const char *path, json_t **out)
 
 struct opts {
 	const char *model, *vocab, *file, *baseline, *kl_base, *save_logits;
+	const char *src_lang, *tgt_lang;
 	int64_t ctx, batch, threads, stride, chunks, shard_i, shard_n;
 	double tolerance, max_ppl;
 	int fmt, strided, verbose, k_type, v_type, ctx_given;
@@ -585,6 +591,9 @@ static int frame(const struct tfm_tokenizer *tok, const char *text, size_t len, 
 	return st;
 }
 
+/* source<TAB>target lines: the framed sources, and each target as the
+ * decoder reads it, start then the labels (start -1: the labels' last
+ * token, mBART's shift_tokens_right). */
 static int read_pairs(const struct tfm_tokenizer *tok, int32_t start, const char *text, size_t len,
 		      struct pairs *p)
 {
@@ -626,7 +635,8 @@ static int read_pairs(const struct tfm_tokenizer *tok, int32_t start, const char
 		if (st || (st = tfm_tokenize_target(tok, tab + 1, n - (size_t)(tab - a) - 1, &ids, &nt)))
 			break;
 		p->tgt_off[p->n] = p->n_tgt, p->tgt_len[p->n] = (int64_t)nt + 1;
-		if (!(st = append(&p->tgt, &p->n_tgt, &ct, &start, 1)))
+		int32_t first = start >= 0 || !nt ? start : ids[nt - 1];
+		if (!(st = append(&p->tgt, &p->n_tgt, &ct, &first, 1)))
 			st = append(&p->tgt, &p->n_tgt, &ct, ids, (int64_t)nt);
 		free(ids);
 		if (!st && (ns == 0 || nt == 0))
@@ -661,7 +671,8 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)o->threads, .vocab = o->vocab, .set = o->set,
 				     .k_type = o->k_type, .v_type = o->v_type,
-				     .n_set = o->n_set };
+				     .n_set = o->n_set, .src_lang = o->src_lang,
+				     .tgt_lang = o->tgt_lang };
 
 	if ((st = tfm_blob_open(&text, o->file ? o->file : "-")))
 		goto done;
@@ -705,7 +716,11 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 					spec->arch);
 			goto done;
 		}
-		if ((st = read_pairs(tok, spec->dec_start_id, (const char *)text.data, len, &pr)))
+		/* mBART's shift_tokens_right starts the decoder with the
+		 * target's last token (cc25: its language code), not
+		 * decoder_start_token_id */
+		int32_t start = !strcmp(spec->arch, "mbart") ? -1 : spec->dec_start_id;
+		if ((st = read_pairs(tok, start, (const char *)text.data, len, &pr)))
 			goto done;
 		if (o->ctx_given && pr.longest > ctx) {
 			st = tfm_seterr(TFM_E_FORMAT, "-c %lld: a source or target of %lld tokens",
@@ -959,6 +974,8 @@ int main(int argc, char **argv)
 				return cmd_usage_error(usage, "%s", tfm_errmsg());
 			break;
 		case O_MERGE: do_merge = 1; break;
+		case O_SRCLANG: o.src_lang = optarg; break;
+		case O_TGTLANG: o.tgt_lang = optarg; break;
 		case O_MODE: mode = optarg; break;
 		case O_SET: {
 			const char **ns = realloc(o.set, (size_t)(o.n_set + 1) * sizeof(*o.set));

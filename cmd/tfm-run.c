@@ -26,8 +26,8 @@ static const char usage[] =
 	"               [--mem-limit SIZE] [--min-p P] [--no-display-prompt]\n"
 	"               [--no-repeat-ngram N]\n"
 	"               [--repeat-last-n N] [--repeat-penalty R] [--seed S] [--set KEY=VALUE]\n"
-	"               [--special] [--stop STR] [--temp T] [--top-k K] [--top-p P]\n"
-	"               [--vocab FILE]\n"
+	"               [--source-lang CODE] [--special] [--stop STR] [--target-lang CODE]\n"
+	"               [--temp T] [--top-k K] [--top-p P] [--vocab FILE]\n"
 	"       tfm-run --chat -m MODEL [-F text | jsonl] [--chat-template FILE]\n"
 	"               [--system TEXT] [options as above]\n"
 	"       tfm-run --embed -m MODEL [-F tsv | jsonl | f32] [-c CTX] [-f FILE]\n"
@@ -78,10 +78,12 @@ static const char options_help[] =
 	"      --repeat-penalty R  repetition penalty (1: none; default 1.0)\n"
 	"      --seed S            seed of the sampler (default: from the clock)\n"
 	"      --set KEY=VALUE     change a knob of the model's variant spec\n"
+	"      --source-lang CODE  mBART: the language of the source lines (en_XX)\n"
 	"      --special           read control tokens written in the prompt as tokens\n"
 	"      --stop STR          stop where the output contains STR (repeatable)\n"
 	"      --system TEXT       with --chat: the system message\n"
 	"      --tag               the entities a token classifier finds in each line (NER)\n"
+	"      --target-lang CODE  mBART: the language to generate (ro_RO)\n"
 	"      --temp T            temperature (default 0.8; 0: greedy)\n"
 	"      --top K             --classify: the K best labels (default: all); --fill: tokens (5)\n"
 	"      --top-k K           keep the K most likely tokens (40; 0: all)\n"
@@ -91,7 +93,7 @@ static const char options_help[] =
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_PEN, O_PENN, O_SEED, O_LOGPROBS, O_VOCAB, O_SET,
        O_MEMLIM, O_SPECIAL, O_STOP, O_NOECHO, O_IGNEOS, O_CHAT, O_SYSTEM, O_CHATTPL,
        O_EMBED, O_CLASSIFY, O_FILL, O_TAG, O_POOLING, O_NORM, O_NONORM, O_NOTRUNC, O_TOP,
-       O_BEAMS, O_EARLY, O_LENPEN, O_NOREPEAT };
+       O_BEAMS, O_EARLY, O_LENPEN, O_NOREPEAT, O_SRCLANG, O_TGTLANG };
 
 static const struct option longopts[] = {
 	{ "ctx", required_argument, NULL, 'c' },
@@ -109,6 +111,8 @@ static const struct option longopts[] = {
 	{ "early-stopping", required_argument, NULL, O_EARLY },
 	{ "length-penalty", required_argument, NULL, O_LENPEN },
 	{ "no-repeat-ngram", required_argument, NULL, O_NOREPEAT },
+	{ "source-lang", required_argument, NULL, O_SRCLANG },
+	{ "target-lang", required_argument, NULL, O_TGTLANG },
 	{ "chat", no_argument, NULL, O_CHAT },
 	{ "chat-template", required_argument, NULL, O_CHATTPL },
 	{ "classify", no_argument, NULL, O_CLASSIFY },
@@ -829,7 +833,7 @@ int main(int argc, char **argv)
 	int64_t n_ctx = 0, count = 256, threads = 0, logprobs = 0, verbose = 0;
 	int have_seed = 0, special = 0, echo = 1, ignore_eos = 0, n_stop = 0, chat = 0;
 	unsigned given = 0; /* sampling options on the command line */
-	const char *system_text = NULL, *chat_tpl = NULL;
+	const char *system_text = NULL, *chat_tpl = NULL, *src_lang = NULL, *tgt_lang = NULL;
 	const char **stop = NULL;
 	struct tfm_sampler_opts so;
 	tfm_sampler_opts_default(&so);
@@ -860,6 +864,8 @@ int main(int argc, char **argv)
 		case 'n': if ((rc = cmd_opt_i64("-n", optarg, 0, INT32_MAX, &count))) return rc; count_given = 1; break;
 		case O_BEAMS: if ((rc = cmd_opt_i64("--beams", optarg, 1, 256, &beams))) return rc; break;
 		case O_NOREPEAT: if ((rc = cmd_opt_i64("--no-repeat-ngram", optarg, 0, 1 << 20, &no_repeat))) return rc; break;
+		case O_SRCLANG: src_lang = optarg; break;
+		case O_TGTLANG: tgt_lang = optarg; break;
 		case O_LENPEN: if ((rc = cmd_opt_f64("--length-penalty", optarg, -1e6, 1e6, &len_pen))) return rc; break;
 		case O_EARLY:
 			early = !strcmp(optarg, "false") ? 0 : !strcmp(optarg, "true") ? 1
@@ -986,7 +992,7 @@ int main(int argc, char **argv)
 	int st;
 	struct tfm_model_opts mo = { .n_threads = (int)threads, .vocab = vocab, .set = set,
 				     .n_set = n_set, .k_type = k_type,
-				     .v_type = v_type };
+				     .v_type = v_type, .src_lang = src_lang, .tgt_lang = tgt_lang };
 	if ((st = tfm_model_open(&r.m, model, &mo)))
 		goto fail;
 	if (eo.mode) {
@@ -1045,6 +1051,21 @@ int main(int argc, char **argv)
 			int64_t mx = tfm_gguf_get_int_or(gg, "tfm.gen.max_length", 20);
 			count = tfm_gguf_get_int_or(gg, "tfm.gen.max_new_tokens", mx - 1);
 		}
+	}
+	if (tgt_lang) {
+		/* mBART: the decoder starts as the target language's frame
+		 * says (cc25: from the code; mBART-50: from </s>, the code
+		 * forced next), over the model's own start */
+		int32_t start, forced;
+		if (!encdec || !tfm_tokenizer_target_start(r.tok, &start, &forced)) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "%s: --target-lang: not an encoder-decoder "
+					"model whose tokenizer frames a language code", model);
+			goto fail;
+		}
+		if (start >= 0)
+			r.dec_start = start;
+		if (forced >= 0)
+			ru->forced_bos = forced;
 	}
 	if ((ru->forced_bos >= spec->n_vocab) || (ru->forced_eos >= spec->n_vocab)) {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: a forced token past the vocabulary", model);

@@ -12,7 +12,8 @@
 
 static const char usage[] =
 	"usage: tfm-tok [-hlV] [--bos] [--decode] [--ids | --pieces] [-m model]\n"
-	"               [--special] [--template file] [--vocab file]\n";
+	"               [--source-lang CODE] [--special] [--target] [--target-lang CODE]\n"
+	"               [--template file] [--vocab file]\n";
 
 static const char options_help[] =
 	"\n"
@@ -23,12 +24,16 @@ static const char options_help[] =
 	"  -l, --lines             one output line per input line\n"
 	"  -m, --model model       the model: GGUF, or any checkpoint tfm-convert reads\n"
 	"      --pieces            write the tokens' vocabulary pieces instead of ids\n"
+	"      --source-lang CODE  mBART: the language code framing a text (with --bos)\n"
 	"      --special           read control tokens written in the text as tokens\n"
+	"      --target            encode as an encoder-decoder's target text (labels), framed\n"
+	"      --target-lang CODE  mBART: the language code framing a target (with --target)\n"
 	"      --template FILE     render the chat request on stdin with a Jinja chat template\n"
 	"  -V, --version           print the version and exit\n"
 	"      --vocab file        a llama2.c tokenizer.bin or rwkv_vocab_v20230424.txt\n";
 
-enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SPECIAL, OPT_TEMPLATE, OPT_VOCAB };
+enum { OPT_BOS = 256, OPT_DECODE, OPT_IDS, OPT_PIECES, OPT_SOURCE_LANG, OPT_SPECIAL, OPT_TARGET,
+       OPT_TARGET_LANG, OPT_TEMPLATE, OPT_VOCAB };
 
 static const struct option longopts[] = {
 	{ "bos", no_argument, NULL, OPT_BOS },
@@ -38,7 +43,10 @@ static const struct option longopts[] = {
 	{ "lines", no_argument, NULL, 'l' },
 	{ "model", required_argument, NULL, 'm' },
 	{ "pieces", no_argument, NULL, OPT_PIECES },
+	{ "source-lang", required_argument, NULL, OPT_SOURCE_LANG },
 	{ "special", no_argument, NULL, OPT_SPECIAL },
+	{ "target", no_argument, NULL, OPT_TARGET },
+	{ "target-lang", required_argument, NULL, OPT_TARGET_LANG },
 	{ "template", required_argument, NULL, OPT_TEMPLATE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
@@ -46,8 +54,8 @@ static const struct option longopts[] = {
 };
 
 struct opts {
-	const char *model, *vocab, *tmpl;
-	int bos, decode, pieces, lines, special;
+	const char *model, *vocab, *tmpl, *src_lang, *tgt_lang;
+	int bos, decode, pieces, lines, special, target;
 };
 
 /* A write that failed: EPIPE ends quietly, anything else is an I/O error. */
@@ -143,7 +151,8 @@ static int encode(const struct tfm_tokenizer *tok, const struct opts *o, const c
 {
 	int32_t *ids;
 	size_t m;
-	int st = tfm_tokenize_special(tok, s, n, o->bos, o->special, &ids, &m);
+	int st = o->target ? tfm_tokenize_target(tok, s, n, &ids, &m)
+			   : tfm_tokenize_special(tok, s, n, o->bos, o->special, &ids, &m);
 	if (st)
 		return st;
 	for (size_t i = 0; i < m; i++) {
@@ -225,7 +234,10 @@ int main(int argc, char **argv)
 		case OPT_DECODE: o.decode = 1; break;
 		case OPT_IDS: o.pieces = 0; break;
 		case OPT_PIECES: o.pieces = 1; break;
+		case OPT_SOURCE_LANG: o.src_lang = optarg; break;
 		case OPT_SPECIAL: o.special = 1; break;
+		case OPT_TARGET: o.target = 1; break;
+		case OPT_TARGET_LANG: o.tgt_lang = optarg; break;
 		case OPT_TEMPLATE: o.tmpl = optarg; break;
 		case OPT_VOCAB: o.vocab = optarg; break;
 		default: fputs(usage, stderr); return 64;
@@ -238,6 +250,11 @@ int main(int argc, char **argv)
 		return cmd_usage_error(usage, "no tokenizer: give -m model or --vocab file");
 	if (o.decode && (o.pieces || o.bos || o.special))
 		return cmd_usage_error(usage, "--decode reads ids: --pieces, --bos and --special do not apply");
+	if (o.target && (o.decode || o.tmpl || o.bos || o.special))
+		return cmd_usage_error(usage, "--target encodes a framed text: --decode, --template, "
+				       "--bos and --special do not apply");
+	if ((o.src_lang || o.tgt_lang) && !o.model)
+		return cmd_usage_error(usage, "--source-lang and --target-lang need a model (-m)");
 	if (o.tmpl && (o.decode || o.lines))
 		return cmd_usage_error(usage, "--template reads one chat request: --decode and -l do not apply");
 	if (o.tmpl && !o.model && !o.vocab && (o.pieces || o.bos || o.special))
@@ -248,6 +265,8 @@ int main(int argc, char **argv)
 	char *chat = NULL;
 	size_t chat_len = 0;
 	int st = o.model || o.vocab ? load(&o, &tok) : TFM_OK;
+	if (!st && (o.src_lang || o.tgt_lang))
+		st = tfm_tokenizer_set_lang(tok, o.src_lang, o.tgt_lang);
 	if (!st)
 		st = tfm_blob_open(&in, "-");
 	if (!st && o.tmpl)

@@ -25,6 +25,8 @@ struct tfm_model_opts {
 				  * the block types need head sizes multiple of 32) */
 	int kv_no_rotate;        /* 1: no Walsh-Hadamard rotation of block-quantized caches
 				  * (see kvrot.c; for experiments: on by default, as llama.cpp) */
+	const char *src_lang, *tgt_lang; /* mBART: the language codes framing sources and
+				  * targets (tfm_tokenizer_set_lang); NULL: the tokenizer's */
 };
 
 int tfm_model_open(struct tfm_model **m, const char *path, const struct tfm_model_opts *o);

@@ -100,6 +100,13 @@ int tfm_model_open(struct tfm_model **out, const char *path, const struct tfm_mo
 	if (tfm_gguf_find(m->gguf, "tokenizer.ggml.model") >= 0 &&
 	    (st = tfm_tokenizer_from_gguf(&m->tok, m->gguf)))
 		goto fail;
+	if (o && (o->src_lang || o->tgt_lang)) {
+		st = m->tok ? tfm_tokenizer_set_lang(m->tok, o->src_lang, o->tgt_lang)
+			    : tfm_seterr(TFM_E_UNSUPPORTED, "a language code: the model has no "
+					 "tokenizer");
+		if (st)
+			goto fail;
+	}
 	*out = m;
 	return TFM_OK;
 fail:

@@ -4,7 +4,9 @@
  * first [SEP] and 1 after it.  RoBERTa (RobertaProcessing): <s> A </s>,
  * pairs <s> A </s></s> B </s>, types all 0.  A unigram model takes the one
  * of these its tfm.tok.pair names (XLM-R's roberta, DeBERTa-v3's bert), or
- * T5's A </s>, pairs A </s> B </s>.  Other post-processors are refused.
+ * T5's A </s>, pairs A </s> B </s>.  A frame of its own (tfm.tok.frame_*,
+ * mBART's A </s> ro_RO) takes single texts only.  Other post-processors are
+ * refused.
  * A target text (labels) takes the same frame; Marian cuts it with its
  * target model. */
 #include "text/tokenizer-impl.h"
@@ -17,6 +19,8 @@
  * <s> A </s> (</s> B </s>), types all 0.  0: neither. */
 static int template_of(const struct tfm_tokenizer *t)
 {
+	if (t->has_frame) /* tfm.tok.frame_*: single texts only */
+		return 4;
 	/* unigram: the template tfm.tok.pair names (its post-processor's) */
 	if (t->kind == TFM_TOK_UGM) {
 		int s = t->pair_style;
@@ -43,8 +47,8 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 				  "post-processor ([CLS] text [SEP], <s> text </s>); this tokenizer "
 				  "has neither");
 	int st = tfm_tokenize_special(t, text, len, 1, parse_special, ids, n);
-	/* WordPiece and unigram add their closing token */
-	if (st || t->kind == TFM_TOK_WPM || t->kind == TFM_TOK_UGM)
+	/* WordPiece and unigram add their closing token, a frame its own */
+	if (st || t->has_frame || t->kind == TFM_TOK_WPM || t->kind == TFM_TOK_UGM)
 		return st;
 	int32_t *x = realloc(*ids, (*n + 1) * sizeof *x); /* RoBERTa: the closing </s> */
 	if (!x) {
@@ -61,6 +65,10 @@ int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len
 int tfm_tokenize_target(const struct tfm_tokenizer *t, const char *text, size_t len,
 			int32_t **ids, size_t *n)
 {
+	/* mBART: the target language's frame; MBartTokenizerFast reads the
+	 * special tokens written in a target as tokens */
+	if (t->has_frame && t->tgt_lang >= 0)
+		return tfm_tokenize_lang(t, t->ugm, text, len, t->tgt_lang, 1, ids, n);
 	if (t->kind != TFM_TOK_UGM || !t->ugm_target)
 		return tfm_tokenize_seq(t, text, len, 0, ids, n);
 	*ids = NULL;
@@ -113,7 +121,7 @@ int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen,
 	*ids = *types = NULL;
 	*n = 0;
 	int tpl = template_of(t);
-	if (!tpl)
+	if (!tpl || tpl == 4)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "text pairs need BERT's or RoBERTa's "
 				  "post-processor; this tokenizer has neither");
 	int st = tfm_tokenize(t, a, alen, 0, &x, &nx);

@@ -99,6 +99,13 @@ struct tfm_tokenizer {
 	struct tfm_ugm *ugm_target; /* Marian's target model (tfm.tok.target_*), or NULL */
 	struct tfm_rwkv *rwkv;    /* the byte trie of an rwkv vocabulary (rwkv.c), or NULL */
 	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
+	/* A frame of special tokens before [0] and after [1] a framed text,
+	 * in bos / eos's place (tfm.tok.frame_prefix / _suffix: mBART's
+	 * A </s> ro_RO); src_lang its language code, replaced by tgt_lang in
+	 * a target's frame (tfm.tok.src_lang_id / tgt_lang_id; -1 none). */
+	int32_t frame[2][8];
+	int n_frame[2], has_frame;
+	int32_t src_lang, tgt_lang;
 	/* tfm_detokenize: whitespace off both ends (tfm.tok.decode_strip,
 	 * MarianTokenizer's str.strip()), transformers' clean_up_tokenization
 	 * (tfm.tok.clean_up_spaces) */
@@ -126,6 +133,10 @@ int tfm_ugm_encode(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const
 /* tfm_tokenize_special with the unigram model u in t->ugm's place. */
 int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
 		       size_t len, int add_bos, int parse_special, int32_t **ids, size_t *n);
+/* The same for a framed text (add_bos set) whose frame has lang in
+ * src_lang's place (a target's: tgt_lang). */
+int tfm_tokenize_lang(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
+		      size_t len, int32_t lang, int parse_special, int32_t **ids, size_t *n);
 /* RWKV world (rwkv.c): pieces are raw bytes (GGUF's escaped text decoded
  * by tfm_rwkv_unescape, out[] at least n bytes); tfm_rwkv_init builds the
  * trie from them. */

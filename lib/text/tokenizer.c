@@ -432,6 +432,78 @@ int tfm_tok_id_flags(const struct tfm_tokenizer *t, const struct tfm_gguf *g, co
 	return TFM_OK;
 }
 
+/* tfm.tok.frame_prefix / _suffix and the language codes in them. */
+static int frame_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	static const char *const keys[2] = { "tfm.tok.frame_prefix", "tfm.tok.frame_suffix" };
+	t->src_lang = t->tgt_lang = -1;
+	for (int side = 0; side < 2; side++) {
+		int64_t i = tfm_gguf_find(g, keys[side]), v[8];
+		if (i < 0)
+			continue;
+		int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+		if (m < 0 || m > 8 || tfm_gguf_get_arr_i64(g, keys[side], v, m))
+			return tfm_seterr(TFM_E_FORMAT, "%s: not an integer array of at most 8 ids",
+					  keys[side]);
+		for (int64_t k = 0; k < m; k++) {
+			if (v[k] < 0 || v[k] >= t->n_vocab)
+				return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary",
+						  keys[side], (long long)v[k]);
+			t->frame[side][k] = (int32_t)v[k];
+		}
+		t->n_frame[side] = (int)m;
+		t->has_frame = 1;
+	}
+	static const char *const lk[2] = { "tfm.tok.src_lang_id", "tfm.tok.tgt_lang_id" };
+	int32_t *lang[2] = { &t->src_lang, &t->tgt_lang };
+	for (int k = 0; k < 2; k++) {
+		if (tfm_gguf_find(g, lk[k]) < 0)
+			continue;
+		int64_t id = tfm_gguf_get_int_or(g, lk[k], -1);
+		if (!t->has_frame || id < 0 || id >= t->n_vocab)
+			return tfm_seterr(TFM_E_FORMAT, "%s: %lld is not a token id beside a frame",
+					  lk[k], (long long)id);
+		*lang[k] = (int32_t)id;
+	}
+	return TFM_OK;
+}
+
+int tfm_tokenizer_set_lang(struct tfm_tokenizer *t, const char *src, const char *tgt)
+{
+	const char *code[2] = { src, tgt };
+	int32_t *lang[2] = { &t->src_lang, &t->tgt_lang };
+	for (int k = 0; k < 2; k++) {
+		if (!code[k])
+			continue;
+		if (t->src_lang < 0)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "a %s language: this tokenizer frames "
+					  "no language code (mBART's do)", k ? "target" : "source");
+		int32_t id = tfm_strmap_get(&t->map, code[k], strlen(code[k]));
+		if (id < 0 || t->type[id] != TFM_TOKT_CONTROL)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "'%.60s' is not one of the tokenizer's "
+					  "special tokens (a language code, as en_XX)", code[k]);
+		if (!k) /* the source frame itself */
+			for (int side = 0; side < 2; side++)
+				for (int i = 0; i < t->n_frame[side]; i++)
+					if (t->frame[side][i] == t->src_lang)
+						t->frame[side][i] = id;
+		*lang[k] = id;
+	}
+	return TFM_OK;
+}
+
+int tfm_tokenizer_target_start(const struct tfm_tokenizer *t, int32_t *start, int32_t *forced)
+{
+	*start = *forced = -1;
+	if (!t->has_frame || t->tgt_lang < 0)
+		return 0;
+	if (t->n_frame[1] && t->frame[1][t->n_frame[1] - 1] == t->src_lang)
+		*start = t->tgt_lang;
+	if (t->n_frame[0] && t->frame[0][0] == t->src_lang)
+		*forced = t->tgt_lang;
+	return 1;
+}
+
 /* tfm.tok.lstrip / tfm.tok.rstrip: the added tokens whose match takes in
  * the whitespace left / right of them (t->strip bits 1, 2). */
 static int strip_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
@@ -633,7 +705,8 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 								t->add_space_prefix);
 	t->decode_strip = tfm_gguf_get_int_or(g, "tfm.tok.decode_strip", 0) != 0;
 	t->clean_up = tfm_gguf_get_int_or(g, "tfm.tok.clean_up_spaces", 0) != 0;
-	if ((st = eos_set(t, g)) || (st = strip_set(t, g)) || (st = tok_finish(t)))
+	if ((st = eos_set(t, g)) || (st = strip_set(t, g)) || (st = frame_set(t, g)) ||
+	    (st = tok_finish(t)))
 		goto fail;
 	*out = t;
 	return TFM_OK;
@@ -788,16 +861,38 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
 	return tfm_tokenize_model(t, t->ugm, text, len, add_bos, parse_special, ids, n);
 }
 
+/* Push a frame's side, lang in src_lang's place. */
+static int push_frame(const struct tfm_tokenizer *t, int side, int32_t lang, struct tfm_ids *a)
+{
+	int st = TFM_OK;
+	for (int i = 0; !st && i < t->n_frame[side]; i++) {
+		int32_t id = t->frame[side][i];
+		st = tfm_ids_push(a, id == t->src_lang && lang >= 0 ? lang : id);
+	}
+	return st;
+}
+
 int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
 		       size_t len, int add_bos, int parse_special, int32_t **ids, size_t *n)
 {
+	return tfm_tokenize_lang(t, u, text, len, add_bos ? t->src_lang : INT32_MIN,
+				 parse_special, ids, n);
+}
+
+/* lang INT32_MIN: no frame (no BOS); else the frame (or BOS and, for
+ * WordPiece and unigram, EOS) with lang as the language code. */
+int tfm_tokenize_lang(const struct tfm_tokenizer *t, const struct tfm_ugm *u, const char *text,
+		      size_t len, int32_t lang, int parse_special, int32_t **ids, size_t *n)
+{
 	struct tfm_ids a = { 0 };
 	struct frags f = { 0 };
-	int st = TFM_OK;
+	int st = TFM_OK, add_bos = lang != INT32_MIN;
 	*ids = NULL;
 	*n = 0;
 	/* a unigram model adds what its post-processor adds (T5: no BOS) */
-	if (add_bos && t->bos >= 0 && (t->kind != TFM_TOK_UGM || t->add_bos))
+	if (add_bos && t->has_frame)
+		st = push_frame(t, 0, lang, &a);
+	else if (add_bos && t->bos >= 0 && (t->kind != TFM_TOK_UGM || t->add_bos))
 		st = tfm_ids_push(&a, t->bos);
 	if (!st && len > 0)
 		st = partition(t, text, len, parse_special, &f);
@@ -824,8 +919,10 @@ int tfm_tokenize_model(const struct tfm_tokenizer *t, const struct tfm_ugm *u, c
 	}
 	free(f.v);
 	/* BERT-style models close a sequence with [SEP] when they open it. */
-	if (!st && add_bos && (t->kind == TFM_TOK_WPM || t->kind == TFM_TOK_UGM) && t->add_eos &&
-	    t->eos >= 0)
+	if (!st && add_bos && t->has_frame)
+		st = push_frame(t, 1, lang, &a);
+	else if (!st && add_bos && (t->kind == TFM_TOK_WPM || t->kind == TFM_TOK_UGM) &&
+		 t->add_eos && t->eos >= 0)
 		st = tfm_ids_push(&a, t->eos);
 	if (st) {
 		free(a.v);

@@ -49,13 +49,28 @@ int tfm_tokenize_special(const struct tfm_tokenizer *t, const char *text, size_t
  * TemplateProcessing); TFM_E_UNSUPPORTED for other tokenizers. */
 int tfm_tokenize_seq(const struct tfm_tokenizer *t, const char *text, size_t len,
 		     int parse_special, int32_t **ids, size_t *n);
+/* mBART: frame sources with language code src (tokenizer_config.json's
+ * src_lang in transformers) and targets with tgt, either NULL to keep the
+ * tokenizer's.  TFM_E_UNSUPPORTED where the frame has no language code or
+ * the code is not a control token. */
+int tfm_tokenizer_set_lang(struct tfm_tokenizer *t, const char *src, const char *tgt);
+/* mBART: how generate starts a target in the target language, as the
+ * models' cards do it: where the language code ends the frame (cc25's
+ * A </s> ro_RO) *start is it (decoder_start_token_id: shift_tokens_right
+ * moves the labels' last token to the front); where it opens the frame
+ * (mBART-50's ro_RO A </s>) *forced is it (forced_bos_token_id).  -1 for
+ * the other.  Returns 0 (and -1s) where the tokenizer frames no target
+ * language. */
+int tfm_tokenizer_target_start(const struct tfm_tokenizer *t, int32_t *start, int32_t *forced);
 /* A target text as the tokenizer frames labels (tokenizer(text_target=...)
  * in transformers).  Marian (tfm.tok.target_scores): the text cut by the
  * target model (target.spm's pieces, scores and normalizer, mapped through
  * the one vocabulary, <unk> for pieces it lacks; a >>xx<< language code at
  * the start is one token, as for a source text), then </s>.  Control
  * tokens written in the text are not parsed: transformers' labels with
- * split_special_tokens=True.  Any other tokenizer: exactly
+ * split_special_tokens=True.  A frame with a target language (mBART): the
+ * source's frame with that code, special tokens in the text parsed (as
+ * MBartTokenizerFast does).  Any other tokenizer: exactly
  * tfm_tokenize_seq(t, text, len, 0, ids, n).  *ids is malloc'd. */
 int tfm_tokenize_target(const struct tfm_tokenizer *t, const char *text, size_t len,
 			int32_t **ids, size_t *n);

@@ -7,6 +7,8 @@
 
 #include "unigram.h"
 
+#define TFM_TOK_FRAME_MAX 8 /* special tokens a frame puts on one side */
+
 struct tfm_vb {
 	int64_t n, cap;
 	char **tok;         /* [n] malloc'd, NUL-terminated; NULL for a gap */
@@ -26,6 +28,15 @@ struct tfm_vb {
 	int32_t *strip[2];  /* added tokens with lstrip, rstrip (tfm.tok.lstrip, .rstrip) */
 	int64_t n_strip[2];
 	int denormalizer;   /* tokenizer.model: its denormalizer_spec has rules */
+	/* tokenizer.json's TemplateProcessing "single": the special tokens
+	 * before [0] and after [1] the text (mBART: A </s> ro_RO), written as
+	 * tfm.tok.frame_prefix / _suffix where bos / eos cannot say it;
+	 * has_frame 0 when the template is not "specials A specials" or names
+	 * a token it does not resolve.  src_lang, tgt_lang:
+	 * tokenizer_config.json's language codes (mBART), ids or -1. */
+	int64_t frame[2][TFM_TOK_FRAME_MAX];
+	int n_frame[2], has_frame;
+	int64_t src_lang, tgt_lang;
 	struct tfm_ugm_keys ugm;
 };
 

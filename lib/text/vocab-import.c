@@ -20,6 +20,7 @@ void tfm_vb_init(struct tfm_vb *v)
 	memset(v, 0, sizeof *v);
 	v->bos = v->eos = v->unk = v->sep = v->pad = v->cls = v->mask = -1;
 	v->add_bos = v->add_eos = v->add_space_prefix = -1;
+	v->src_lang = v->tgt_lang = -1;
 }
 
 void tfm_vb_free(struct tfm_vb *v)
@@ -404,6 +405,42 @@ static json_t *load_json(const struct tfm_ckpt_file *f)
 	return load_json_flags(f, 0);
 }
 
+/* The id of a TemplateProcessing special token: its one id in
+ * special_tokens, else the vocabulary's token of that name; -1 none. */
+static int64_t template_id(const struct tfm_vb *v, json_t *sp, const char *name)
+{
+	json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
+	if (json_array_size(ids) == 1 && json_is_integer(json_array_get(ids, 0)))
+		return json_integer_value(json_array_get(ids, 0));
+	return name ? vb_find(v, name) : -1;
+}
+
+/* The whole "single" template as a frame: the special tokens before the
+ * one sequence $A and those after it (v->frame).  Anything else (no $A,
+ * two sequences, an unknown token, more than TFM_TOK_FRAME_MAX on a side)
+ * leaves has_frame 0. */
+static void template_frame(struct tfm_vb *v, json_t *single, json_t *sp)
+{
+	size_t i;
+	json_t *e;
+	int side = 0;
+	v->has_frame = 0;
+	v->n_frame[0] = v->n_frame[1] = 0;
+	json_array_foreach(single, i, e) {
+		json_t *st = json_object_get(e, "SpecialToken");
+		if (json_object_get(e, "Sequence")) {
+			if (side++)
+				return;
+			continue;
+		}
+		int64_t id = st ? template_id(v, sp, jstr(st, "id")) : -1;
+		if (id < 0 || v->n_frame[side] == TFM_TOK_FRAME_MAX)
+			return;
+		v->frame[side][v->n_frame[side]++] = id;
+	}
+	v->has_frame = side == 1;
+}
+
 /* tokenizer.json's post_processor: a TemplateProcessing (alone or in a
  * Sequence, as Llama 3 ships it) adds the special tokens its "single"
  * template puts first and last; RobertaProcessing and BertProcessing name
@@ -440,17 +477,10 @@ static void post_processor(struct tfm_vb *v, json_t *pp)
 	if (!n)
 		return;
 	json_t *sp = json_object_get(pp, "special_tokens");
+	template_frame(v, single, sp);
 	for (int end = 0; end < 2; end++) {
 		json_t *piece = json_object_get(json_array_get(single, end ? n - 1 : 0), "SpecialToken");
-		int64_t id = -1;
-		if (piece) {
-			const char *name = jstr(piece, "id");
-			json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
-			if (json_array_size(ids) == 1 && json_is_integer(json_array_get(ids, 0)))
-				id = json_integer_value(json_array_get(ids, 0));
-			else if (name)
-				id = vb_find(v, name);
-		}
+		int64_t id = piece ? template_id(v, sp, jstr(piece, "id")) : -1;
 		if (end) {
 			v->add_eos = id >= 0;
 			if (id >= 0)
@@ -1041,12 +1071,42 @@ static int apply_config(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 		if (id >= 0)
 			*dst[k] = id;
 	}
+	/* mBART's tokenizers: the languages the frame was saved with */
+	json_t *sl = json_object_get(root, "src_lang"), *tl = json_object_get(root, "tgt_lang");
+	v->src_lang = json_is_string(sl) ? vb_find(v, json_string_value(sl)) : -1;
+	v->tgt_lang = json_is_string(tl) ? vb_find(v, json_string_value(tl)) : -1;
 	json_t *ab = json_object_get(root, "add_bos_token"), *ae = json_object_get(root, "add_eos_token");
 	if (json_is_boolean(ab))
 		v->add_bos = json_is_true(ab);
 	if (json_is_boolean(ae))
 		v->add_eos = json_is_true(ae);
 	json_decref(root);
+	return TFM_OK;
+}
+
+/* tfm.tok.frame_prefix / _suffix: a frame bos and eos cannot say (more
+ * than one token on a side), or one whose source language can change
+ * (tfm.tok.src_lang_id, and tfm.tok.tgt_lang_id for targets). */
+static int write_frame(const struct tfm_vb *v, struct tfm_gguf *g)
+{
+	int lang = 0, st;
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < v->n_frame[side]; i++)
+			lang |= v->src_lang >= 0 && v->frame[side][i] == v->src_lang;
+	if (!v->has_frame || (v->n_frame[0] <= 1 && v->n_frame[1] <= 1 && !lang))
+		return TFM_OK;
+	int32_t ids[2][TFM_TOK_FRAME_MAX];
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < v->n_frame[side]; i++)
+			ids[side][i] = (int32_t)v->frame[side][i];
+	if ((st = tfm_gguf_set_arr(g, "tfm.tok.frame_prefix", TFM_GGUF_INT32, ids[0],
+				   v->n_frame[0])) ||
+	    (st = tfm_gguf_set_arr(g, "tfm.tok.frame_suffix", TFM_GGUF_INT32, ids[1],
+				   v->n_frame[1])) ||
+	    (lang && (st = tfm_gguf_set_i32(g, "tfm.tok.src_lang_id", (int32_t)v->src_lang))) ||
+	    (lang && v->tgt_lang >= 0 &&
+	     (st = tfm_gguf_set_i32(g, "tfm.tok.tgt_lang_id", (int32_t)v->tgt_lang))))
+		return st;
 	return TFM_OK;
 }
 
@@ -1084,7 +1144,8 @@ static int write_keys(const struct tfm_vb *v, struct tfm_gguf *g)
 	    (v->n_strip[0] && (st = tfm_gguf_set_arr(g, "tfm.tok.lstrip", TFM_GGUF_INT32,
 						      v->strip[0], v->n_strip[0]))) ||
 	    (v->n_strip[1] && (st = tfm_gguf_set_arr(g, "tfm.tok.rstrip", TFM_GGUF_INT32,
-						      v->strip[1], v->n_strip[1]))))
+						      v->strip[1], v->n_strip[1]))) ||
+	    (st = write_frame(v, g)))
 		return st;
 	return TFM_OK;
 }

@@ -47,6 +47,41 @@ setup() {
 	jq -c '.[0].src_ids[:-1]' "$T5T/cli.json" | diff - "$T/tok"
 }
 
+# Tiny mBART models beside their tokenizers (scripts/make-unigram-fixtures):
+# cc25's frame A </s> ro_RO and mBART-50's de_DE A </s>; --target-lang as
+# their model cards use generate (cc25: the code starts the decoder;
+# mBART-50: the code forced first).
+@test "mBART: sources framed with their language, --target-lang as transformers' generate" {
+	for name in mbart mbart50; do
+		d=$ROOT/tests/data/tok-unigram-$name
+		tfm-convert -q -o "$T/$name.gguf" "$d"
+		n=$(jq '.generate | length' "$d/expected.json")
+		for ((i = 0; i < n; i++)); do
+			jq -r ".generate[$i].text" "$d/expected.json" | tr '\n' ' ' | sed 's/ $//' > "$T/in"
+			lang=$(jq -r ".generate[$i].target_lang // empty" "$d/expected.json")
+			# generate's ids after the start token, its eos (forced at the last step) left out
+			jq -c ".generate[$i].ids[1:] | map(select(. != 2))" "$d/expected.json" > "$T/want"
+			tfm-run -m "$T/$name.gguf" -n 8 -F jsonl ${lang:+--target-lang $lang} \
+				-p "$(cat "$T/in")" | jq -s -c 'map(.id)' > "$T/got"
+			diff "$T/want" "$T/got" || fail "$name text $i ${lang:-without a target language}"
+		done
+		# tfm-ppl: transformers' loss with labels framed in the target
+		# language and the decoder started by MBart's shift_tokens_right
+		jq -r '.ppl.pairs[] | "\(.[0])\t\(.[1])"' "$d/expected.json" > "$T/pairs.tsv"
+		for k in "" _en_de; do
+			tfm-ppl -m "$T/$name.gguf" -f "$T/pairs.tsv" -F json \
+				${k:+--source-lang en_XX --target-lang de_DE} > "$T/r.json"
+			jq -n -e --slurpfile r "$T/r.json" --slurpfile w "$d/expected.json" \
+				"(\$r[0].nll - \$w[0].ppl.nll$k | fabs < 1e-5) and
+				 \$r[0].tokens == \$w[0].ppl.tokens$k" || fail "$name: tfm-ppl ${k:-as saved}"
+		done
+	done
+	# a model whose tokenizer frames no language refuses the options
+	run tfm-run -m "$MT" -p hi --target-lang de_DE
+	assert_failure 65
+	assert_output --partial "frames no language code"
+}
+
 @test "seq2seq: the same through a GGUF, quantized, and with head closing the pipe" {
 	tfm-convert -o "$T/m.gguf" "$MT"
 	jq -r '.[].text' "$MT/cli.json" > "$T/en.txt"

@@ -259,6 +259,43 @@ $bad"
 	[ "$n" -ge 100 ] && [ "$nd" -ge 100 ]
 }
 
+# mBART's tokenizers (scripts/make-unigram-fixtures): cc25's frame
+# A </s> ro_RO and mBART-50's de_DE A </s> from tokenizer.json's
+# TemplateProcessing; targets framed with tokenizer_config.json's tgt_lang
+# (transformers' text_target), sources with another language as
+# MBartTokenizerFast's src_lang gives them.
+@test "mBART: sources, targets and other languages framed as transformers frames them" {
+	T=$BATS_TEST_TMPDIR
+	bad= n=0
+	for name in mbart mbart50; do
+		d=$ROOT/tests/data/tok-unigram-$name
+		tfm-convert -q -o "$T/$name.gguf" "$d" || fail "$name: tfm-convert failed"
+		while IFS='|' read -r b64 ids tgt en; do
+			x=$(printf '%s' "$b64" | base64 -d)
+			for w in "--bos --special:$ids" "--target:$tgt" \
+				 "--bos --special --source-lang en_XX:$en"; do
+				got=$(printf '%s' "$x" | tfm-tok ${w%%:*} -m "$T/$name.gguf") ||
+					fail "$name text $n (${w%%:*}): tfm-tok failed"
+				[ "$got" = "${w#*:}" ] || bad="$bad$name text $n (${w%%:*}): got [$got], want [${w#*:}]
+"
+			done
+			n=$((n + 1))
+		done < <(jq -r '.texts[] | [(.text | @base64), (.ids | join(" ")),
+			(.target_ids | join(" ")), (.source_ids_en | join(" "))] | join("|")' "$d/expected.json")
+	done
+	[ -z "$bad" ] || fail "differ from transformers':
+$bad"
+	[ "$n" -ge 80 ]
+	# a code that is no control token, or no code in the frame: refused
+	run sh -c "echo hi | tfm-tok --bos --source-lang hi -m '$T/mbart.gguf'"
+	assert_failure 65
+	assert_output --partial "not one of the tokenizer's special tokens"
+	tfm-convert -q -o "$T/x.gguf" "$ROOT/tests/data/tok-unigram-xlmr"
+	run sh -c "echo hi | tfm-tok --bos --source-lang en_XX -m '$T/x.gguf'"
+	assert_failure 65
+	assert_output --partial "frames no language code"
+}
+
 @test "unigram: normalizers tfm does not run and corrupt charsmaps exit 65" {
 	T=$BATS_TEST_TMPDIR
 	cp -r "$ROOT/tests/data/tok-unigram-xlmr" "$T/m"
