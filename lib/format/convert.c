@@ -317,12 +317,15 @@ static int add_experts(struct tfm_convert *cv, struct expert_group *eg)
 static int check_vocab_rows(struct tfm_convert *cv)
 {
 	const struct tfm_gguf_tensor *t = tfm_gguf_find_tensor(cv->g, "token_embd.weight");
+	/* Marian unshared: the token tables have vocab_size rows, the head
+	 * decoder_vocab_size (the spec's n_vocab) */
+	int64_t rows = t && cv->spec.n_vocab_src > 0 ? cv->spec.n_vocab_src : cv->spec.n_vocab;
 	if (!t)
 		t = tfm_gguf_find_tensor(cv->g, "output.weight");
-	if (!t || t->n_dims < 2 || t->ne[1] == cv->spec.n_vocab)
+	if (!t || t->n_dims < 2 || t->ne[1] == rows)
 		return TFM_OK;
 	return tfm_seterr(TFM_E_FORMAT, "config.json: vocab_size %lld, but %s has %lld rows",
-			  (long long)cv->spec.n_vocab, t->name, (long long)t->ne[1]);
+			  (long long)rows, t->name, (long long)t->ne[1]);
 }
 
 /* general.file_type, llama.cpp's LLAMA_FTYPE_MOSTLY_* of the 2-D weights:
@@ -494,7 +497,10 @@ static int from_ckpt(struct tfm_convert *cv, const char *path, const struct tfm_
 		if (ck->naming == TFM_NAMES_GGUF) {
 			snprintf(name, sizeof name, "%s", t->name);
 		} else {
-			st = tfm_hfmap_name(cv->spec.arch, t->name, name, sizeof name, &flags);
+			/* Marian unshared: each stack's embed_tokens its own table */
+			const char *arch = cv->spec.enc_embd && !strcmp(cv->spec.arch, "marian")
+					   ? "marian-unshared" : cv->spec.arch;
+			st = tfm_hfmap_name(arch, t->name, name, sizeof name, &flags);
 			if (st)
 				goto out;
 			if (flags & TFM_HFMAP_SKIP)

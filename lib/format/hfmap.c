@@ -503,6 +503,16 @@ static const struct ent bart[] = {
 	END
 };
 
+/* Marian with share_encoder_decoder_embeddings false ("marian-unshared",
+ * chosen by the converter for spec embd.enc_own): no shared; each stack's
+ * embed_tokens is a table of its own, the decoder's token_embd (what a
+ * tied head is), the encoder's enc.token_embd; the rest as bart's. */
+static const struct ent marian_unshared[] = {
+	{"encoder.embed_tokens.weight", "enc.token_embd.weight", 0},
+	{"decoder.embed_tokens.weight", "token_embd.weight", 0},
+	END
+};
+
 /* ---- DistilBERT: pre_classifier (+ ReLU) is the pooler (cls) ---- */
 static const struct ent distilbert[] = {
 	{"vocab_transform.$", "mlm.dense.$", 0},  /* the masked-LM head, as BERT's */
@@ -772,6 +782,7 @@ static const struct arch archs[] = {
 	{"bart", {"model.", ""}, {bart}},
 	{"mbart", {"model.", ""}, {bart}},
 	{"marian", {"model.", ""}, {bart}},
+	{"marian-unshared", {"model.", ""}, {marian_unshared, bart}},
 	{"mamba", {"backbone.", ""}, {mamba}},
 	{"falcon_mamba", {"backbone.", ""}, {mamba}},
 	{"mamba2", {"backbone.", ""}, {mamba2}},

@@ -825,11 +825,14 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 									 : &m->pos_embd;
 	const struct tfm_norm_w *en = c->enc_pass && m->enc_embd_norm.w ? &m->enc_embd_norm
 									 : &m->embd_norm;
+	/* and Marian unshared a token table of its own */
+	const struct tfm_mat *te = c->enc_pass && m->enc_tok_embd.data ? &m->enc_tok_embd
+								       : &m->tok_embd;
 	for (int64_t t = 0; t < n; t++) {
 		float *x = c->x + t * d;
 		if (!m->proj_in.data)
-			tfm_k_row_to_f32(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
-					 (size_t)tok[t] * m->tok_embd.row_bytes, x, d);
+			tfm_k_row_to_f32(te->type, (const uint8_t *)te->data +
+					 (size_t)tok[t] * te->row_bytes, x, d);
 		if (s->embd_scale != 0 && s->embd_scale != 1)
 			for (int64_t i = 0; i < d; i++)
 				x[i] *= s->embd_scale;
@@ -1083,10 +1086,12 @@ int tfm_seq2seq_encode(struct tfm_ctx *c, const int32_t *src, int64_t n, float *
 	if (m->enc_pos_embd.data && n + s->pos_offset > m->enc_pos_embd.out)
 		return tfm_seterr(TFM_E_INVAL, "source of %lld tokens (%lld learned positions)",
 				  (long long)n, (long long)(m->enc_pos_embd.out - s->pos_offset));
+	/* the source vocabulary: the token tables' rows (Marian unshared) */
+	int64_t nv = s->n_vocab_src > 0 ? s->n_vocab_src : s->n_vocab;
 	for (int64_t i = 0; i < n; i++)
-		if (src[i] < 0 || src[i] >= s->n_vocab)
+		if (src[i] < 0 || src[i] >= nv)
 			return tfm_seterr(TFM_E_INVAL, "token id %d out of range (vocabulary of %lld)",
-					  (int)src[i], (long long)s->n_vocab);
+					  (int)src[i], (long long)nv);
 	c->enc_pass = 1;
 	embed(c, src, n, 0);
 	for (int64_t l = 0; l < s->n_layer; l++)

@@ -1486,7 +1486,12 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 				(long long)s->n_embd);
 		goto fail;
 	}
-	if ((st = bind_mat(&b, &m->tok_embd, "token_embd.weight", io, s->n_vocab, 1)))
+	/* Marian unshared: the decoder's table, and the encoder's own, have
+	 * n_vocab_src rows; the head has n_vocab */
+	int64_t rows = s->n_vocab_src > 0 ? s->n_vocab_src : s->n_vocab;
+	if ((st = bind_mat(&b, &m->tok_embd, "token_embd.weight", io, rows, 1)) ||
+	    (encdec && s->enc_embd &&
+	     (st = bind_mat(&b, &m->enc_tok_embd, "enc.token_embd.weight", io, rows, 1))))
 		goto fail;
 	if (s->embd_proj && s->n_embd_io <= 0) {
 		st = tfm_seterr(TFM_E_FORMAT, "%s: embd.proj without embd.n_io", b.arch);

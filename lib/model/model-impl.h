@@ -125,7 +125,9 @@ struct tfm_model {
 	int k_type, v_type;        /* enum tfm_type of the K and V caches (tfm_k_kv_type_ok) */
 	int64_t k_rot, v_rot;      /* Walsh-Hadamard block of q and k, of v (0: none; kvrot.c) */
 	int mla;                   /* multi-head latent attention */
-	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} */
+	struct tfm_mat tok_embd;   /* {n_embd, n_vocab} (n_vocab_src rows when set) */
+	struct tfm_mat enc_tok_embd; /* encoder-decoder with embd.enc_own: the encoder's
+	                              * {n_embd, n_vocab_src or n_vocab}; else unset */
 	struct tfm_mat pos_embd;   /* {n_embd, n_pos}, data NULL if none */
 	struct tfm_mat output;     /* {n_io, n_vocab} (token_embd when tied) */
 	struct tfm_mat proj_in;    /* {n_io, n_embd} when spec.n_embd_io, else data NULL */

@@ -305,7 +305,10 @@ static void tensors(struct rnd *r, const struct tfm_spec *s)
 	 * token types and their norm too when project_in follows the norm */
 	int64_t io = s->n_embd_io > 0 ? s->n_embd_io : d, ew = s->embd_proj ? io : d;
 	int enc = s->family == TFM_FAMILY_ENCODER;
-	add(r, "token_embd.weight", io, s->n_vocab, 0, 1);
+	int64_t rows = s->n_vocab_src > 0 ? s->n_vocab_src : s->n_vocab;
+	add(r, "token_embd.weight", io, rows, 0, 1);
+	if (s->family == TFM_FAMILY_ENCDEC && s->enc_embd)
+		add(r, "enc.token_embd.weight", io, rows, 0, 1);
 	if (s->n_embd_io > 0) {
 		add(r, "project_in.weight", io, d, 0, 1 / sqrtf((float)io));
 		if (s->embd_proj && !s->embd_proj_first)

@@ -232,8 +232,8 @@ static double count_bound(const struct tfm_spec *s)
 	double layer = 4 * e * heads * hd + 4 * lora * (e + heads * hd) +
 		       4 * ((double)s->n_expert + 2) * e * ff + 8 * ssm + 16 * e * e +
 		       8 * e * ((double)s->xlstm_qk_dim + s->xlstm_v_dim + s->ssm_n_head + 1);
-	return 2 * nl * layer + 4 * ((double)s->n_vocab + s->n_ctx_train + s->pos_offset +
-				     s->n_token_types + s->n_labels + 8) * io +
+	return 2 * nl * layer + 4 * ((double)s->n_vocab + 2 * s->n_vocab_src + s->n_ctx_train +
+				     s->pos_offset + s->n_token_types + s->n_labels + 8) * io +
 	       4 * nl * ((double)s->t5_buckets + 1) * ((double)s->n_head + 1) +
 	       8 * ((double)s->rel_span + s->conv_kernel * e + 1) * e;
 }
@@ -245,9 +245,9 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	if (ctx < 0 || kv_elem_bytes < 0)
 		return tfm_seterr(TFM_E_INVAL, "count: negative context or element size");
 	/* sizes the bound below sums: a negative one would shrink it */
-	const int64_t sz[] = {s->n_vocab, s->n_embd, s->n_ctx_train, s->pos_offset,
-			      s->n_token_types, s->n_labels, s->n_embd_io, s->n_ff, s->n_ff_expert,
-			      s->n_ff_shared, s->n_expert, s->n_head, s->n_head_kv, s->head_dim,
+	const int64_t sz[] = {s->n_vocab, s->n_vocab_src, s->n_embd, s->n_ctx_train,
+			      s->pos_offset, s->n_token_types, s->n_labels, s->n_embd_io, s->n_ff,
+			      s->n_ff_expert, s->n_ff_shared, s->n_expert, s->n_head, s->n_head_kv, s->head_dim,
 			      s->ssm_d_inner, s->ssm_d_state, s->ssm_dt_rank, s->ssm_d_conv,
 			      s->ssm_n_head, s->ssm_n_group, s->xlstm_qk_dim, s->xlstm_v_dim,
 			      s->t5_buckets, s->rel_span,
@@ -273,7 +273,9 @@ int tfm_spec_count(const struct tfm_spec *s, double kv_elem_bytes, int64_t ctx,
 	/* the width of the position and token-type embeddings and their
 	 * norm: io when project_in follows the norm (ELECTRA) */
 	int64_t ew = s->embd_proj && s->n_embd_io > 0 ? io : e;
-	c->embd = s->n_vocab * io + s->n_token_types * ew;
+	/* Marian unshared: the encoder's table too, both of n_vocab_src rows */
+	int64_t rows = s->n_vocab_src > 0 ? s->n_vocab_src : s->n_vocab;
+	c->embd = (encdec && s->enc_embd ? 2 : 1) * rows * io + s->n_token_types * ew;
 	if (s->n_embd_io > 0 && s->embd_proj) /* project_in, with its bias after the norm */
 		c->head += io * e + (s->embd_proj_first ? 0 : e);
 	else if (s->n_embd_io > 0) /* project_in, project_out: matmuls, counted as head */

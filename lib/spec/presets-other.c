@@ -575,9 +575,47 @@ int tfm_preset_mt5(struct tfm_spec *s, const json_t *c) { return t5_like(s, c, 1
  * pre-norm with a final norm per stack (mBART); layernorm_embedding (not
  * Marian); scale_embedding multiplies the token embedding by sqrt(d);
  * final_logits_bias is the head's bias.  kind: 0 bart, 1 mbart, 2 marian */
+/* Marian with share_encoder_decoder_embeddings false (MarianMTModel):
+ * encoder and decoder each copy one nn.Embedding(vocab_size) (so both
+ * tables have vocab_size rows), lm_head and final_logits_bias have
+ * decoder_vocab_size rows: the decoder's vocabulary.  Shared, the head has
+ * vocab_size rows and decoder_vocab_size only shapes the loss; tied, the
+ * head is the decoder's table, which cannot give decoder_vocab_size
+ * logits: both refused when the sizes differ, as transformers cannot run
+ * them. */
+static int marian_vocab(struct tfm_spec *s, const json_t *c)
+{
+	int64_t dv = gi(c, "decoder_vocab_size", s->n_vocab);
+	if (gb(c, "share_encoder_decoder_embeddings", 1)) {
+		if (dv != s->n_vocab)
+			return tfm_seterr(TFM_E_UNSUPPORTED, "marian: decoder_vocab_size %lld with "
+					  "share_encoder_decoder_embeddings true (vocab_size %lld) "
+					  "is not supported: transformers' head has vocab_size "
+					  "rows", (long long)dv, (long long)s->n_vocab);
+		return TFM_OK;
+	}
+	if (dv < 1 || dv > s->n_vocab)
+		return tfm_seterr(dv < 1 ? TFM_E_FORMAT : TFM_E_UNSUPPORTED, "marian: "
+				  "decoder_vocab_size %lld (vocab_size %lld) is not supported: "
+				  "the decoder's table has vocab_size rows", (long long)dv,
+				  (long long)s->n_vocab);
+	if (dv != s->n_vocab && s->tied_output)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "marian: decoder_vocab_size %lld with "
+				  "tie_word_embeddings true is not supported: the head would be the "
+				  "decoder's table of vocab_size %lld rows (transformers' forward "
+				  "fails)", (long long)dv, (long long)s->n_vocab);
+	s->enc_embd = 1;
+	if (dv != s->n_vocab) {
+		s->n_vocab_src = s->n_vocab;
+		s->n_vocab = dv;
+	}
+	return TFM_OK;
+}
+
 static int bart_like(struct tfm_spec *s, const json_t *c, int kind)
 {
 	static const char *const names[] = { "bart", "mbart", "marian" };
+	int st;
 	set_arch(s, names[kind], names[kind]);
 	tfm_preset_layernorm_biased(s);
 	s->family = TFM_FAMILY_ENCDEC;
@@ -618,11 +656,8 @@ static int bart_like(struct tfm_spec *s, const json_t *c, int kind)
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: different encoder and decoder widths "
 				  "(decoder_attention_heads, decoder_ffn_dim) are not supported",
 				  names[kind]);
-	if (kind == 2 && (!gb(c, "share_encoder_decoder_embeddings", 1) ||
-			  gi(c, "decoder_vocab_size", s->n_vocab) != s->n_vocab))
-		return tfm_seterr(TFM_E_UNSUPPORTED, "marian: separate source and target "
-				  "embeddings (share_encoder_decoder_embeddings false, a "
-				  "decoder_vocab_size of its own) are not supported yet");
+	if (kind == 2 && (st = marian_vocab(s, c)))
+		return st;
 	if (gi(c, "num_hidden_layers", s->n_layer) != s->n_layer)
 		return tfm_seterr(TFM_E_FORMAT, "%s: num_hidden_layers %lld is not encoder_layers "
 				  "%lld", names[kind], (long long)gi(c, "num_hidden_layers", 0),

@@ -43,6 +43,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("model.n_embd", n_embd, 1, 1e7),
 	I("model.n_layer", n_layer, 0, TFM_MAX_LAYERS),
 	I("model.n_layer_dec", n_layer_dec, 0, TFM_MAX_LAYERS),
+	I("model.n_vocab_src", n_vocab_src, 0, BIG),
 	I("model.n_layer_groups", n_layer_groups, 0, TFM_MAX_LAYERS),
 	I("model.n_ctx_train", n_ctx_train, 0, BIG),
 
@@ -52,6 +53,7 @@ const struct tfm_spec_knob tfm_spec_knobs_[] = {
 	I("embd.n_token_types", n_token_types, 0, 1e6),
 	B("embd.norm", embd_norm),
 	B("embd.tied_output", tied_output),
+	B("embd.enc_own", enc_embd),
 	I("embd.n_io", n_embd_io, 0, 1e7),
 	B("embd.proj", embd_proj),
 	B("embd.proj_first", embd_proj_first),
@@ -303,6 +305,15 @@ int tfm_spec_validate(const struct tfm_spec *s)
 		return tfm_seterr(TFM_E_FORMAT, "%s: bad family %d", a, s->family);
 	if (s->family == TFM_FAMILY_ENCDEC && s->n_layer_dec <= 0)
 		return tfm_seterr(TFM_E_FORMAT, "%s: encoder-decoder without decoder layers", a);
+	if ((s->n_vocab_src > 0 || s->enc_embd) && s->family != TFM_FAMILY_ENCDEC)
+		return tfm_seterr(TFM_E_FORMAT, "%s: model.n_vocab_src and embd.enc_own are for "
+				  "encoder-decoder models", a);
+	/* the head is the decoder's table, n_vocab_src rows: it cannot give
+	 * n_vocab logits (transformers' Marian fails the same way) */
+	if (s->n_vocab_src > 0 && s->n_vocab_src != s->n_vocab && s->tied_output)
+		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: a tied head with model.n_vocab_src %lld "
+				  "rows and n_vocab %lld logits", a, (long long)s->n_vocab_src,
+				  (long long)s->n_vocab);
 	int has_attn = 0;
 	for (int64_t i = 0; i < nl; i++) {
 		if (s->layer_kind[i] > TFM_LAYER_MLSTM)

@@ -63,6 +63,9 @@ struct tfm_spec {
 	/* sizes */
 	int64_t n_vocab, n_embd, n_layer, n_ctx_train;
 	int64_t n_layer_dec;      /* encoder-decoder: decoder layers (n_layer = encoder) */
+	int64_t n_vocab_src;      /* encoder-decoder: the token tables' rows when they are not
+	                             n_vocab, the decoder's vocabulary and logits (Marian's
+	                             vocab_size beside decoder_vocab_size); 0: n_vocab */
 	int64_t n_layer_groups;   /* albert: the layers share the weights of this many blocks
 	                             (tfm_spec_layer_block); 0: every layer its own */
 
@@ -73,6 +76,9 @@ struct tfm_spec {
 	int64_t n_token_types;    /* bert: 2 */
 	int embd_norm;            /* bloom, bert: a norm right after the embeddings */
 	int tied_output;          /* output head shares token_embd */
+	int enc_embd;             /* encoder-decoder: the encoder has a token table of its own
+	                             (enc.token_embd); token_embd is the decoder's (Marian's
+	                             share_encoder_decoder_embeddings false) */
 	int64_t n_embd_io;        /* 0: n_embd; else token embeddings and head are this wide, with
 	                             project_in/project_out to and from n_embd (OPT-350m) */
 	int embd_proj;            /* with n_embd_io: word, position and token-type embeddings and

@@ -167,3 +167,36 @@ setup() {
 		[ ! -e "$T/x.gguf" ]
 	done
 }
+
+@test "seq2seq: Marian with separate embeddings and vocabulary sizes: the GGUF's tables, transformers' parameter count, the refusals" {
+	MS=$S2S/marian-sep-s2s
+	tfm-convert -o "$T/m.gguf" "$MS"
+	tfm-inspect -F json -T "$T/m.gguf" > "$T/i.json"
+	# transformers' num_parameters(): both tables [150, 32], lm_head [120, 32]
+	[ "$(jq .params.total "$T/i.json")" -eq 54048 ]
+	jq -e '.spec["model.n_vocab"] == 120 and .spec["model.n_vocab_src"] == 150 and
+		.spec["embd.enc_own"] == true' "$T/i.json"
+	jq -e '[.tensors[] | select(.name == "enc.token_embd.weight" or
+		.name == "token_embd.weight" or .name == "output.weight") | .shape[1]] |
+		sort == [120, 150, 150]' "$T/i.json"
+	# the bare config counts the same
+	run tfm-inspect -F json "$MS/config.json"
+	assert_success
+	[ "$(echo "$output" | jq .params.total)" -eq 54048 ]
+	# tied with a decoder_vocab_size of its own, or shared with one: refused by name
+	mkdir -p "$T/tied" "$T/shared"
+	jq '.tie_word_embeddings = true' "$MS/config.json" > "$T/tied/config.json"
+	run tfm-inspect "$T/tied/config.json"
+	assert_failure 65
+	assert_output --partial 'tie_word_embeddings'
+	jq '.share_encoder_decoder_embeddings = true' "$MS/config.json" > "$T/shared/config.json"
+	run tfm-inspect "$T/shared/config.json"
+	assert_failure 65
+	assert_output --partial 'decoder_vocab_size'
+	# a Marian tokenizer with a target vocabulary of its own stays refused
+	cp -r "$MT" "$T/sep"
+	jq '.separate_vocabs = true' "$MT/tokenizer_config.json" > "$T/sep/tokenizer_config.json"
+	run tfm-convert -o "$T/sep.gguf" "$T/sep"
+	assert_failure 65
+	assert_output --partial 'separate_vocabs'
+}

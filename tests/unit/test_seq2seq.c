@@ -203,7 +203,7 @@ out:
 }
 
 static const char *const fixtures[] = {"t5-s2s", "t5-s2s-gated", "mt5-s2s", "t5-s2s-tok",
-				       "bart-s2s", "mbart-s2s", "marian-s2s"};
+				       "bart-s2s", "mbart-s2s", "marian-s2s", "marian-sep-s2s"};
 
 static void t_fixtures(void)
 {
@@ -227,7 +227,7 @@ static void t_beams(void)
  * tensors */
 static void t_params(void)
 {
-	static const double want[] = {94104, 38944, 27440, 48640, 35952, 25056, 44768};
+	static const double want[] = {94104, 38944, 27440, 48640, 35952, 25056, 44768, 54048};
 	for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
 		char *dir = t_path("tests/fixtures/seq2seq/%s", fixtures[i]);
 		struct tfm_model *m = NULL;
