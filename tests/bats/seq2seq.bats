@@ -124,6 +124,26 @@ setup() {
 	assert_failure 65
 }
 
+@test "seq2seq: tfm-ppl --save-logits and --kl-base over target tokens (Marian, f32 against q8_0)" {
+	jq -r '.pairs[] | "\(.[0])\t\(.[1])"' "$MT/ppl.json" > "$T/pairs.tsv"
+	tfm-convert -q -o "$T/m.gguf" "$MT"
+	tfm-quant -q -o "$T/q.gguf" q8_0 "$T/m.gguf"
+	tfm-ppl -m "$T/m.gguf" -f "$T/pairs.tsv" --save-logits "$T/base.logits" -F json > "$T/r.json"
+	# against itself: only the saved logits' rounding; one position per target token
+	tfm-ppl -m "$T/m.gguf" -f "$T/pairs.tsv" --kl-base "$T/base.logits" -F json > "$T/self.json"
+	jq -e --slurpfile r "$T/r.json" '.kl.positions == $r[0].tokens and .kl.mean < 1e-6 and
+		.kl.same_top1 == 1' "$T/self.json"
+	# q8_0 moves the distributions, and its nll is its own run's
+	tfm-ppl -m "$T/q.gguf" -f "$T/pairs.tsv" --kl-base "$T/base.logits" -F json > "$T/q.json"
+	tfm-ppl -m "$T/q.gguf" -f "$T/pairs.tsv" -F json > "$T/q0.json"
+	jq -e --slurpfile q0 "$T/q0.json" '.kl.mean > 1e-4 and .kl.mean < 1 and .nll == $q0[0].nll' \
+		"$T/q.json"
+	# another model's tokens do not fit the file
+	run tfm-ppl -m "$S2S/t5-s2s-tok" -f "$T/pairs.tsv" --kl-base "$T/base.logits"
+	assert_failure
+	assert_output --partial "another text or tokenizer"
+}
+
 @test "seq2seq: T5 and BART-family GGUFs: llama.cpp's t5 names, tfm.gen keys, the cross-attention bytes" {
 	tfm-convert -o "$T/t5.gguf" "$S2S/t5-s2s"
 	tfm-inspect -F json -T "$T/t5.gguf" > "$T/i.json"
