@@ -17,7 +17,7 @@ static const char usage[] =
 
 static const char options_help[] =
 	"\n"
-	"      --bos               begin each encoded text with BOS (WordPiece: [CLS] ... [SEP])\n"
+	"      --bos               frame each text as the model does (BOS; encoders: <s> ... </s>)\n"
 	"      --decode            read token ids, write the decoded text\n"
 	"  -h, --help              print this help and exit\n"
 	"      --ids               write token ids (the default)\n"
@@ -151,8 +151,12 @@ static int encode(const struct tfm_tokenizer *tok, const struct opts *o, const c
 {
 	int32_t *ids;
 	size_t m;
+	/* --bos frames a text as the tokenizer's post-processor does, an
+	 * encoder's closing token included (RoBERTa's <s> A </s>) */
 	int st = o->target ? tfm_tokenize_target(tok, s, n, &ids, &m)
-			   : tfm_tokenize_special(tok, s, n, o->bos, o->special, &ids, &m);
+		 : o->bos ? tfm_tokenize_seq(tok, s, n, o->special, &ids, &m) : TFM_E_UNSUPPORTED;
+	if (st == TFM_E_UNSUPPORTED && !o->target)
+		st = tfm_tokenize_special(tok, s, n, o->bos, o->special, &ids, &m);
 	if (st)
 		return st;
 	for (size_t i = 0; i < m; i++) {
