@@ -6,8 +6,11 @@
  * or Unigram: its normalizer and pre-tokenizer through ugm-import.c),
  * vocab.json + merges.txt, a BERT vocab.txt, an RWKV world
  * rwkv_vocab_v20230424.txt (rwkv-import.c), or Marian's source.spm,
- * target.spm and vocab.json (marian-import.c).  Special token ids and
+ * target.spm and vocab.json (marian-import.c), or without a tokenizer.json
+ * what transformers converts a slow tokenizer to (DeBERTa's spm.model;
+ * slow-import.c).  Special token ids and
  * add_bos/add_eos come from tokenizer_config.json when present. */
+#include "slow-import.h"
 #include "vocab-impl.h"
 
 #include <jansson.h>
@@ -999,6 +1002,27 @@ done:
 	return st;
 }
 
+/* A tokenizer.json converted from spm.model and tokenizer_config.json
+ * (slow-import.c), then read as one. */
+static int from_slow(struct tfm_vb *v, const struct tfm_ckpt_file *sm,
+		     const struct tfm_ckpt_file *cfg, const char *model_type)
+{
+	json_t *c = load_json_flags(cfg, JSON_DECODE_INT_AS_REAL);
+	if (!c)
+		return TFM_E_FORMAT;
+	char *text = NULL;
+	size_t n = 0;
+	int st = tfm_slow_tokenizer_json(sm, c, model_type, &text, &n);
+	json_decref(c);
+	if (st)
+		return st;
+	struct tfm_ckpt_file f = { .name = "tokenizer.json (from spm.model)",
+				   .data = (uint8_t *)text, .size = n };
+	st = from_tokenizer_json(v, &f);
+	free(text);
+	return st;
+}
+
 static int from_vocab_merges(struct tfm_vb *v, const struct tfm_ckpt_file *fv,
 			     const struct tfm_ckpt_file *fm)
 {
@@ -1218,6 +1242,7 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 	const struct tfm_ckpt_file *cfg = side_file(c, "tokenizer_config.json");
 	const struct tfm_ckpt_file *marian = side_file(c, "source.spm");
 	const struct tfm_ckpt_file *world = side_file(c, "rwkv_vocab_v20230424.txt");
+	const struct tfm_ckpt_file *sm = side_file(c, "spm.model"); /* DeBERTa-v2 / v3 */
 	struct tfm_vb v;
 	int st;
 	tfm_vb_init(&v);
@@ -1235,6 +1260,9 @@ int tfm_tokenizer_to_gguf(const struct tfm_ckpt *c, struct tfm_gguf *g)
 		st = tfm_vb_from_spm(&v, spm);
 	else if (tj)
 		st = from_tokenizer_json(&v, tj);
+	else if (sm && cfg) /* no tokenizer.json: converted as transformers converts */
+		st = from_slow(&v, sm, cfg, json_string_value(json_object_get(c->config,
+									       "model_type")));
 	else if (vj && mt)
 		st = from_vocab_merges(&v, vj, mt);
 	else if (vt)

@@ -224,14 +224,16 @@ chat_request() {
 }
 
 # SentencePiece unigram models (scripts/make-unigram-fixtures): XLM-R's
-# nmt_nfkc charsmap, a T5-like pipeline (WhitespaceSplit), byte fallback.
+# nmt_nfkc charsmap, a T5-like pipeline (WhitespaceSplit), byte fallback,
+# ALBERT's, and DeBERTa-v3's spm.model without a tokenizer.json (converted
+# as transformers' DebertaV2Converter does).
 # expected.json: the ids of transformers' fast tokenizer with and without
 # special tokens (tokenizers always reads special tokens in the text, so
 # --special), and its decoded text.
 @test "unigram: tfm-tok gives the fast tokenizer's ids and decodes as it does" {
 	T=$BATS_TEST_TMPDIR
 	bad= n=0 nd=0
-	for name in xlmr t5 bf albert; do
+	for name in xlmr t5 bf albert deberta; do
 		d=$ROOT/tests/data/tok-unigram-$name
 		tfm-convert -o "$T/$name.gguf" "$d" || fail "$name: tfm-convert failed"
 		while IFS='|' read -r b64 ids plain dec; do
@@ -257,6 +259,20 @@ chat_request() {
 	[ -z "$bad" ] || fail "differ from transformers':
 $bad"
 	[ "$n" -ge 100 ] && [ "$nd" -ge 100 ]
+	# DeBERTa-v3's layout (spm.model, a two-key tokenizer_config.json, no
+	# tokenizer.json): the [MASK] DebertaV2Tokenizer adds past the pieces
+	d=$ROOT/tests/data/tok-unigram-deberta
+	[ ! -e "$d/tokenizer.json" ]
+	got=$(jq -j .mask.text "$d/expected.json" | tfm-tok --special --bos -m "$T/deberta.gguf")
+	[ "$got" = "$(jq -r '.mask.ids | join(" ")' "$d/expected.json")" ]
+	# a slow tokenizer tfm has no conversion for is refused by name
+	mkdir "$T/slow"
+	cp "$d/spm.model" "$d/config.json" "$d/model.safetensors" "$T/slow/"
+	echo '{"tokenizer_class": "CamembertTokenizer"}' > "$T/slow/tokenizer_config.json"
+	run tfm-convert -o "$T/slow.gguf" "$T/slow"
+	assert_failure 65
+	assert_output --partial "CamembertTokenizer"
+	[ ! -e "$T/slow.gguf" ]
 }
 
 # mBART's tokenizers (scripts/make-unigram-fixtures): cc25's frame
