@@ -352,7 +352,9 @@ static int hold_flush(struct run *r)
 static int emit(struct run *r, int32_t prev, int32_t id, int *stopped)
 {
 	char piece[512];
-	int len = tfm_token_decode(r->tok, prev, id, piece, sizeof(piece));
+	/* generated ids: an encoder-decoder's target vocabulary (Marian's own) */
+	const struct tfm_tokenizer *tok = tfm_tokenizer_target(r->tok);
+	int len = tfm_token_decode(tok, prev, id, piece, sizeof(piece));
 	*stopped = 0;
 	if (len < 0)
 		return len;
@@ -373,7 +375,7 @@ static int emit(struct run *r, int32_t prev, int32_t id, int *stopped)
 			int32_t t = r->top[i];
 			snprintf(num, sizeof(num), "%s{\"id\":%d,\"text\":", i ? "," : "", t);
 			put(&b, &n, &cap, num, strlen(num));
-			len = tfm_token_decode(r->tok, prev, t, piece, sizeof(piece));
+			len = tfm_token_decode(tok, prev, t, piece, sizeof(piece));
 			json_str(&b, &n, &cap, piece, len > 0 ? (size_t)len : 0);
 			snprintf(num, sizeof(num), ",\"logprob\":%.6g}", tfm_logprob(r->logits, r->n_vocab, t));
 			put(&b, &n, &cap, num, strlen(num));
@@ -384,7 +386,7 @@ static int emit(struct run *r, int32_t prev, int32_t id, int *stopped)
 	int st = out(r, b, n);
 	free(b);
 	if (!st && r->n_stop) {
-		len = tfm_token_decode(r->tok, prev, id, piece, sizeof(piece));
+		len = tfm_token_decode(tok, prev, id, piece, sizeof(piece));
 		st = hold_add(r, piece, len > 0 ? (size_t)len : 0, stopped);
 	}
 	return st;
@@ -401,10 +403,11 @@ static int context_error(int st)
 /* An encoder-decoder's target ids[n] as one text, decoded whole as
  * transformers' decode(skip_special_tokens=True) (the tokenizer's end
  * rules: Marian strips, cleans up spaces), cut before the first --stop
- * string; *text malloc'd. */
+ * string; *text malloc'd.  The target vocabulary's pieces (Marian's own
+ * where it has one). */
 static int target_text(const struct run *r, const int32_t *ids, int64_t n, char **text, size_t *len)
 {
-	int st = tfm_detokenize(r->tok, ids, (size_t)n, text, len);
+	int st = tfm_detokenize(tfm_tokenizer_target(r->tok), ids, (size_t)n, text, len);
 	if (st)
 		return st;
 	for (int i = 0; i < r->n_stop; i++) {

@@ -175,8 +175,11 @@ static int encode(const struct tfm_tokenizer *tok, const struct opts *o, const c
 	return out_status();
 }
 
-static int decode(const struct tfm_tokenizer *tok, const struct opts *o, const char *s, size_t n)
+/* Ids as a model generates them: Marian's target vocabulary where it has
+ * one of its own (MarianTokenizer's decode). */
+static int decode(const struct tfm_tokenizer *src, const struct opts *o, const char *s, size_t n)
 {
+	const struct tfm_tokenizer *tok = tfm_tokenizer_target(src);
 	int32_t *ids = NULL;
 	size_t m = 0, cap = 0;
 	char *text = NULL;

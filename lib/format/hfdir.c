@@ -15,13 +15,14 @@
 
 /* Side files carried into c->files when present.  T5 and ALBERT name their
  * SentencePiece model spiece.model, XLM-R and mBART sentencepiece.bpe.model;
- * Marian has two, source.spm and target.spm, beside vocab.json; DeBERTa
- * spm.model. */
+ * Marian has two, source.spm and target.spm, beside vocab.json (and
+ * target_vocab.json with separate vocabularies); DeBERTa spm.model. */
 static const char *const side_files[] = {
 	"tokenizer.json", "tokenizer.model", "vocab.txt", "merges.txt", "vocab.json",
 	"tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
 	"added_tokens.json", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
-	"source.spm", "target.spm", "rwkv_vocab_v20230424.txt", /* RWKV world models */
+	"source.spm", "target.spm", "target_vocab.json", /* Marian */
+	"rwkv_vocab_v20230424.txt", /* RWKV world models */
 	"spm.model", /* DeBERTa-v2 / v3 (slow-import.c) */
 	"modules.json", "sentence_bert_config.json", "1_Pooling/config.json", /* st-import.c */
 };

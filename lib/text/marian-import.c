@@ -7,8 +7,9 @@
  * is matched and becomes <unk> (tfm.tok.unmatched, extra_pieces).  A target
  * text (labels) is cut by target.spm instead, through the same vocab.json:
  * its scores by id, its extra pieces and what of its normalizer differs
- * (tfm.tok.target_*).  A layout tfm would tokenize differently is refused
- * by name. */
+ * (tfm.tok.target_*).  With separate_vocabs the target text goes through
+ * target_vocab.json instead, which also decodes (tfm.tok.target_tokens).
+ * A layout tfm would tokenize differently is refused by name. */
 #include "vocab-impl.h"
 
 #include <jansson.h>
@@ -85,10 +86,6 @@ static int is_special(const struct specials *s, const char *p)
 static int read_config(struct tfm_vb *v, json_t *cfg)
 {
 	json_t *sk = json_object_get(cfg, "sp_model_kwargs");
-	if (json_is_true(json_object_get(cfg, "separate_vocabs")))
-		return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer_config.json: separate_vocabs true "
-				  "(a target vocabulary of its own, target_vocab.json) is not "
-				  "supported");
 	if (json_object_size(sk))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "tokenizer_config.json: sp_model_kwargs "
 				  "(SentencePiece sampling options) are not supported");
@@ -255,7 +252,7 @@ static int target_model(struct tfm_vb *v, const struct tfm_vb *src, const struct
  * its text.  Then each model's pieces vocab.json lacks, and target.spm's
  * scores by id. */
 static int vocab_entries(struct tfm_vb *v, json_t *voc, const struct specials *sp,
-			 const struct tfm_vb *src, const struct tfm_vb *tgt)
+			 const struct tfm_vb *src, const struct tfm_vb *tgt, int separate)
 {
 	struct tfm_strmap ms = { 0 }, mt = { 0 };
 	struct tfm_ugm_keys *k = &v->ugm;
@@ -297,12 +294,88 @@ static int vocab_entries(struct tfm_vb *v, json_t *voc, const struct specials *s
 	/* pieces vocab.json lacks: matched as source.spm / target.spm would,
 	 * then <unk> */
 	if ((st = extra_pieces(&k->extra, src, voc, "source.spm")) ||
-	    (st = extra_pieces(&k->target_extra, tgt, voc, "target.spm")) ||
-	    (st = target_scores(v, voc, sp, tgt, &mt)))
+	    (!separate && ((st = extra_pieces(&k->target_extra, tgt, voc, "target.spm")) ||
+			   (st = target_scores(v, voc, sp, tgt, &mt)))))
 		goto done;
 	st = TFM_OK;
 done:
 	tfm_strmap_free(&ms);
+	tfm_strmap_free(&mt);
+	return st;
+}
+
+/* separate_vocabs: target_vocab.json, the labels' and the decoder's
+ * vocabulary (MarianTokenizer's target_encoder and decoder), as
+ * vocab_entries types vocab.json with target.spm alone, into the
+ * tfm.tok.target_* keys: its pieces by id (no gaps), target.spm's scores
+ * (-inf: never matched), target.spm's pieces it lacks.  transformers ends
+ * labels with vocab.json's </s> id and skips vocab.json's special ids when
+ * decoding: a target vocabulary whose </s> has another id, or whose piece
+ * at a special id is not a special token, is refused. */
+static int target_vocab(struct tfm_vb *v, json_t *voc, json_t *tvoc, const struct specials *sp,
+			const struct tfm_vb *tgt)
+{
+	struct tfm_ugm_keys *k = &v->ugm;
+	struct tfm_strmap mt = { 0 };
+	int64_t n = (int64_t)json_object_size(tvoc);
+	const char *p;
+	json_t *x;
+	int st;
+	if (n <= 0 || n > INT32_MAX)
+		return tfm_seterr(TFM_E_FORMAT, "target_vocab.json: no entries");
+	k->n_target = n;
+	k->target_tok = tfm_calloc((size_t)n, sizeof *k->target_tok);
+	k->target_len = tfm_calloc((size_t)n, sizeof *k->target_len);
+	k->target_type = tfm_calloc((size_t)n, sizeof *k->target_type);
+	k->target_score = tfm_malloc((size_t)n * sizeof *k->target_score);
+	if (!k->target_tok || !k->target_len || !k->target_type || !k->target_score)
+		return TFM_E_NOMEM;
+	if ((st = index_pieces(&mt, tgt)))
+		return st;
+	json_object_foreach(tvoc, p, x) {
+		int64_t id = json_is_integer(x) ? json_integer_value(x) : -1;
+		if (id < 0 || id >= n || k->target_tok[id]) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "target_vocab.json: '%.60s' has id %lld "
+					"(ids 0 to %lld, once each, are supported)", p,
+					(long long)id, (long long)n - 1);
+			goto done;
+		}
+		size_t len = strlen(p);
+		int32_t t = tfm_strmap_get(&mt, p, len);
+		if (!(k->target_tok[id] = tfm_strdup(p))) {
+			st = TFM_E_NOMEM;
+			goto done;
+		}
+		k->target_len[id] = len;
+		k->target_type[id] = TFM_TOKT_NORMAL;
+		k->target_score[id] = -INFINITY;
+		if (is_special(sp, p) || (t >= 0 && tgt->type[t] == TFM_TOKT_CONTROL))
+			k->target_type[id] = TFM_TOKT_CONTROL;
+		else if (t >= 0 && tgt->type[t] == TFM_TOKT_NORMAL)
+			k->target_score[id] = tgt->score[t];
+	}
+	/* vocab.json's special ids, skipped by id when decoding */
+	json_object_foreach(voc, p, x) {
+		int64_t id = json_integer_value(x);
+		if (is_special(sp, p) && id < n && !is_special(sp, k->target_tok[id])) {
+			st = tfm_seterr(TFM_E_UNSUPPORTED, "target_vocab.json: id %lld is '%.60s', "
+					"vocab.json's special token '%.60s' (not supported)",
+					(long long)id, k->target_tok[id], p);
+			goto done;
+		}
+	}
+	json_t *te = json_object_get(tvoc, sp->eos), *tu = json_object_get(tvoc, sp->unk);
+	if (!json_is_integer(te) || json_integer_value(te) != json_integer_value(json_object_get(voc, sp->eos)) ||
+	    !json_is_integer(tu)) {
+		st = tfm_seterr(TFM_E_UNSUPPORTED, "target_vocab.json: its eos token '%.60s' at "
+				"vocab.json's id and an unk token '%.60s' are needed", sp->eos, sp->unk);
+		goto done;
+	}
+	k->target_unk = json_integer_value(tu);
+	x = json_object_get(tvoc, sp->pad);
+	k->target_pad = json_is_integer(x) ? json_integer_value(x) : -1;
+	st = extra_pieces(&k->target_extra, tgt, tvoc, "target.spm");
+done:
 	tfm_strmap_free(&mt);
 	return st;
 }
@@ -313,8 +386,9 @@ int tfm_vb_marian(struct tfm_vb *v, const struct tfm_ckpt *c)
 	const struct tfm_ckpt_file *fv = file_of(c, "vocab.json");
 	const struct tfm_ckpt_file *fc = file_of(c, "tokenizer_config.json");
 	const struct tfm_ckpt_file *fm = file_of(c, "special_tokens_map.json");
+	const struct tfm_ckpt_file *ftv = file_of(c, "target_vocab.json");
 	struct tfm_vb src, tgt;
-	json_t *voc = NULL, *cfg = NULL, *map = NULL;
+	json_t *voc = NULL, *cfg = NULL, *map = NULL, *tvoc = NULL;
 	struct specials sp = { "</s>", "<unk>", "<pad>", NULL };
 	int st;
 	tfm_vb_init(&src);
@@ -331,6 +405,16 @@ int tfm_vb_marian(struct tfm_vb *v, const struct tfm_ckpt *c)
 	specials_from(&sp, map);
 	if ((st = read_config(v, cfg)))
 		goto done;
+	int separate = json_is_true(json_object_get(cfg, "separate_vocabs"));
+	if (separate && !ftv) {
+		st = tfm_seterr(TFM_E_FORMAT, "tokenizer_config.json: separate_vocabs true without "
+				"target_vocab.json");
+		goto done;
+	}
+	if (separate && !(tvoc = load(ftv, 0))) {
+		st = TFM_E_FORMAT;
+		goto done;
+	}
 	if ((st = tfm_vb_from_spm(&src, fs))) {
 		tfm_adderr(st, "source.spm");
 		goto done;
@@ -357,7 +441,8 @@ int tfm_vb_marian(struct tfm_vb *v, const struct tfm_ckpt *c)
 	}
 	if (!v->id_limit)
 		v->id_limit = 2 * (int64_t)json_object_size(voc) + 1024;
-	if ((st = vocab_entries(v, voc, &sp, &src, &tgt)))
+	if ((st = vocab_entries(v, voc, &sp, &src, separate ? &src : &tgt, separate)) ||
+	    (separate && (st = target_vocab(v, voc, tvoc, &sp, &tgt))))
 		goto done;
 	const char *names[] = { sp.eos, sp.unk, sp.pad };
 	int64_t *ids[] = { &v->eos, &v->unk, &v->pad };
@@ -404,5 +489,6 @@ done:
 	json_decref(voc);
 	json_decref(cfg);
 	json_decref(map);
+	json_decref(tvoc);
 	return st;
 }

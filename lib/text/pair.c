@@ -69,6 +69,15 @@ int tfm_tokenize_target(const struct tfm_tokenizer *t, const char *text, size_t 
 	 * special tokens written in a target as tokens */
 	if (t->has_frame && t->tgt_lang >= 0)
 		return tfm_tokenize_lang(t, t->ugm, text, len, t->tgt_lang, 1, ids, n);
+	/* Marian with separate vocabularies: the target tokenizer's own */
+	if (t->target) {
+		*ids = NULL;
+		*n = 0;
+		if (!template_of(t->target))
+			return tfm_seterr(TFM_E_UNSUPPORTED, "a target text needs the frame of the "
+					  "encoder's input (tfm.tok.pair); this tokenizer has none");
+		return tfm_tokenize_model(t->target, t->target->ugm, text, len, 1, 0, ids, n);
+	}
 	if (t->kind != TFM_TOK_UGM || !t->ugm_target)
 		return tfm_tokenize_seq(t, text, len, 0, ids, n);
 	*ids = NULL;

@@ -97,6 +97,10 @@ struct tfm_tokenizer {
 	int64_t n_special;
 	struct tfm_ugm *ugm;      /* unigram (unigram.h) */
 	struct tfm_ugm *ugm_target; /* Marian's target model (tfm.tok.target_*), or NULL */
+	/* Marian with separate vocabularies (tfm.tok.target_tokens): the
+	 * target side, a tokenizer of its own (its ugm the target model,
+	 * special ids the source's), owned; NULL: targets use this one */
+	struct tfm_tokenizer *target;
 	struct tfm_rwkv *rwkv;    /* the byte trie of an rwkv vocabulary (rwkv.c), or NULL */
 	int pair_style;           /* unigram's tfm.tok.pair: 0 none, 1 bert, 2 roberta, 3 t5 */
 	/* A frame of special tokens before [0] and after [1] a framed text,

@@ -212,6 +212,7 @@ void tfm_tokenizer_free(struct tfm_tokenizer *t)
 	tfm_ugm_destroy(t->ugm);
 	tfm_ugm_destroy(t->ugm_target);
 	tfm_rwkv_free(t->rwkv);
+	tfm_tokenizer_free(t->target);
 	free(t);
 }
 
@@ -325,10 +326,9 @@ fail:
 	return st;
 }
 
-/* Read tokenizer.ggml.tokens into a vocabulary. */
-static int gguf_vocab(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+/* Read tokenizer.ggml.tokens (or Marian's target tokens) into a vocabulary. */
+static int gguf_vocab(struct tfm_tokenizer *t, const struct tfm_gguf *g, const char *key)
 {
-	const char *key = "tokenizer.ggml.tokens";
 	int64_t i = tfm_gguf_find(g, key);
 	if (i < 0)
 		return tfm_seterr(TFM_E_FORMAT, "GGUF has no %s", key);
@@ -373,20 +373,26 @@ done:
 	return st;
 }
 
-static int gguf_types_scores(struct tfm_tokenizer *t, const struct tfm_gguf *g, int want_scores)
+static int gguf_types(struct tfm_tokenizer *t, const struct tfm_gguf *g, const char *key)
 {
-	int st;
-	if (tfm_gguf_find(g, "tokenizer.ggml.token_type") >= 0) {
+	int st = TFM_OK;
+	if (tfm_gguf_find(g, key) >= 0) {
 		int64_t *v = tfm_malloc((size_t)t->n_vocab * sizeof *v);
 		if (!v)
 			return TFM_E_NOMEM;
-		st = tfm_gguf_get_arr_i64(g, "tokenizer.ggml.token_type", v, t->n_vocab);
+		st = tfm_gguf_get_arr_i64(g, key, v, t->n_vocab);
 		for (int64_t i = 0; !st && i < t->n_vocab; i++)
 			t->type[i] = (int32_t)v[i];
 		free(v);
-		if (st)
-			return st;
 	}
+	return st;
+}
+
+static int gguf_types_scores(struct tfm_tokenizer *t, const struct tfm_gguf *g, int want_scores)
+{
+	int st;
+	if ((st = gguf_types(t, g, "tokenizer.ggml.token_type")))
+		return st;
 	if (want_scores) {
 		t->score = tfm_calloc((size_t)t->n_vocab, sizeof *t->score);
 		if (!t->score)
@@ -590,6 +596,45 @@ static int gguf_merges(struct tfm_tokenizer *t, const struct tfm_gguf *g, int by
 	return st;
 }
 
+/* Marian with separate vocabularies (tfm.tok.target_tokens): the target
+ * side as a tokenizer of its own, t's frame and decoding rules over the
+ * target vocabulary, cut by the target model; labels end with t's eos id
+ * (tfm-convert checks the target vocabulary has it there). */
+static int target_side(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+{
+	struct tfm_tokenizer *u = tok_new(TFM_TOK_UGM);
+	int st;
+	if (!u)
+		return TFM_E_NOMEM;
+	t->target = u;
+	if ((st = gguf_vocab(u, g, "tfm.tok.target_tokens")) ||
+	    (st = gguf_types(u, g, "tfm.tok.target_token_type")))
+		return st;
+	if (t->eos < 0 || t->eos >= u->n_vocab)
+		return tfm_seterr(TFM_E_FORMAT, "tfm.tok.target_tokens: no eos id %d", t->eos);
+	u->eos = t->eos;
+	u->unk = gguf_id(g, u, "tfm.tok.target_unknown_token_id", -1);
+	u->pad = gguf_id(g, u, "tfm.tok.target_padding_token_id", -1);
+	u->escape_ws = 1;
+	spm_find_bytes(u);
+	if ((st = tfm_ugm_target_from_gguf(u, t->ugm, g, &u->ugm)))
+		return st;
+	u->add_space_prefix = u->ugm->add_prefix;
+	u->pair_style = t->pair_style;
+	u->add_bos = t->add_bos;
+	u->add_eos = t->add_eos;
+	u->decode_strip = t->decode_strip;
+	u->clean_up = t->clean_up;
+	memcpy(u->eos_ids, t->eos_ids, sizeof u->eos_ids);
+	u->n_eos_ids = t->n_eos_ids;
+	return tok_finish(u);
+}
+
+const struct tfm_tokenizer *tfm_tokenizer_target(const struct tfm_tokenizer *t)
+{
+	return t->target ? t->target : t;
+}
+
 int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g)
 {
 	const char *model = tfm_gguf_get_str_or(g, "tokenizer.ggml.model", NULL);
@@ -606,7 +651,7 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 				  "(llama, gpt2, bert, t5 and rwkv are)", model);
 	if (!(t = tok_new(kind)))
 		return TFM_E_NOMEM;
-	if ((st = gguf_vocab(t, g)) ||
+	if ((st = gguf_vocab(t, g, "tokenizer.ggml.tokens")) ||
 	    (st = gguf_types_scores(t, g, kind == TFM_TOK_SPM || kind == TFM_TOK_UGM)))
 		goto fail;
 	t->pre = tfm_strdup(tfm_gguf_get_str_or(g, "tokenizer.ggml.pre", "default"));
@@ -707,6 +752,9 @@ int tfm_tokenizer_from_gguf(struct tfm_tokenizer **out, const struct tfm_gguf *g
 	t->clean_up = tfm_gguf_get_int_or(g, "tfm.tok.clean_up_spaces", 0) != 0;
 	if ((st = eos_set(t, g)) || (st = strip_set(t, g)) || (st = frame_set(t, g)) ||
 	    (st = tok_finish(t)))
+		goto fail;
+	if (kind == TFM_TOK_UGM && tfm_gguf_find(g, "tfm.tok.target_tokens") >= 0 &&
+	    (st = target_side(t, g)))
 		goto fail;
 	*out = t;
 	return TFM_OK;

@@ -85,6 +85,11 @@ int tfm_tokenize_words(const struct tfm_tokenizer *t, const char *text, size_t l
  * then 1.  TFM_E_UNSUPPORTED for tokenizers other than WordPiece. */
 int tfm_tokenize_pair(const struct tfm_tokenizer *t, const char *a, size_t alen, const char *b,
 		      size_t blen, int32_t **ids, int32_t **types, size_t *n);
+/* The tokenizer of an encoder-decoder's output: Marian's target
+ * vocabulary where it has one of its own (tfm.tok.target_tokens;
+ * MarianTokenizer's decode uses it), else t itself.  Decode generated ids
+ * with it; owned by t. */
+const struct tfm_tokenizer *tfm_tokenizer_target(const struct tfm_tokenizer *t);
 /* The raw piece of a token as stored in the vocabulary ("▁the", "<0x0A>"). */
 const char *tfm_token_piece(const struct tfm_tokenizer *t, int32_t id, size_t *len);
 /* Bytes that token id contributes to decoded text, given the previous token

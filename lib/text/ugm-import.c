@@ -190,8 +190,22 @@ static int write_extra(struct tfm_gguf *g, const struct tfm_ugm_extra *x, const 
  * normalizer differs from the source model's. */
 static int write_target(const struct tfm_ugm_keys *k, int64_t n_vocab, struct tfm_gguf *g)
 {
-	float *sc = tfm_malloc((size_t)(n_vocab + 1) * sizeof *sc);
 	int st;
+	if (k->target_tok) { /* separate vocabularies: scores by target id */
+		n_vocab = k->n_target;
+		if ((st = tfm_gguf_set_arr_str(g, "tfm.tok.target_tokens",
+					       (const char *const *)k->target_tok, k->target_len,
+					       k->n_target)) ||
+		    (st = tfm_gguf_set_arr(g, "tfm.tok.target_token_type", TFM_GGUF_INT32,
+					   k->target_type, k->n_target)) ||
+		    (st = tfm_gguf_set_u32(g, "tfm.tok.target_unknown_token_id",
+					   (uint32_t)k->target_unk)) ||
+		    (k->target_pad >= 0 &&
+		     (st = tfm_gguf_set_u32(g, "tfm.tok.target_padding_token_id",
+					    (uint32_t)k->target_pad))))
+			return st;
+	}
+	float *sc = tfm_malloc((size_t)(n_vocab + 1) * sizeof *sc);
 	if (!sc)
 		return TFM_E_NOMEM;
 	for (int64_t i = 0; i < n_vocab; i++)
@@ -257,6 +271,11 @@ void tfm_ugm_keys_free(struct tfm_ugm_keys *k)
 	tfm_ugm_extra_free(&k->target_extra);
 	free(k->target_score);
 	free(k->target_cmap);
+	for (int64_t i = 0; k->target_tok && i < k->n_target; i++)
+		free(k->target_tok[i]);
+	free(k->target_tok);
+	free(k->target_len);
+	free(k->target_type);
 	memset(k, 0, sizeof *k); /* pair is a static string */
 }
 

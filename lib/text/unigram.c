@@ -433,9 +433,9 @@ static int charsmap_from(struct tfm_ugm *u, const struct tfm_gguf *g, const char
  * vocabulary, its extra pieces, and its normalizer, which is the source
  * model's but for the keys given.  The unknown-run lookup and language
  * codes are the source model's (MarianTokenizer applies both to targets). */
-static int target_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
+int tfm_ugm_target_from_gguf(struct tfm_tokenizer *t, const struct tfm_ugm *src,
+			     const struct tfm_gguf *g, struct tfm_ugm **out)
 {
-	const struct tfm_ugm *src = t->ugm;
 	const char *key = "tfm.tok.target_scores";
 	int64_t i = tfm_gguf_find(g, key);
 	int st;
@@ -448,7 +448,7 @@ static int target_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 	struct tfm_ugm *u = tfm_calloc(1, sizeof *u);
 	if (!u)
 		return TFM_E_NOMEM;
-	t->ugm_target = u;
+	*out = u;
 	if (!(u->score = tfm_malloc((size_t)(t->n_vocab + 1) * sizeof *u->score)))
 		return TFM_E_NOMEM;
 	if ((st = tfm_gguf_get_arr_f32(g, key, u->score, t->n_vocab)))
@@ -508,7 +508,9 @@ int tfm_ugm_from_gguf(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 	    (st = extra_pieces(t, u, g, "tfm.tok.extra_pieces", "tfm.tok.extra_scores")) ||
 	    (st = tfm_ugm_build(t, u)))
 		return st;
-	if (tfm_gguf_find(g, "tfm.tok.target_scores") >= 0)
-		return target_from_gguf(t, g);
+	/* separate vocabularies: the target tokenizer's (tokenizer.c) */
+	if (tfm_gguf_find(g, "tfm.tok.target_scores") >= 0 &&
+	    tfm_gguf_find(g, "tfm.tok.target_tokens") < 0)
+		return tfm_ugm_target_from_gguf(t, t->ugm, g, &t->ugm_target);
 	return TFM_OK;
 }

@@ -94,6 +94,11 @@ struct tfm_ugm_extra {
 	int64_t n;
 };
 void tfm_ugm_extra_free(struct tfm_ugm_extra *x);
+/* Marian's target model (tfm.tok.target_*) into *out, built over t's
+ * vocabulary (the one vocabulary, or the target's own: t is then the
+ * target tokenizer), its normalizer src's but for the keys given. */
+int tfm_ugm_target_from_gguf(struct tfm_tokenizer *t, const struct tfm_ugm *src,
+			     const struct tfm_gguf *g, struct tfm_ugm **out);
 
 /* For tfm-convert (ugm-import.c): the keys beside the vocabulary that a
  * unigram tokenizer.json or tokenizer.model needs. */
@@ -122,6 +127,13 @@ struct tfm_ugm_keys {
 	int target_own_cmap;
 	int target_add_prefix;    /* tfm.tok.target_add_space_prefix; -1: as the source's */
 	int target_remove_ws;     /* tfm.tok.target_remove_extra_whitespaces; -1: likewise */
+	/* separate_vocabs: the target vocabulary (target_vocab.json), its
+	 * pieces and types by target id (tfm.tok.target_tokens, _token_type);
+	 * target_score is then by target id, n_target its length */
+	char **target_tok;        /* [n_target] malloc'd, or NULL: one vocabulary */
+	size_t *target_len;
+	int32_t *target_type;
+	int64_t target_unk, target_pad;
 };
 struct json_t;
 int tfm_ugm_keys_from_json(struct tfm_ugm_keys *k, struct json_t *root);

@@ -2,7 +2,8 @@
 # Encoder-decoder models end to end: tfm-run translating lines and tfm-ppl
 # scoring source<TAB>target pairs with a Marian model and its trained
 # tokenizer (tests/fixtures/seq2seq/marian-tok, scripts/make-fixture-marian:
-# transformers 4.57.1's generate and loss), GGUF round trips of T5 and
+# transformers 4.57.1's generate and loss; marian-sep-tok with separate
+# vocabularies), GGUF round trips of T5 and
 # BART-family files, tfm-inspect's cross-attention bytes, tfm-bench's
 # encoder and decoder tests, and the refusals.
 load helpers
@@ -213,10 +214,47 @@ setup() {
 	run tfm-inspect "$T/shared/config.json"
 	assert_failure 65
 	assert_output --partial 'decoder_vocab_size'
-	# a Marian tokenizer with a target vocabulary of its own stays refused
+	# separate_vocabs without the target vocabulary: refused by name
 	cp -r "$MT" "$T/sep"
 	jq '.separate_vocabs = true' "$MT/tokenizer_config.json" > "$T/sep/tokenizer_config.json"
 	run tfm-convert -o "$T/sep.gguf" "$T/sep"
 	assert_failure 65
-	assert_output --partial 'separate_vocabs'
+	assert_output --partial 'target_vocab.json'
+}
+
+# tests/fixtures/seq2seq/marian-sep-tok (scripts/make-fixture-marian-sep):
+# separate_vocabs, vocab.json for the source, target_vocab.json (139
+# pieces, other ids) for labels and for decoding; transformers 4.57.1.
+@test "seq2seq: Marian with separate vocabularies: tfm-run, tfm-ppl and tfm-tok as transformers" {
+	MV=$S2S/marian-sep-tok
+	tfm-convert -q -o "$T/sep.gguf" "$MV"
+	jq -r '.[].text' "$MV/cli.json" > "$T/en.txt"
+	jq -r '.[].greedy.out' "$MV/cli.json" > "$T/want-greedy.txt"
+	jq -r '.[].beam.out' "$MV/cli.json" > "$T/want-beam.txt"
+	jq -r '.pairs[] | "\(.[0])\t\(.[1])"' "$MV/ppl.json" > "$T/pairs.tsv"
+	for m in "$MV" "$T/sep.gguf"; do
+		tfm-run -m "$m" -n 12 --no-repeat-ngram 2 < "$T/en.txt" > "$T/greedy.txt"
+		diff "$T/want-greedy.txt" "$T/greedy.txt" || fail "$m: greedy"
+		tfm-run -m "$m" -n 12 --beams 3 --length-penalty 0.8 --no-repeat-ngram 2 \
+			< "$T/en.txt" > "$T/beam.txt"
+		diff "$T/want-beam.txt" "$T/beam.txt" || fail "$m: beam"
+		tfm-ppl -m "$m" -f "$T/pairs.tsv" -F json > "$T/r.json"
+		jq -n -e --slurpfile r "$T/r.json" --slurpfile w "$MV/ppl.json" \
+			'($r[0].nll - $w[0].nll | fabs < 1e-4) and $r[0].tokens == $w[0].tokens' ||
+			fail "$m: tfm-ppl $(cat "$T/r.json")"
+		# the sources' ids (transformers' add </s>); labels and decoding
+		# through the target vocabulary
+		while IFS= read -r line; do
+			printf '%s' "$line" | tfm-tok -m "$m"
+		done < "$T/en.txt" > "$T/src-ids"
+		jq -r '.[].src_ids[:-1] | map(tostring) | join(" ")' "$MV/cli.json" |
+			diff - "$T/src-ids" || fail "$m: source ids"
+		printf 'Das Haus ist klein.' | tfm-tok -m "$m" --target > "$T/tgt-ids"
+		jq -r '.target[0].ids | map(tostring) | join(" ")' "$MV/cases.json" |
+			diff - "$T/tgt-ids" || fail "$m: target ids"
+		jq -r '.[0].greedy.ids | map(tostring) | join(" ")' "$MV/cli.json" |
+			tfm-tok -m "$m" --decode > "$T/dec"
+		[ "$(cat "$T/dec")" = "$(jq -r '.[0].greedy.out' "$MV/cli.json")" ] ||
+			fail "$m: --decode"
+	done
 }

@@ -1045,7 +1045,7 @@ done:
  * target-alt.spm; each id list decoded against
  * decode(ids, skip_special_tokens=True), and with
  * clean_up_tokenization_spaces when tokenizer_config.json asks for it;
- * separate_vocabs refused by name. */
+ * separate_vocabs without target_vocab.json refused by name. */
 static void t_marian(void)
 {
 	char *dir = t_path("tests/data/tok-marian"), *cp = t_path("%s/cases.json", dir);
@@ -1101,8 +1101,8 @@ static void t_marian(void)
 	CHECK(n_text >= 20 && n_dec >= 10 && n_tgt >= 12 && n_alt >= 12);
 	/* what MarianTokenizer would do otherwise, or refuse, is refused */
 	static const struct { const char *file, *key, *text, *msg; int st; } bad[] = {
-		{ "tokenizer_config.json", "separate_vocabs", NULL, "separate_vocabs",
-		  TFM_E_UNSUPPORTED },
+		{ "tokenizer_config.json", "separate_vocabs", NULL, "without target_vocab.json",
+		  TFM_E_FORMAT },
 		{ "target.spm", NULL, NULL, "without target.spm", TFM_E_FORMAT },
 		{ "vocab.json", NULL, "{\"</s>\": 0, \"<unk>\": 1}", "<pad>", TFM_E_UNSUPPORTED },
 		{ "vocab.json", NULL, "{\"</s>\": 0, \"<unk>\": 1, \"<pad>\": 1}", "id 1",
@@ -1119,6 +1119,81 @@ static void t_marian(void)
 done:
 	tfm_tokenizer_free(t);
 	tfm_tokenizer_free(tc);
+	tfm_gguf_free(g);
+	json_decref(cases);
+	free(dir), free(cp);
+}
+
+/* tests/fixtures/seq2seq/marian-sep-tok (scripts/make-fixture-marian-sep):
+ * separate_vocabs, vocab.json for sources and target_vocab.json (another
+ * size, other ids) for labels and decoding.  Sources (tfm_tokenize_seq)
+ * against MarianTokenizer(text).input_ids, targets against
+ * tokenizer(text_target=text).input_ids, target ids decoded by
+ * tfm_tokenizer_target against decode(ids, skip_special_tokens=True);
+ * target vocabularies transformers would treat apart are refused. */
+static void t_marian_sep(void)
+{
+	char *dir = t_path("tests/fixtures/seq2seq/marian-sep-tok");
+	char *cp = t_path("%s/cases.json", dir);
+	json_error_t je;
+	json_t *cases = json_load_file(cp, 0, &je), *e;
+	struct tfm_gguf *g = NULL;
+	struct tfm_tokenizer *t = marian_open(dir, NULL, NULL, NULL, 0, TFM_OK, &g);
+	size_t i;
+	int n_text = 0, n_dec = 0, n_tgt = 0;
+	CHECK_MSG(cases != NULL, "%s: %s", cp, je.text);
+	if (!t || !cases)
+		goto done;
+	const struct tfm_tokenizer *tt = tfm_tokenizer_target(t);
+	int64_t nt = json_integer_value(json_object_get(cases, "n_target"));
+	CHECK(tfm_tokenizer_n_vocab(t) == json_integer_value(json_object_get(cases, "n_vocab")));
+	CHECK(tt != t && tfm_tokenizer_n_vocab(tt) == nt && nt != tfm_tokenizer_n_vocab(t));
+	CHECK(tfm_tokenizer_eos(tt) == 0 && tfm_tokenizer_target(tt) == tt);
+	static const char *const keys[] = { "tfm.tok.target_tokens", "tfm.tok.target_token_type",
+					    "tfm.tok.target_scores" };
+	for (size_t a = 0; a < 3; a++) {
+		int64_t k = tfm_gguf_find(g, keys[a]);
+		CHECK_MSG(k >= 0 && tfm_gguf_arr_n(g, k) == nt, "%s", keys[a]);
+	}
+	CHECK(tfm_gguf_get_int_or(g, "tfm.tok.target_unknown_token_id", -1) == 1);
+	CHECK(tfm_gguf_get_int_or(g, "tfm.tok.target_padding_token_id", -1) == nt - 1);
+	int64_t k = tfm_gguf_find(g, "tfm.tok.target_extra_pieces");
+	CHECK(k >= 0 && tfm_gguf_arr_n(g, k) >= 1); /* "▁K", left out of target_vocab.json */
+	n_text = marian_cases(t, json_object_get(cases, "texts"), 0, "source");
+	n_tgt = marian_cases(t, json_object_get(cases, "target"), 1, "target");
+	json_array_foreach(json_object_get(cases, "decode"), i, e) {
+		json_t *w = json_object_get(e, "ids");
+		const char *want = json_string_value(json_object_get(e, "text"));
+		int32_t ids[64];
+		size_t n = json_array_size(w);
+		char *text = NULL;
+		CHECK(n <= 64);
+		if (n > 64)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			ids[j] = (int32_t)json_integer_value(json_array_get(w, j));
+		CHECK_OK(tfm_detokenize(tt, ids, n, &text, NULL));
+		CHECK_MSG(text && want && !strcmp(text, want), "decode %zu: '%s', want '%s'", i,
+			  text ? text : "", want ? want : "");
+		free(text);
+		n_dec++;
+	}
+	printf("marian separate vocabularies: %d texts, %d targets, %d decoded\n", n_text, n_tgt,
+	       n_dec);
+	CHECK(n_text >= 20 && n_tgt >= 12 && n_dec >= 10);
+	/* transformers ends labels with vocab.json's </s> id and skips
+	 * vocab.json's special ids when decoding: a target vocabulary with
+	 * </s> elsewhere, or a piece at a special id, is refused */
+	static const struct { const char *text, *msg; } bad[] = {
+		{ "{\"<unk>\": 0, \"</s>\": 1, \"<pad>\": 2}", "eos token" },
+		{ "{\"</s>\": 0, \"x\": 1, \"<unk>\": 2, \"<pad>\": 3}", "id 1 is 'x'" },
+		{ "{\"</s>\": 0, \"<unk>\": 1, \"<pad>\": 5}", "id 5" } };
+	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+		marian_open(dir, "target_vocab.json", NULL, bad[b].text, 0, TFM_E_UNSUPPORTED, NULL);
+		CHECK_MSG(strstr(tfm_errmsg(), bad[b].msg) != NULL, "%s", tfm_errmsg());
+	}
+done:
+	tfm_tokenizer_free(t);
 	tfm_gguf_free(g);
 	json_decref(cases);
 	free(dir), free(cp);
@@ -1574,6 +1649,7 @@ static const struct t_case t_cases[] = {
 	{ "unigram_hostile", t_unigram_hostile },
 	{ "unigram_bert_pair", t_unigram_bert_pair },
 	{ "marian", t_marian },
+	{ "marian-sep", t_marian_sep },
 	{ "rwkv_world", t_rwkv_world },
 	{ "rwkv_world_gguf", t_rwkv_world_gguf },
 	{ "rwkv_small_gguf", t_rwkv_small_gguf },
