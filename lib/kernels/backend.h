@@ -98,6 +98,19 @@ struct tfm_backend {
 			 const struct tfm_attn_args *a);
 	/* Floats of scratch per task matmul/attn need for these sizes. */
 	size_t (*scratch_need)(int64_t max_in, int64_t n_slots);
+	/* Run fn over [0, n_units) of independent units (the recurrent mixers'
+	 * heads or channel blocks): calls on ranges [u0, u1) that cover it once,
+	 * spread over the pool.  task < k->n_tasks names the thread: calls with
+	 * one task never overlap, so per-task work space is safe; kt is that
+	 * task's kexec (one task, its scratch slice, no pool: a kernel called
+	 * with it runs inline).  Below k->par_min of work (in the matmul's
+	 * multiply-adds: the caller's estimate of the cost), or on a backend
+	 * without threads (ref), one call fn(ctx, k, 0, 0, n_units).  Each
+	 * unit's arithmetic must not depend on the range it is in; then the
+	 * results do not depend on the thread count. */
+	void (*parallel)(struct tfm_kexec *k,
+			 void (*fn)(void *ctx, struct tfm_kexec *kt, int task, int64_t u0, int64_t u1),
+			 void *ctx, int64_t n_units, double work);
 
 	/* The recurrent mixers' steps (ref/scan.c has the specification of each).
 	 * A state is read and written in place; none of these may alias.
@@ -105,11 +118,12 @@ struct tfm_backend {
 	 * Mamba's selective scan of d channels over n tokens, per channel i:
 	 *   h[i][s] = exp(dt[t][i] A[i][s]) h[i][s] + dt[t][i] B[t][s] x[t][i]
 	 *   y[t][i] = C[t] . h[i] + D[i] x[t][i]
-	 * y, x, dt [n][d]; h, A [d][d_state]; D [d]; B, C [n] rows of d_state
+	 * y, x, dt [n] rows of d floats, ld apart (ld >= d: a block of a wider
+	 * layer's channels); h, A [d][d_state]; D [d]; B, C [n] rows of d_state
 	 * floats, bc_stride apart. */
 	void (*mamba_scan)(float *y, float *h, const float *x, const float *dt, const float *A,
 			   const float *D, const float *B, const float *C, int64_t bc_stride,
-			   int64_t n, int64_t d, int64_t d_state);
+			   int64_t ld, int64_t n, int64_t d, int64_t d_state);
 	/* One Mamba-2 head, one token: S [head_dim][d_state] = exp(dt A) S +
 	 * dt x B^T; y [head_dim] = S C + D x; x [head_dim], B, C [d_state]. */
 	void (*mamba2_scan)(float *y, float *S, const float *x, float dt, float A, float D,
@@ -177,7 +191,7 @@ float tfm_ref_act1(float x, int act);
 /* ref/scan.c: the recurrent steps (struct tfm_backend has their contracts) */
 void tfm_ref_mamba_scan(float *y, float *h, const float *x, const float *dt, const float *A,
 			const float *D, const float *B, const float *C, int64_t bc_stride,
-			int64_t n, int64_t d, int64_t d_state);
+			int64_t ld, int64_t n, int64_t d, int64_t d_state);
 void tfm_ref_mamba2_scan(float *y, float *S, const float *x, float dt, float A, float D,
 			 const float *B, const float *C, int64_t head_dim, int64_t d_state);
 void tfm_ref_gdn_step(float *o, float *S, const float *q, const float *k, const float *v,

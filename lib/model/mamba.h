@@ -40,18 +40,19 @@ void tfm_ssm_conv(float *out, const float *in, int64_t stride, float *state, con
 /* mamba2.c: the Mamba-2 mixer of layer l over c->xn into c->h, with its
  * conv inputs conv [d_conv - 1][conv_dim] and scan state S [n_head][head_dim]
  * [d_state] (zero at the start of a sequence), scratch scr of
- * tfm_mamba2_scratch_floats floats. */
+ * tfm_mamba2_scratch_floats floats (n_tasks: c->kx's, the heads' work
+ * spaces of the chunked form). */
 void tfm_mamba2_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float *S, float *scr);
 int64_t tfm_mamba2_conv_dim(const struct tfm_spec *s);       /* d_inner + 2 n_group d_state */
-int64_t tfm_mamba2_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
+int64_t tfm_mamba2_scratch_floats(const struct tfm_spec *s, int64_t n_batch, int n_tasks);
 
 /* gdn.c: the Gated DeltaNet mixer of layer l over c->xn into c->h, with its
  * conv inputs conv [d_conv - 1][conv_dim] and delta-rule state S
  * [n_head][d_state][head_v_dim] (zero at the start of a sequence), scratch
- * scr of tfm_gdn_scratch_floats floats. */
+ * scr of tfm_gdn_scratch_floats floats (n_tasks: c->kx's). */
 void tfm_gdn_mix(struct tfm_ctx *c, int64_t l, int64_t n, float *conv, float *S, float *scr);
 int64_t tfm_gdn_conv_dim(const struct tfm_spec *s);          /* 2 nk dk + nv dv */
-int64_t tfm_gdn_scratch_floats(const struct tfm_spec *s, int64_t n_batch);
+int64_t tfm_gdn_scratch_floats(const struct tfm_spec *s, int64_t n_batch, int n_tasks);
 
 /* rwkv.c: layer l's whole RWKV v4, v5 or v7 block on c->x (x += time_mix(ln1
  * x); x += channel_mix(ln2 x)), state st of tfm_rwkv_state_floats floats

@@ -237,9 +237,15 @@ static void scan_checks(const struct tfm_backend *be)
 		for (int64_t t0 = 0; t0 < n; t0 = t0 ? n : 1) { /* tokens [0, 1), [1, 5) */
 			int64_t nt = t0 ? n - t0 : 1;
 			r->mamba_scan(o0 + t0 * d, S0, x + t0 * d, dt + t0 * d, A, D, bc + t0 * bs,
-				      bc + t0 * bs + N, bs, nt, d, N);
-			be->mamba_scan(o1 + t0 * d, S1, x + t0 * d, dt + t0 * d, A, D, bc + t0 * bs,
-				       bc + t0 * bs + N, bs, nt, d, N);
+				      bc + t0 * bs + N, bs, d, nt, d, N);
+			/* the backend's in two blocks of channels, rows d apart (a
+			 * thread's share of the layer's channels) */
+			int64_t d1 = d > 16 ? 16 : d, o = t0 * d;
+			be->mamba_scan(o1 + o, S1, x + o, dt + o, A, D, bc + t0 * bs, bc + t0 * bs + N,
+				       bs, d, nt, d1, N);
+			if (d > d1)
+				be->mamba_scan(o1 + o + d1, S1 + d1 * N, x + o + d1, dt + o + d1, A + d1 * N,
+					       D + d1, bc + t0 * bs, bc + t0 * bs + N, bs, d, nt, d - d1, N);
 		}
 		cmp_scaled("mamba_scan", o1, o0, n * d);
 		cmp_scaled("mamba_scan h", S1, S0, d * N);

@@ -7,6 +7,7 @@
 #include "model/model-impl.h"
 #include "format/hfmap.h"
 #include "format/convert.h"
+#include "format/config-json.h"
 #include "format/gguf.h"
 #include "model-util.h"
 #include "model/mamba.h"
@@ -1271,6 +1272,93 @@ static void t_ssm_chunked(void)
 	}
 }
 
+/* The recurrent mixers on the pool (cpu backend's `parallel`): random
+ * models of each kind on odd sizes (channel counts not a multiple of the
+ * 16-channel blocks, odd head counts, more tasks than some layers have
+ * units) give the same bits with 3 threads as with 1, work thresholds off:
+ * a prefill of 70 tokens (the chunked forms across a chunk boundary), 5
+ * (the step form over a batch), then 2 decoded. */
+static void t_ssm_threads(void)
+{
+	static const char *const cfgs[] = {
+		"{\"model_type\": \"mamba\", \"vocab_size\": 64, \"hidden_size\": 20, "
+		"\"num_hidden_layers\": 2, \"state_size\": 7, \"expand\": 2, \"conv_kernel\": 4}",
+		"{\"model_type\": \"mamba2\", \"vocab_size\": 64, \"hidden_size\": 20, "
+		"\"num_hidden_layers\": 2, \"state_size\": 12, \"expand\": 2, \"head_dim\": 8, "
+		"\"num_heads\": 5, \"n_groups\": 1, \"conv_kernel\": 4}",
+		"{\"model_type\": \"rwkv\", \"vocab_size\": 64, \"hidden_size\": 40, "
+		"\"num_hidden_layers\": 2, \"intermediate_size\": 56}",
+		"{\"model_type\": \"rwkv\", \"rwkv_version\": 5, \"rwkv_version_minor\": 2, "
+		"\"head_size\": 8, \"vocab_size\": 64, \"hidden_size\": 40, \"num_hidden_layers\": 2, "
+		"\"intermediate_size\": 56}",
+		"{\"model_type\": \"rwkv\", \"rwkv_version\": 6, \"head_size\": 8, \"vocab_size\": 64, "
+		"\"hidden_size\": 40, \"num_hidden_layers\": 2, \"intermediate_size\": 56, "
+		"\"time_decay_extra_dim\": 8, \"time_mix_extra_dim\": 4}",
+		"{\"model_type\": \"rwkv\", \"rwkv_version\": 7, \"head_size\": 8, \"vocab_size\": 64, "
+		"\"hidden_size\": 40, \"num_hidden_layers\": 2, \"intermediate_size\": 56, "
+		"\"decay_low_rank_dim\": 8, \"a_low_rank_dim\": 8, \"v_low_rank_dim\": 4, "
+		"\"gate_low_rank_dim\": 8, \"rescale_every\": 0}",
+		"{\"model_type\": \"qwen3_next\", \"vocab_size\": 64, \"hidden_size\": 40, "
+		"\"intermediate_size\": 48, \"num_hidden_layers\": 2, \"layer_types\": "
+		"[\"linear_attention\", \"full_attention\"], \"linear_conv_kernel_dim\": 4, "
+		"\"linear_key_head_dim\": 8, \"linear_value_head_dim\": 12, "
+		"\"linear_num_key_heads\": 1, \"linear_num_value_heads\": 5, \"num_attention_heads\": 2, "
+		"\"num_key_value_heads\": 1, \"head_dim\": 16, \"mlp_only_layers\": [0, 1], "
+		"\"max_position_embeddings\": 128}",
+		"{\"model_type\": \"xlstm\", \"vocab_size\": 64, \"hidden_size\": 40, "
+		"\"embedding_dim\": 40, \"num_heads\": 5, \"num_hidden_layers\": 2, \"num_blocks\": 2}",
+	};
+	static const char *const names[] = {"mamba", "mamba2", "rwkv4", "rwkv5.2", "rwkv6", "rwkv7",
+					    "qwen3_next", "xlstm"};
+	enum { NP = 70, NS = 5, ND = 2, NT = NP + NS + ND };
+	int32_t tok[NT];
+	for (int i = 0; i < NT; i++)
+		tok[i] = (int32_t)((i * 37 + 11) % 64);
+	for (size_t f = 0; f < sizeof cfgs / sizeof cfgs[0]; f++) {
+		struct tfm_spec s;
+		json_error_t err;
+		json_t *cfg = tfm_config_json(cfgs[f], strlen(cfgs[f]), &err);
+		CHECK_MSG(cfg, "%s: %s", names[f], err.text);
+		int st = cfg ? tfm_spec_from_config(&s, cfg) : TFM_E_FORMAT;
+		json_decref(cfg);
+		if (!st)
+			st = tfm_spec_validate(&s);
+		CHECK_MSG(st == TFM_OK, "%s: %s", names[f], tfm_errmsg());
+		if (st)
+			continue;
+		int64_t V = s.n_vocab;
+		float *lg[2];
+		for (int k = 0; k < 2; k++) {
+			lg[k] = calloc((size_t)(NT * V), sizeof(float));
+			struct tfm_model_opts o = {.n_threads = k ? 3 : 1, .device = "cpu"};
+			struct tfm_model *m = NULL;
+			struct tfm_ctx *c = NULL;
+			CHECK_OK(tfm_model_random(&m, &s, TFM_TYPE_F32, 11, &o));
+			if (m)
+				CHECK_OK(tfm_ctx_new(&c, m, 128));
+			if (c) {
+				if (k)
+					tfm_ctx_set_par_min(c, 0);
+				CHECK_OK(tfm_eval(c, tok, NP, lg[k], 1));
+				CHECK_OK(tfm_eval(c, tok + NP, NS, lg[k] + NP * V, 1));
+				for (int t = NP + NS; t < NT; t++)
+					CHECK_OK(tfm_eval(c, tok + t, 1, lg[k] + t * V, 0));
+			}
+			tfm_ctx_free(c);
+			tfm_model_close(m);
+		}
+		double dmax = t_maxdiff(lg[0], lg[1], NT * V), scale = 0;
+		for (int64_t i = 0; i < NT * V; i++)
+			scale = fabs(lg[0][i]) > scale ? fabs(lg[0][i]) : scale;
+		CHECK_MSG(!memcmp(lg[0], lg[1], (size_t)(NT * V) * sizeof(float)),
+			  "%s: 3 threads differ from 1 by %g", names[f], dmax);
+		CHECK_MSG(scale > 0.01, "%s: logits all ~0", names[f]);
+		fprintf(stderr, "  %-12s 1 and 3 threads: max |diff| %g (|logit| <= %.2g)\n", names[f],
+			dmax, scale);
+		free(lg[0]), free(lg[1]);
+	}
+}
+
 static const struct t_case t_cases[] = {
 	{"gqa_pool", t_gqa_pool},
 	{"llamacpp_only", t_llamacpp_only},
@@ -1282,6 +1370,7 @@ static const struct t_case t_cases[] = {
 	{"fixtures", t_fixtures},
 	{"ssm_state", t_ssm_state},
 	{"ssm_chunked", t_ssm_chunked},
+	{"ssm_threads", t_ssm_threads},
 	{"mla_cache", t_mla_cache},
 	{"open", t_open},
 };

@@ -77,7 +77,7 @@ void tfm_cpu_act_mul_avx2(float *g, const float *u, int64_t n, int act);
  * tfm_backend's mamba_scan .. mlstm_step, same arguments; scan-simd.h) */
 void tfm_cpu_mamba_scan_avx2(float *y, float *h, const float *x, const float *dt, const float *A,
 			   const float *D, const float *B, const float *C, int64_t bc_stride,
-			   int64_t n, int64_t d, int64_t d_state);
+			   int64_t ld, int64_t n, int64_t d, int64_t d_state);
 void tfm_cpu_mamba2_scan_avx2(float *y, float *S, const float *x, float dt, float A, float D,
 			    const float *B, const float *C, int64_t head_dim, int64_t d_state);
 void tfm_cpu_gdn_step_avx2(float *o, float *S, const float *q, const float *k, const float *v,
@@ -92,7 +92,7 @@ void tfm_cpu_mlstm_step_avx2(float *h, float *C, float *n, float *m, const float
 			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
 void tfm_cpu_mamba_scan_avx512(float *y, float *h, const float *x, const float *dt, const float *A,
 			   const float *D, const float *B, const float *C, int64_t bc_stride,
-			   int64_t n, int64_t d, int64_t d_state);
+			   int64_t ld, int64_t n, int64_t d, int64_t d_state);
 void tfm_cpu_mamba2_scan_avx512(float *y, float *S, const float *x, float dt, float A, float D,
 			    const float *B, const float *C, int64_t head_dim, int64_t d_state);
 void tfm_cpu_gdn_step_avx512(float *o, float *S, const float *q, const float *k, const float *v,

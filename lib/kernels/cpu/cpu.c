@@ -737,14 +737,62 @@ static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 	return a > b ? a : b;
 }
 
+/* ---- the recurrent mixers' units on the pool ----
+ *
+ * Runs of consecutive units, about PAR_RUNS per task, handed out through
+ * an atomic counter as the matmul's chunks are: on a loaded machine a
+ * worker that joined and was then descheduled holds up one run, not a
+ * whole share.  A pool task is one thread at a time, so the work space
+ * the chunked forms keep per task (and kt's scratch slice) is its own. */
+#define PAR_RUNS 4
+
+struct par_job {
+	struct tfm_kexec *k;
+	void (*fn)(void *ctx, struct tfm_kexec *kt, int task, int64_t u0, int64_t u1);
+	void *ctx;
+	int64_t n_units, run;
+	atomic_int_fast64_t next;
+};
+
+static void par_task(void *ctx, int task, int n_tasks)
+{
+	struct par_job *j = ctx;
+	struct tfm_kexec kt = *j->k;
+	(void)n_tasks;
+	kt.pool = NULL;
+	kt.n_tasks = 1;
+	kt.scratch = j->k->scratch + (size_t)task * j->k->scratch_per_task;
+	for (;;) {
+		int64_t u0 = atomic_fetch_add(&j->next, j->run);
+		if (u0 >= j->n_units)
+			break;
+		j->fn(j->ctx, &kt, task, u0, u0 + j->run < j->n_units ? u0 + j->run : j->n_units);
+	}
+}
+
+static void cpu_parallel(struct tfm_kexec *k,
+			 void (*fn)(void *ctx, struct tfm_kexec *kt, int task, int64_t u0, int64_t u1),
+			 void *ctx, int64_t n_units, double work)
+{
+	if (k->n_tasks <= 1 || n_units < 2 || work < (double)k->par_min) {
+		fn(ctx, k, 0, 0, n_units);
+		return;
+	}
+	struct par_job j = {.k = k, .fn = fn, .ctx = ctx, .n_units = n_units};
+	j.run = (n_units + PAR_RUNS * k->n_tasks - 1) / (PAR_RUNS * k->n_tasks);
+	atomic_init(&j.next, 0);
+	int nt = n_units < k->n_tasks ? (int)n_units : k->n_tasks;
+	tfm_pool_run(k->pool, par_task, &j, nt);
+}
+
 /* ---- the recurrent steps: the instruction set's version ---- */
 
 static void cpu_mamba_scan(float *y, float *h, const float *x, const float *dt, const float *A,
 			   const float *D, const float *B, const float *C, int64_t bc_stride,
-			   int64_t n, int64_t d, int64_t d_state)
+			   int64_t ld, int64_t n, int64_t d, int64_t d_state)
 {
 	pthread_once(&g_once, cpu_init);
-	g_isa.scan.mamba_scan(y, h, x, dt, A, D, B, C, bc_stride, n, d, d_state);
+	g_isa.scan.mamba_scan(y, h, x, dt, A, D, B, C, bc_stride, ld, n, d, d_state);
 }
 
 static void cpu_mamba2_scan(float *y, float *S, const float *x, float dt, float A, float D,
@@ -804,6 +852,7 @@ const struct tfm_backend tfm_cpu_backend = {
 	.attn = cpu_attn,
 	.kv_store = cpu_kv_store,
 	.scratch_need = cpu_scratch_need,
+	.parallel = cpu_parallel,
 	.mamba_scan = cpu_mamba_scan,
 	.mamba2_scan = cpu_mamba2_scan,
 	.gdn_step = cpu_gdn_step,

@@ -30,10 +30,10 @@
 #define MAMBA_MAX_STATE 256
 void SCAN(mamba_scan)(float *y, float *h, const float *x, const float *dt, const float *A,
 		      const float *D, const float *B, const float *C, int64_t bc_stride,
-		      int64_t n, int64_t d, int64_t N)
+		      int64_t ld, int64_t n, int64_t d, int64_t N)
 {
 	if (N > MAMBA_MAX_STATE) {
-		tfm_ref_mamba_scan(y, h, x, dt, A, D, B, C, bc_stride, n, d, N);
+		tfm_ref_mamba_scan(y, h, x, dt, A, D, B, C, bc_stride, ld, n, d, N);
 		return;
 	}
 	float At[MAMBA_MAX_STATE * VW] __attribute__((aligned(64)));
@@ -52,7 +52,7 @@ void SCAN(mamba_scan)(float *y, float *h, const float *x, const float *dt, const
 		}
 		vf Dv = LDT(D + i0, full, m);
 		for (int64_t t = 0; t < n; t++) {
-			vf dv = LDT(dt + t * d + i0, full, m), xv = LDT(x + t * d + i0, full, m);
+			vf dv = LDT(dt + t * ld + i0, full, m), xv = LDT(x + t * ld + i0, full, m);
 			const float *b = B + t * bc_stride, *c = C + t * bc_stride;
 			vf acc = ZERO();
 			for (int64_t s = 0; s < N; s++) {
@@ -62,7 +62,7 @@ void SCAN(mamba_scan)(float *y, float *h, const float *x, const float *dt, const
 				ST(Ht + s * VW, hv);
 				acc = FMA(hv, SET1(c[s]), acc);
 			}
-			STT(y + t * d + i0, full, m, FMA(Dv, xv, acc));
+			STT(y + t * ld + i0, full, m, FMA(Dv, xv, acc));
 		}
 		for (int64_t l = 0; l < nc; l++)
 			for (int64_t s = 0; s < N; s++)

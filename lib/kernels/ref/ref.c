@@ -202,6 +202,15 @@ static size_t ref_scratch_need(int64_t max_in, int64_t n_slots)
 	return (size_t)(max_in > n_slots ? max_in : n_slots);
 }
 
+/* the reference runs on one thread: every unit in one call */
+static void ref_parallel(struct tfm_kexec *k,
+			 void (*fn)(void *ctx, struct tfm_kexec *kt, int task, int64_t u0, int64_t u1),
+			 void *ctx, int64_t n_units, double work)
+{
+	(void)work;
+	fn(ctx, k, 0, 0, n_units);
+}
+
 const struct tfm_backend tfm_ref_backend = {
 	.name = "ref",
 	.matmul = tfm_ref_matmul,
@@ -216,6 +225,7 @@ const struct tfm_backend tfm_ref_backend = {
 	.attn = tfm_ref_attn,
 	.kv_store = ref_kv_store,
 	.scratch_need = ref_scratch_need,
+	.parallel = ref_parallel,
 	.mamba_scan = tfm_ref_mamba_scan,
 	.mamba2_scan = tfm_ref_mamba2_scan,
 	.gdn_step = tfm_ref_gdn_step,

@@ -25,11 +25,11 @@ static void mamba_scan1(float *y, float *h, const float *x, const float *dt, con
 
 void tfm_ref_mamba_scan(float *y, float *h, const float *x, const float *dt, const float *A,
 			const float *D, const float *B, const float *C, int64_t bc_stride,
-			int64_t n, int64_t d, int64_t d_state)
+			int64_t ld, int64_t n, int64_t d, int64_t d_state)
 {
 	for (int64_t i = 0; i < d; i++)
 		mamba_scan1(y + i, h + i * d_state, x + i, dt + i, A + i * d_state, D[i], B, C,
-			    bc_stride, n, d_state, d);
+			    bc_stride, n, d_state, ld);
 }
 
 void tfm_ref_mamba2_scan(float *y, float *S, const float *x, float dt, float A, float D,
