@@ -83,13 +83,7 @@ static int deberta_pipeline(json_t *root, const struct tfm_vb *sp, json_t *cfg)
 			       "prepend_scheme", "always", "split", 1);
 	json_object_set_new(root, "pre_tokenizer", json_deep_copy(ms));
 	json_object_set_new(root, "decoder", ms);
-	int64_t cls = -1, sep = -1;
-	for (int64_t i = 0; i < sp->n; i++) {
-		if (sp->tok[i] && !strcmp(sp->tok[i], "[CLS]") && cls < 0)
-			cls = i;
-		if (sp->tok[i] && !strcmp(sp->tok[i], "[SEP]") && sep < 0)
-			sep = i;
-	}
+	int64_t cls = tfm_vb_find(sp, "[CLS]"), sep = tfm_vb_find(sp, "[SEP]");
 	if (cls < 0 || sep < 0)
 		return tfm_seterr(TFM_E_FORMAT, "spm.model: no [CLS] or [SEP] piece (DeBERTa's "
 				  "template needs both)");
@@ -132,10 +126,7 @@ static int default_specials(json_t *list, const struct tfm_vb *sp, json_t *cfg)
 		seen[a] = s;
 		if (dup)
 			continue;
-		int64_t id = -1;
-		for (int64_t i = 0; i < sp->n && id < 0; i++)
-			if (sp->tok[i] && !strcmp(sp->tok[i], s))
-				id = i;
+		int64_t id = tfm_vb_find(sp, s);
 		json_array_append_new(list, json_pack("{sIsssbsbsbsbsb}", "id",
 						      (json_int_t)(id >= 0 ? id : next++), "content", s,
 						      "single_word", 0, "lstrip", 0, "rstrip", 0,

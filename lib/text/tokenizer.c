@@ -438,25 +438,41 @@ int tfm_tok_id_flags(const struct tfm_tokenizer *t, const struct tfm_gguf *g, co
 	return TFM_OK;
 }
 
+/* The ids of array key (at most max, each in the vocabulary) into v[*m];
+ * *m -1 when the key is absent. */
+static int id_list(const struct tfm_tokenizer *t, const struct tfm_gguf *g, const char *key,
+		   int64_t max, int64_t *v, int64_t *m)
+{
+	int64_t i = tfm_gguf_find(g, key);
+	*m = -1;
+	if (i < 0)
+		return TFM_OK;
+	int64_t n = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
+	if (n < 0 || n > max || tfm_gguf_get_arr_i64(g, key, v, n))
+		return tfm_seterr(TFM_E_FORMAT, "%s: not an integer array of at most %lld ids", key,
+				  (long long)max);
+	for (int64_t k = 0; k < n; k++)
+		if (v[k] < 0 || v[k] >= t->n_vocab)
+			return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary", key,
+					  (long long)v[k]);
+	*m = n;
+	return TFM_OK;
+}
+
 /* tfm.tok.frame_prefix / _suffix and the language codes in them. */
 static int frame_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 {
 	static const char *const keys[2] = { "tfm.tok.frame_prefix", "tfm.tok.frame_suffix" };
 	t->src_lang = t->tgt_lang = -1;
 	for (int side = 0; side < 2; side++) {
-		int64_t i = tfm_gguf_find(g, keys[side]), v[8];
-		if (i < 0)
+		int64_t v[8], m = 0;
+		int st = id_list(t, g, keys[side], 8, v, &m);
+		if (st)
+			return st;
+		if (m < 0) /* absent */
 			continue;
-		int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
-		if (m < 0 || m > 8 || tfm_gguf_get_arr_i64(g, keys[side], v, m))
-			return tfm_seterr(TFM_E_FORMAT, "%s: not an integer array of at most 8 ids",
-					  keys[side]);
-		for (int64_t k = 0; k < m; k++) {
-			if (v[k] < 0 || v[k] >= t->n_vocab)
-				return tfm_seterr(TFM_E_FORMAT, "%s: id %lld out of the vocabulary",
-						  keys[side], (long long)v[k]);
+		for (int64_t k = 0; k < m; k++)
 			t->frame[side][k] = (int32_t)v[k];
-		}
 		t->n_frame[side] = (int)m;
 		t->has_frame = 1;
 	}
@@ -530,20 +546,12 @@ static int eos_set(struct tfm_tokenizer *t, const struct tfm_gguf *g)
 		if (id >= 0)
 			ids[n++] = id;
 	}
-	int64_t i = tfm_gguf_find(g, "tfm.tok.eos_ids");
-	if (i >= 0) {
-		int64_t m = tfm_gguf_kv_type(g, i) == TFM_GGUF_ARRAY ? tfm_gguf_arr_n(g, i) : -1;
-		int64_t v[8];
-		if (m < 0 || m > 5 || tfm_gguf_get_arr_i64(g, "tfm.tok.eos_ids", v, m))
-			return tfm_seterr(TFM_E_FORMAT, "tfm.tok.eos_ids: not an integer array of at "
-					  "most 5 ids");
-		for (int64_t k = 0; k < m; k++) {
-			if (v[k] < 0 || v[k] >= t->n_vocab)
-				return tfm_seterr(TFM_E_FORMAT, "tfm.tok.eos_ids: id %lld out of the "
-						  "vocabulary", (long long)v[k]);
-			ids[n++] = v[k];
-		}
-	}
+	int64_t v[8], m = 0;
+	int st = id_list(t, g, "tfm.tok.eos_ids", 5, v, &m);
+	if (st)
+		return st;
+	for (int64_t k = 0; k < m; k++)
+		ids[n++] = v[k];
 	t->n_eos_ids = 0;
 	for (int64_t k = 0; k < n; k++) {
 		int dup = 0;

@@ -42,6 +42,8 @@ struct tfm_vb {
 
 void tfm_vb_init(struct tfm_vb *v);
 void tfm_vb_free(struct tfm_vb *v);
+/* The first id whose token is s, or -1. */
+int64_t tfm_vb_find(const struct tfm_vb *v, const char *s);
 /* Set token id to s (growing the vocabulary; gaps stay NULL). */
 int tfm_vb_set(struct tfm_vb *v, int64_t id, const char *s, size_t n, float score, int type);
 /* A SentencePiece ModelProto (tokenizer.model): pieces in id order, the

@@ -139,7 +139,7 @@ static int vb_merge(struct tfm_vb *v, const char *a, size_t an, const char *b, s
 	return TFM_OK;
 }
 
-static int64_t vb_find(const struct tfm_vb *v, const char *s)
+int64_t tfm_vb_find(const struct tfm_vb *v, const char *s)
 {
 	for (int64_t i = 0; i < v->n; i++)
 		if (v->tok[i] && !strcmp(v->tok[i], s))
@@ -415,7 +415,7 @@ static int64_t template_id(const struct tfm_vb *v, json_t *sp, const char *name)
 	json_t *ids = json_object_get(json_object_get(sp, name ? name : ""), "ids");
 	if (json_array_size(ids) == 1 && json_is_integer(json_array_get(ids, 0)))
 		return json_integer_value(json_array_get(ids, 0));
-	return name ? vb_find(v, name) : -1;
+	return name ? tfm_vb_find(v, name) : -1;
 }
 
 /* The whole "single" template as a frame: the special tokens before the
@@ -666,11 +666,11 @@ static void wpm_specials(struct tfm_vb *v)
 {
 	v->model = "bert";
 	v->pre = "default";
-	v->unk = vb_find(v, "[UNK]");
-	v->sep = vb_find(v, "[SEP]");
-	v->pad = vb_find(v, "[PAD]");
-	v->cls = vb_find(v, "[CLS]");
-	v->mask = vb_find(v, "[MASK]");
+	v->unk = tfm_vb_find(v, "[UNK]");
+	v->sep = tfm_vb_find(v, "[SEP]");
+	v->pad = tfm_vb_find(v, "[PAD]");
+	v->cls = tfm_vb_find(v, "[CLS]");
+	v->mask = tfm_vb_find(v, "[MASK]");
 	v->bos = v->cls;
 	v->eos = v->sep;
 	v->add_bos = 1;
@@ -825,7 +825,7 @@ static int from_spm_bpe(struct tfm_vb *v, json_t *root, json_t *model)
 	if (st)
 		return st;
 	const char *unk = jstr(model, "unk_token");
-	if (unk && (v->unk = vb_find(v, unk)) >= 0)
+	if (unk && (v->unk = tfm_vb_find(v, unk)) >= 0)
 		v->type[v->unk] = TFM_TOKT_UNKNOWN;
 	if ((st = added_tokens(v, root)))
 		return st;
@@ -1091,14 +1091,14 @@ static int apply_config(struct tfm_vb *v, const struct tfm_ckpt_file *f)
 	for (int k = 0; k < 4; k++) {
 		json_t *x = json_object_get(root, keys[k]);
 		const char *s = json_is_string(x) ? json_string_value(x) : jstr(x, "content");
-		int64_t id = s ? vb_find(v, s) : -1;
+		int64_t id = s ? tfm_vb_find(v, s) : -1;
 		if (id >= 0)
 			*dst[k] = id;
 	}
 	/* mBART's tokenizers: the languages the frame was saved with */
 	json_t *sl = json_object_get(root, "src_lang"), *tl = json_object_get(root, "tgt_lang");
-	v->src_lang = json_is_string(sl) ? vb_find(v, json_string_value(sl)) : -1;
-	v->tgt_lang = json_is_string(tl) ? vb_find(v, json_string_value(tl)) : -1;
+	v->src_lang = json_is_string(sl) ? tfm_vb_find(v, json_string_value(sl)) : -1;
+	v->tgt_lang = json_is_string(tl) ? tfm_vb_find(v, json_string_value(tl)) : -1;
 	json_t *ab = json_object_get(root, "add_bos_token"), *ae = json_object_get(root, "add_eos_token");
 	if (json_is_boolean(ab))
 		v->add_bos = json_is_true(ab);
