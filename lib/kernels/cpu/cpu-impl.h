@@ -54,6 +54,18 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 		   int64_t rows, int64_t in, int minimum); /* minimum: q4_1, q4_K, q5_K */
 
+/* igemm-avx2.c: the same GEMM with AVX2 (vpmaddubsw, no VNNI), groups of 8
+ * tokens, its own packing (signed activations, unsigned weight codes):
+ * same arguments as above but the weight type in place of `minimum` */
+size_t tfm_cpu_igemm_x_bytes_avx2(int64_t n, int64_t in);
+size_t tfm_cpu_igemm_w_bytes_avx2(int64_t rows, int64_t in);
+void tfm_cpu_igemm_pack_x_avx2(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group,
+			       void *q8); /* tokens 8 group .. */
+void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
+			       int64_t in);
+void tfm_cpu_igemm_avx2(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+			int64_t rows, int64_t in, int type);
+
 /* attention tiles for up to 4 queries (attn-avx512.c; cpu.c has the
  * generic versions): scores against a transposed key tile, and the
  * probability-weighted sum of a value tile added to the rescaled outputs */

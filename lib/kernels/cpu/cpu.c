@@ -4,10 +4,11 @@
  * integer dots against the activations quantized once per matmul to q8_0 /
  * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
  * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
- * q6_K, lib/quant's one-row dots for the others.  Prefill (more tokens) of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
- * with VNNI is the
- * 8-bit GEMM of igemm-avx512.c (x quantized to q8_0 once, as llama.cpp);
- * otherwise OpenBLAS sgemm on tiles of weight rows converted to f32 in
+ * q6_K, lib/quant's one-row dots for the others.  Prefill (more tokens) of
+ * q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K is an 8-bit GEMM (x quantized to
+ * q8_0 once, as llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any
+ * other AVX2 processor; other types, and the scalar path, run
+ * OpenBLAS sgemm on tiles of weight rows converted to f32 in
  * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
  * weights is ever kept.  Attention: see below.
  *
@@ -58,6 +59,31 @@ static float dot_bf16_scalar(const void *wv, const float *x, int64_t n)
 	return s;
 }
 
+/* an 8-bit prefill GEMM: igemm-avx512.c (VNNI) or igemm-avx2.c */
+struct igemm_fns {
+	size_t (*x_bytes)(int64_t n, int64_t in);
+	size_t (*w_bytes)(int64_t rows, int64_t in);
+	void (*pack_x)(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group, void *q8);
+	int64_t group; /* tokens per group of pack_x */
+	void (*prep_w)(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows, int64_t in);
+	void (*gemm)(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+		     int64_t rows, int64_t in, int type);
+};
+
+static void igemm_vnni(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+		       int64_t rows, int64_t in, int type)
+{
+	tfm_cpu_igemm(y, ldy, xp, n, wp, rows, in,
+		      type == TFM_TYPE_Q4_1 || type == TFM_TYPE_Q4_K || type == TFM_TYPE_Q5_K);
+}
+
+static const struct igemm_fns igemm_avx512 = {
+	tfm_cpu_igemm_x_bytes, tfm_cpu_igemm_w_bytes, tfm_cpu_igemm_pack_x, 16,
+	tfm_cpu_igemm_prep_w, igemm_vnni};
+static const struct igemm_fns igemm_avx2 = {
+	tfm_cpu_igemm_x_bytes_avx2, tfm_cpu_igemm_w_bytes_avx2, tfm_cpu_igemm_pack_x_avx2, 8,
+	tfm_cpu_igemm_prep_w_avx2, tfm_cpu_igemm_avx2};
+
 static struct {
 	const char *isa;
 	tfm_cpu_dot_fn f32, f16, bf16;
@@ -71,7 +97,7 @@ static struct {
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
 	int qgemv_ok;             /* the AVX-512 VNNI decode kernels (lib/quant says "avx512":
 				   * each row bit-identical to its one-row dot) */
-	int igemm_ok;             /* the AVX-512 VNNI prefill GEMM (the processor has VNNI) */
+	const struct igemm_fns *igemm; /* the 8-bit prefill GEMM, or NULL (sgemm) */
 	int qgemv_avx2;           /* the AVX2 four-row kernels (lib/quant says "avx2") */
 	struct tfm_backend scan;  /* the recurrent steps, mamba_scan .. mlstm_step */
 } g_isa;
@@ -154,8 +180,10 @@ static void isa_fill(const char *isa)
 		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
 		/* the GEMM needs VNNI, not the BF16 that lib/quant's AVX-512
 		 * path also wants (Cascade Lake has one and not the other) */
-		g_isa.igemm_ok = __builtin_cpu_supports("avx512vnni") &&
-				 __builtin_cpu_supports("avx512dq");
+		/* without VNNI (Skylake-X) the AVX2 GEMM */
+		g_isa.igemm = __builtin_cpu_supports("avx512vnni") &&
+				      __builtin_cpu_supports("avx512dq")
+			      ? &igemm_avx512 : &igemm_avx2;
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx512;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx512;
 		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_avx512;
@@ -177,6 +205,7 @@ static void isa_fill(const char *isa)
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx2;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx2;
 		g_isa.qgemv_avx2 = !strcmp(tfm_quant_isa(), "avx2");
+		g_isa.igemm = &igemm_avx2;
 		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_avx2;
 		g_isa.scan.mamba2_scan = tfm_cpu_mamba2_scan_avx2;
 		g_isa.scan.gdn_step = tfm_cpu_gdn_step_avx2;
@@ -290,7 +319,7 @@ struct mm_job {
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
 	tfm_cpu_qgemv_fn qgemv;   /* several rows of vdot at once, or NULL */
-	int igemm;                /* prefill by the 8-bit GEMM (xq: x packed for it) */
+	const struct igemm_fns *igemm; /* prefill by the 8-bit GEMM (xq: x packed for it) */
 	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
 	size_t xq_bytes;
 	atomic_llong next;
@@ -302,10 +331,9 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
 	if (j->igemm) {
-		tfm_cpu_igemm_prep_w((uint8_t *)scr, w->type, wd, w->row_bytes, o1 - o0, w->in);
-		tfm_cpu_igemm(j->y + o0, w->out, j->xq, j->n, (const uint8_t *)scr, o1 - o0, w->in,
-			      w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K ||
-			      w->type == TFM_TYPE_Q5_K);
+		j->igemm->prep_w((uint8_t *)scr, w->type, wd, w->row_bytes, o1 - o0, w->in);
+		j->igemm->gemm(j->y + o0, w->out, j->xq, j->n, (const uint8_t *)scr, o1 - o0, w->in,
+			       w->type);
 		return;
 	}
 	if (j->vdot) {
@@ -360,8 +388,9 @@ static void pack_task(void *ctx, int task, int n_tasks)
 {
 	struct mm_job *j = ctx;
 	void *q8 = j->k->scratch + (size_t)task * j->k->scratch_per_task;
-	for (int64_t G = task; G < (j->n + 15) / 16; G += n_tasks)
-		tfm_cpu_igemm_pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8);
+	int64_t gt = j->igemm->group;
+	for (int64_t G = task; G < (j->n + gt - 1) / gt; G += n_tasks)
+		j->igemm->pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8);
 }
 
 static void mm_task(void *ctx, int task, int n_tasks)
@@ -451,16 +480,16 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
 	}
-	if (n > VDOT_MAX_BATCH && g_isa.igemm_ok && w->in % 32 == 0 &&
+	if (n > VDOT_MAX_BATCH && g_isa.igemm && w->in % 32 == 0 &&
 	    (w->type == TFM_TYPE_Q4_0 || w->type == TFM_TYPE_Q5_0 || w->type == TFM_TYPE_Q8_0 ||
 	     w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K || w->type == TFM_TYPE_Q5_K)) {
 		/* x packed once into the end of the last task's scratch, after
 		 * the room its weight tiles take (sgemm when it does not fit) */
-		size_t wb = (tfm_cpu_igemm_w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
-		size_t xb = tfm_cpu_igemm_x_bytes(n, w->in);
+		size_t wb = (g_isa.igemm->w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
+		size_t xb = g_isa.igemm->x_bytes(n, w->in);
 		if (wb + xb <= k->scratch_per_task * sizeof(float)) {
 			j.xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
-			j.igemm = 1;
+			j.igemm = g_isa.igemm;
 			if (inline_)
 				pack_task(&j, 0, 1);
 			else
