@@ -419,10 +419,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 			}
 	}
 	/* matmul: every weight type, decode and prefill, inline and threaded */
-	/* the 8-bit GEMM runs on the AVX-512 path (VNNI, or else the AVX2
-	 * GEMM) and on the AVX2 path */
-	int igemm = be == tfm_backend_cpu() &&
-		    (!strcmp(tfm_cpu_isa(), "avx512") || !strcmp(tfm_cpu_isa(), "avx2"));
+	int igemm = be == tfm_backend_cpu(); /* the 8-bit GEMMs: tfm_cpu_igemm_takes */
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
 				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
 				    TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
@@ -440,11 +437,9 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
 					 * quantized to 8 bits (llama.cpp's way): the reference
 					 * then takes x through the same 8-bit round trip */
-					/* larger batches of q8_0, q4_0, q5_0, q4_1, q4_K, q5_K (AVX2, AVX-512):
+					/* larger batches of q8_0, q4_0, q5_0, q4_1, q4_K, q5_K (and q6_K on AVX2):
 					 * the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
-					int ig = igemm && (types[ti] == TFM_TYPE_Q8_0 || types[ti] == TFM_TYPE_Q4_0 ||
-							   types[ti] == TFM_TYPE_Q5_0 || types[ti] == TFM_TYPE_Q4_1 ||
-							   types[ti] == TFM_TYPE_Q4_K || types[ti] == TFM_TYPE_Q5_K);
+					int ig = igemm && tfm_cpu_igemm_takes(types[ti]);
 					int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
 					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */

@@ -1104,7 +1104,7 @@ static void t_random(void)
 }
 
 /* q8_0, q4_0 and K-quant weights: a prefill of more than 16 tokens
- * (dequantized tiles, f32 sgemm; q8_0, q4_0, q4_K with AVX2: the 8-bit GEMM,
+ * (dequantized tiles, f32 sgemm; with AVX2 or AVX-512 the 8-bit GEMM,
  * checked as decode) equals the naive pass; decode (and batches up to 16) use
  * llama.cpp's integer dots against 8-bit activations, so they are close,
  * not equal; threads still change no bit. */
@@ -1128,18 +1128,16 @@ static void t_kquants(void)
 			sc = fmax(sc, fabs(want[k]));
 		fprintf(stderr, "  %-28s prefill-naive %.2g, decode-naive %.2g (|logit| <= %.2g)\n",
 			tfm_type_name(types[i]), dp, dd, sc);
-		/* q8_0, q4_0, q4_K prefill on the AVX2 and AVX-512 paths: the
-		 * 8-bit GEMM (as llama.cpp), then as close to the naive pass as
+		/* prefill by the 8-bit GEMM (as llama.cpp; q8_0, q4_0, q4_K on
+		 * AVX2 and AVX-512, q6_K on AVX2): as close to the naive pass as
 		 * decode, and to decode closer still */
-		int ig = (types[i] == TFM_TYPE_Q8_0 || types[i] == TFM_TYPE_Q4_0 ||
-			  types[i] == TFM_TYPE_Q4_K) &&
-			 (!strcmp(tfm_cpu_isa(), "avx512") || !strcmp(tfm_cpu_isa(), "avx2"));
+		int ig = tfm_cpu_igemm_takes(types[i]);
 		/* the GEMM and the decode kernels add the blocks' f32 terms in
 		 * different orders; a last-bit difference can move an activation
 		 * by one 8-bit step in the next layer's quantization (seen: 0.6%
 		 * of the largest logit); q4_K decode quantizes x to q8_K, its
-		 * prefill to q8_0 */
-		double tpd = (types[i] == TFM_TYPE_Q4_K ? 0.05 : 0.02) * sc;
+		 * prefill to q8_0 (q6_K too) */
+		double tpd = (types[i] == TFM_TYPE_Q4_K || types[i] == TFM_TYPE_Q6_K ? 0.05 : 0.02) * sc;
 		if (ig)
 			CHECK_MSG(dp < 0.05 * sc && t_maxdiff(pre, dec, 800) < tpd, "%s prefill %g, vs decode %g",
 				  tfm_type_name(types[i]), dp, t_maxdiff(pre, dec, 800));

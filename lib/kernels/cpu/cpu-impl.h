@@ -66,6 +66,10 @@ void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, 
 void tfm_cpu_igemm_avx2(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 			int64_t rows, int64_t in, int type);
 
+/* whether a prefill (more than 16 tokens) of weights of type runs one of
+ * the 8-bit GEMMs on the instruction set in use (cpu.c) */
+int tfm_cpu_igemm_takes(int type);
+
 /* attention tiles for up to 4 queries (attn-avx512.c; cpu.c has the
  * generic versions): scores against a transposed key tile, and the
  * probability-weighted sum of a value tile added to the rescaled outputs */

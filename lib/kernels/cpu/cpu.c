@@ -6,8 +6,8 @@
  * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
  * q6_K, lib/quant's one-row dots for the others.  Prefill (more tokens) of
  * q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K is an 8-bit GEMM (x quantized to
- * q8_0 once, as llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any
- * other AVX2 processor; other types, and the scalar path, run
+ * q8_0 once, as llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c (q6_K
+ * too) on any other AVX2 processor; other types, and the scalar path, run
  * OpenBLAS sgemm on tiles of weight rows converted to f32 in
  * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
  * weights is ever kept.  Attention: see below.
@@ -68,6 +68,7 @@ struct igemm_fns {
 	void (*prep_w)(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows, int64_t in);
 	void (*gemm)(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 		     int64_t rows, int64_t in, int type);
+	int q6_k;      /* takes q6_K too */
 };
 
 static void igemm_vnni(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
@@ -79,10 +80,10 @@ static void igemm_vnni(float *y, int64_t ldy, const uint8_t *xp, int64_t n, cons
 
 static const struct igemm_fns igemm_avx512 = {
 	tfm_cpu_igemm_x_bytes, tfm_cpu_igemm_w_bytes, tfm_cpu_igemm_pack_x, 16,
-	tfm_cpu_igemm_prep_w, igemm_vnni};
+	tfm_cpu_igemm_prep_w, igemm_vnni, 0};
 static const struct igemm_fns igemm_avx2 = {
 	tfm_cpu_igemm_x_bytes_avx2, tfm_cpu_igemm_w_bytes_avx2, tfm_cpu_igemm_pack_x_avx2, 8,
-	tfm_cpu_igemm_prep_w_avx2, tfm_cpu_igemm_avx2};
+	tfm_cpu_igemm_prep_w_avx2, tfm_cpu_igemm_avx2, 1};
 
 static struct {
 	const char *isa;
@@ -405,6 +406,23 @@ static void mm_task(void *ctx, int task, int n_tasks)
 	}
 }
 
+/* whether a prefill of weights of type runs the 8-bit GEMM here (when x
+ * packed fits the scratch) */
+int tfm_cpu_igemm_takes(int type)
+{
+	pthread_once(&g_once, cpu_init);
+	if (!g_isa.igemm)
+		return 0;
+	switch (type) {
+	case TFM_TYPE_Q4_0: case TFM_TYPE_Q5_0: case TFM_TYPE_Q8_0:
+	case TFM_TYPE_Q4_1: case TFM_TYPE_Q4_K: case TFM_TYPE_Q5_K:
+		return 1;
+	case TFM_TYPE_Q6_K:
+		return g_isa.igemm->q6_k;
+	}
+	return 0;
+}
+
 /* The multi-row integer kernel for a weight type on this CPU, or NULL (then
  * lib/quant's one-row dot products).  AVX-512: not q8_0, its rows stream
  * from memory at 24 GB/s one at a time but ~20 four at a time (measured, one
@@ -480,9 +498,7 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
 	}
-	if (n > VDOT_MAX_BATCH && g_isa.igemm && w->in % 32 == 0 &&
-	    (w->type == TFM_TYPE_Q4_0 || w->type == TFM_TYPE_Q5_0 || w->type == TFM_TYPE_Q8_0 ||
-	     w->type == TFM_TYPE_Q4_1 || w->type == TFM_TYPE_Q4_K || w->type == TFM_TYPE_Q5_K)) {
+	if (n > VDOT_MAX_BATCH && w->in % 32 == 0 && tfm_cpu_igemm_takes(w->type)) {
 		/* x packed once into the end of the last task's scratch, after
 		 * the room its weight tiles take (sgemm when it does not fit) */
 		size_t wb = (g_isa.igemm->w_bytes(j.rows, w->in) + 63) & ~(size_t)63;

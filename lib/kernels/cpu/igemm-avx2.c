@@ -1,5 +1,5 @@
-/* igemm-avx2.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
- * weights as an 8-bit integer GEMM with AVX2 (no VNNI), the AVX2 side of
+/* igemm-avx2.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K /
+ * q6_K weights as an 8-bit integer GEMM with AVX2 (no VNNI), the AVX2 side of
  * igemm-avx512.c: the activations are quantized to q8_0 once
  * (tfm_quantize_row), a tile of weight rows is unpacked to bytes with its
  * block scales, and each 32-element block of (8 tokens x 1 row) is one
@@ -22,7 +22,11 @@
  * with zeros, which add nothing): bytes [nb][8][8][4] (block, group of four
  * elements, token, element), f32 scales d_x [nb][8], f32 d_x * sum(x)
  * [nb][8], int32 sum(x) [nb][8].  Unpacked weights: bytes [rows][in], f32
- * scales [rows][nb], f32 minimums [rows][nb] (0 for q4_0, q5_0, q8_0). */
+ * scales [rows][nb], f32 minimums [rows][nb] (0 for q4_0, q5_0, q8_0).
+ *
+ * q6_K too (not in igemm-avx512.c): its scales cover 16 elements, so each
+ * block's two halves are widened and scaled apart, its codes less 32 taken
+ * as signed bytes with the sign trick. */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
@@ -136,7 +140,39 @@ static void prep_k(uint8_t *ws, float *dw, float *mw, int type, const uint8_t *r
 	}
 }
 
-/* rows of type (q4_0, q5_0, q8_0, q4_1, q4_K, q5_K) -> wp
+/* q6_K: each block of 32 holds two halves of 16 with scales of their own;
+ * the codes less 32 as signed bytes, the halves' scales d * sc in the
+ * scale and minimum slots (q6_K has no minimum).  ggml's layout: in each
+ * 128 elements, blocks 0 and 2 take the low and high nibbles of ql[0..31],
+ * blocks 1 and 3 those of ql[32..63], and 2 bits each of qh[0..31]. */
+static void prep_q6(int8_t *ws, float *dw, float *mw, const uint8_t *row, int64_t in)
+{
+	const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+	for (int64_t i = 0; i < in / TFM_QK_K; i++) {
+		const struct tfm_block_q6_K *x = (const struct tfm_block_q6_K *)row + i;
+		float d = fh(x->d);
+		for (int h = 0; h < 2; h++) {
+			__m256i l0 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h));
+			__m256i l1 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h + 32));
+			__m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
+			__m256i q[4] = {
+				_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
+				_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+				_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+			for (int k = 0; k < 4; k++) {
+				int64_t b = i * 8 + h * 4 + k;
+				__m256i hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
+				__m256i u = _mm256_or_si256(q[k], _mm256_slli_epi16(hi, 4));
+				_mm256_storeu_si256((__m256i *)(ws + b * 32),
+						    _mm256_sub_epi8(u, _mm256_set1_epi8(32)));
+				dw[b] = d * x->scales[8 * h + 2 * k];
+				mw[b] = d * x->scales[8 * h + 2 * k + 1];
+			}
+		}
+	}
+}
+
+/* rows of type (q4_0, q5_0, q8_0, q4_1, q4_K, q5_K, q6_K) -> wp
  * (tfm_cpu_igemm_w_bytes_avx2) */
 void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			       int64_t in)
@@ -148,6 +184,10 @@ void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, 
 		const uint8_t *row = (const uint8_t *)w + (size_t)r * rb;
 		if (type == TFM_TYPE_Q4_K || type == TFM_TYPE_Q5_K) {
 			prep_k(ws + r * in, dw + r * nb, mw + r * nb, type, row, in);
+			continue;
+		}
+		if (type == TFM_TYPE_Q6_K) {
+			prep_q6((int8_t *)ws + r * in, dw + r * nb, mw + r * nb, row, in);
 			continue;
 		}
 		for (int64_t b = 0; b < nb; b++) {
@@ -188,7 +228,9 @@ static inline __m256i bcast4(const uint8_t *p)
  * block of 32 elements: int32 sums of (8 tokens x 4 rows), then scaled and
  * added.  kind 0: unsigned codes u <= 15, the int16 pair sums of all 8
  * groups of four added before widening; kind 1: u <= 31, widened every 4
- * groups; kind 2: q8_0 (signed, sign trick), widened every group.  off: the
+ * groups; kind 2: q8_0 (signed, sign trick), widened every group; kind
+ * 3: q6_K (signed codes |w| <= 32, sign trick, pairs within 2 * 32 * 128),
+ * each half of 16 widened apart and scaled by its own scale.  off: the
  * codes' offset (q4_0 8, q5_0 16, else 0), taken off as off * sum(x);
  * minimum: add m d_x sum(x).  Rows are written out one by one (ROW4), not
  * as arrays: GCC keeps arrays of vectors on the stack. */
@@ -233,16 +275,27 @@ static inline __attribute__((always_inline)) void igemm_kind(float *y, int64_t l
 #undef Q8
 					} else {
 #define U(q) h##q = _mm256_add_epi16(h##q, _mm256_maddubs_epi16(bcast4(w##q + e * 4), xv));
-						ROW4(U)
+#define S(q)                                                                                       \
+	{                                                                                          \
+		__m256i wv = bcast4(w##q + e * 4);                                                 \
+		h##q = _mm256_add_epi16(h##q, _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv),       \
+								   _mm256_sign_epi8(xv, wv)));     \
+	}
+						if (kind == 3) {
+							ROW4(S)
+						} else {
+							ROW4(U)
+						}
+#undef S
 #undef U
-						if (kind == 1 && e == 3) {
+						if ((kind == 1 || kind == 3) && e == 3) {
 #define W(q) p##q = _mm256_madd_epi16(h##q, ones), h##q = _mm256_setzero_si256();
 							ROW4(W)
 #undef W
 						}
 					}
 				}
-				if (kind != 2) {
+				if (kind == 0 || kind == 1) {
 #define W(q) p##q = _mm256_add_epi32(p##q, _mm256_madd_epi16(h##q, ones));
 					ROW4(W)
 #undef W
@@ -260,6 +313,12 @@ static inline __attribute__((always_inline)) void igemm_kind(float *y, int64_t l
 				      _mm256_mul_ps(dx, _mm256_set1_ps(dw[rr##q * nb + b])), a##q);
 				ROW4(ACC)
 #undef ACC
+				if (kind == 3) { /* the second half, h, by its own scale */
+#define HI(q) a##q = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(h##q, ones)),             \
+				     _mm256_mul_ps(dx, _mm256_set1_ps(mw[rr##q * nb + b])), a##q);
+					ROW4(HI)
+#undef HI
+				}
 				if (minimum) {
 					__m256 sx = _mm256_loadu_ps(sxg + b * 8);
 #define MIN(q) a##q = _mm256_fmadd_ps(sx, _mm256_set1_ps(mw[rr##q * nb + b]), a##q);
@@ -291,5 +350,6 @@ void tfm_cpu_igemm_avx2(float *y, int64_t ldy, const uint8_t *xp, int64_t n, con
 	case TFM_TYPE_Q4_1:
 	case TFM_TYPE_Q4_K: igemm_kind(y, ldy, xp, n, wp, rows, in, 0, 0, 1); break;
 	case TFM_TYPE_Q5_K: igemm_kind(y, ldy, xp, n, wp, rows, in, 1, 0, 1); break;
+	case TFM_TYPE_Q6_K: igemm_kind(y, ldy, xp, n, wp, rows, in, 3, 0, 0); break;
 	}
 }
