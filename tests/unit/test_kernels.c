@@ -441,9 +441,10 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					 * the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
 					int ig = igemm && tfm_cpu_igemm_takes(types[ti]);
 					int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
-					/* q8_1 (for q4_1, q5_1) keeps d * sum(q) as f16: m times
+					/* q8_1 (for q4_1, q5_1 below 17 tokens) keeps d * sum(q) as f16: m times
 					 * that rounding, up to ~1e-3 here, is ggml's too */
-					int q81 = qx && (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
+					int q81 = qx && !(ig && nt > 16) &&
+						  (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
 					fill(w, in * out, 1);
 					fill(x, in * nt, 1);
 					struct tfm_mat m = {.data = wq, .type = types[ti], .in = in, .out = out};

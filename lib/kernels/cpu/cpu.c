@@ -6,9 +6,9 @@
  * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
  * q6_K, lib/quant's one-row dots for the others.  Prefill (more tokens) of
  * q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K is an 8-bit GEMM (x quantized to
- * q8_0 once, as llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c (q6_K
- * too) on any other AVX2 processor; other types, and the scalar path, run
- * OpenBLAS sgemm on tiles of weight rows converted to f32 in
+ * q8_0 once, as llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c (q5_1
+ * and q6_K too) on any other AVX2 processor; f32/f16/bf16, and the scalar
+ * path, run OpenBLAS sgemm on tiles of weight rows converted to f32 in
  * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
  * weights is ever kept.  Attention: see below.
  *
@@ -68,7 +68,7 @@ struct igemm_fns {
 	void (*prep_w)(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows, int64_t in);
 	void (*gemm)(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 		     int64_t rows, int64_t in, int type);
-	int q6_k;      /* takes q6_K too */
+	int more;      /* takes q5_1 and q6_K too */
 };
 
 static void igemm_vnni(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
@@ -417,8 +417,8 @@ int tfm_cpu_igemm_takes(int type)
 	case TFM_TYPE_Q4_0: case TFM_TYPE_Q5_0: case TFM_TYPE_Q8_0:
 	case TFM_TYPE_Q4_1: case TFM_TYPE_Q4_K: case TFM_TYPE_Q5_K:
 		return 1;
-	case TFM_TYPE_Q6_K:
-		return g_isa.igemm->q6_k;
+	case TFM_TYPE_Q5_1: case TFM_TYPE_Q6_K:
+		return g_isa.igemm->more;
 	}
 	return 0;
 }

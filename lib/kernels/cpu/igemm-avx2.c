@@ -1,5 +1,5 @@
-/* igemm-avx2.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K /
- * q6_K weights as an 8-bit integer GEMM with AVX2 (no VNNI), the AVX2 side of
+/* igemm-avx2.c: prefill matmul of q4_0 / q4_1 / q5_0 / q5_1 / q8_0 / q4_K /
+ * q5_K / q6_K weights as an 8-bit integer GEMM with AVX2 (no VNNI), the AVX2 side of
  * igemm-avx512.c: the activations are quantized to q8_0 once
  * (tfm_quantize_row), a tile of weight rows is unpacked to bytes with its
  * block scales, and each 32-element block of (8 tokens x 1 row) is one
@@ -14,9 +14,9 @@
  * of 8 (u <= 15) or 4 (u <= 31) groups of four elements add up in int16
  * before one vpmaddwd widens them: exact.  off * sum(x) is taken off in
  * int32 (q4_0: 8, q5_0: 16), and the minimum m adds m * d_x * sum(x) in f32
- * (q4_1, and q4_K / q5_K per sub-block of 32 with their own scales).  q8_0
- * weights are signed: llama.cpp's sign trick, |w| times x with w's sign,
- * keeps each pair within 2 * 128 * 127.
+ * (q4_1, q5_1, and q4_K / q5_K per sub-block of 32 with their own
+ * scales).  q8_0 weights are signed: llama.cpp's sign trick, |w| times x
+ * with w's sign, keeps each pair within 2 * 128 * 127.
  *
  * Packed activations, per group of 8 tokens (a short last group is padded
  * with zeros, which add nothing): bytes [nb][8][8][4] (block, group of four
@@ -24,9 +24,9 @@
  * [nb][8], int32 sum(x) [nb][8].  Unpacked weights: bytes [rows][in], f32
  * scales [rows][nb], f32 minimums [rows][nb] (0 for q4_0, q5_0, q8_0).
  *
- * q6_K too (not in igemm-avx512.c): its scales cover 16 elements, so each
- * block's two halves are widened and scaled apart, its codes less 32 taken
- * as signed bytes with the sign trick. */
+ * q5_1 and q6_K too (igemm-avx512.c has neither); q6_K's scales cover 16
+ * elements, so each block's two halves are widened and scaled apart, its
+ * codes less 32 taken as signed bytes with the sign trick. */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
@@ -172,7 +172,7 @@ static void prep_q6(int8_t *ws, float *dw, float *mw, const uint8_t *row, int64_
 	}
 }
 
-/* rows of type (q4_0, q5_0, q8_0, q4_1, q4_K, q5_K, q6_K) -> wp
+/* rows of type (q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K) -> wp
  * (tfm_cpu_igemm_w_bytes_avx2) */
 void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			       int64_t in)
@@ -199,6 +199,11 @@ void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, 
 			} else if (type == TFM_TYPE_Q4_0) {
 				const struct tfm_block_q4_0 *q = (const struct tfm_block_q4_0 *)row + b;
 				u = nib32(q->qs), d = q->d;
+			} else if (type == TFM_TYPE_Q5_1) {
+				const struct tfm_block_q5_1 *q = (const struct tfm_block_q5_1 *)row + b;
+				uint32_t qh;
+				memcpy(&qh, q->qh, 4);
+				u = _mm256_or_si256(nib32(q->qs), bits16(qh)), d = q->d, m = q->m;
 			} else if (type == TFM_TYPE_Q5_0) {
 				const struct tfm_block_q5_0 *q = (const struct tfm_block_q5_0 *)row + b;
 				uint32_t qh;
@@ -349,6 +354,7 @@ void tfm_cpu_igemm_avx2(float *y, int64_t ldy, const uint8_t *xp, int64_t n, con
 	case TFM_TYPE_Q5_0: igemm_kind(y, ldy, xp, n, wp, rows, in, 1, 16, 0); break;
 	case TFM_TYPE_Q4_1:
 	case TFM_TYPE_Q4_K: igemm_kind(y, ldy, xp, n, wp, rows, in, 0, 0, 1); break;
+	case TFM_TYPE_Q5_1:
 	case TFM_TYPE_Q5_K: igemm_kind(y, ldy, xp, n, wp, rows, in, 1, 0, 1); break;
 	case TFM_TYPE_Q6_K: igemm_kind(y, ldy, xp, n, wp, rows, in, 3, 0, 0); break;
 	}
