@@ -763,45 +763,65 @@ static void t_qgemv_k(void)
 	free(w), free(x), free(wq), free(xq);
 }
 
-/* The AVX2 4-row q4_0 / q8_0 decode kernels (qgemv-avx2.c): every row
+/* The AVX2 4-row decode kernels (qgemv-avx2.c, qgemv-k-avx2.c): every row
  * bit-identical to lib/quant's one-row AVX2 dot, alone or grouped, on odd
- * row counts; within 1e-5 of the scalar reference. */
+ * row counts and two row lengths; within 1e-5 of the scalar reference.  The
+ * last row count has the weights and activations at their extremes (all -1,
+ * or alternating +-1, against all -1), the largest 16-bit partial sums. */
 static void t_qgemv_avx2(void)
 {
 	if (strcmp(tfm_quant_isa(), "avx2") && strcmp(tfm_quant_isa(), "avx512")) {
 		fprintf(stderr, "  qgemv avx2: no AVX2 here, not run\n");
 		return;
 	}
-	static const int types[] = {TFM_TYPE_Q4_0, TFM_TYPE_Q8_0};
-	static const tfm_cpu_qgemv_fn fns[] = {tfm_cpu_qgemv_q4_0_avx2, tfm_cpu_qgemv_q8_0_avx2};
-	static const tfm_vec_dot_fn one[] = {tfm_vec_dot_q4_0_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx2};
-	static const int64_t rowsv[] = {1, 3, 4, 5, 9};
-	enum { MAXN = 320, MAXR = 9 };
+	static const struct {
+		int type;
+		tfm_cpu_qgemv_fn fn;
+		tfm_vec_dot_fn one;
+		int64_t n0, n1; /* row lengths */
+	} k[] = {
+		{TFM_TYPE_Q4_0, tfm_cpu_qgemv_q4_0_avx2, tfm_vec_dot_q4_0_q8_0_avx2, 32, 352},
+		{TFM_TYPE_Q4_1, tfm_cpu_qgemv_q4_1_avx2, tfm_vec_dot_q4_1_q8_1_avx2, 32, 352},
+		{TFM_TYPE_Q5_0, tfm_cpu_qgemv_q5_0_avx2, tfm_vec_dot_q5_0_q8_0_avx2, 32, 352},
+		{TFM_TYPE_Q5_1, tfm_cpu_qgemv_q5_1_avx2, tfm_vec_dot_q5_1_q8_1_avx2, 32, 352},
+		{TFM_TYPE_Q8_0, tfm_cpu_qgemv_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx2, 32, 352},
+		{TFM_TYPE_Q4_K, tfm_cpu_qgemv_q4_K_avx2, tfm_vec_dot_q4_K_q8_K_avx2, 256, 768},
+		{TFM_TYPE_Q5_K, tfm_cpu_qgemv_q5_K_avx2, tfm_vec_dot_q5_K_q8_K_avx2, 256, 768},
+		{TFM_TYPE_Q6_K, tfm_cpu_qgemv_q6_K_avx2, tfm_vec_dot_q6_K_q8_K_avx2, 256, 768},
+	};
+	static const int64_t rowsv[] = {1, 3, 4, 5, 7, 9};
+	enum { MAXN = 768, MAXR = 9, NR = 6 };
 	float *w = malloc(MAXN * MAXR * sizeof *w), *x = malloc(MAXN * sizeof *x);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN);
 	float y[MAXR], y1[MAXR];
-	for (int ti = 0; ti < 2; ti++) {
+	for (size_t ti = 0; ti < sizeof k / sizeof k[0]; ti++) {
+		const int xt = tfm_vec_dot_type(k[ti].type);
 		int same = 1;
-		for (int64_t n = 32; n <= MAXN; n += 288)
-			for (int ri = 0; ri < 5; ri++) {
-				int64_t rows = rowsv[ri];
-				size_t rb = tfm_quant_row_bytes(types[ti], n);
+		for (int ni = 0; ni < 2; ni++)
+			for (int ri = 0; ri < NR; ri++) {
+				int64_t n = ni ? k[ti].n1 : k[ti].n0, rows = rowsv[ri];
+				size_t rb = tfm_quant_row_bytes(k[ti].type, n);
 				fill(w, n * rows, 3);
 				fill(x, n, 4);
+				if (ri == NR - 1) /* extremes */
+					for (int64_t e = 0; e < n * rows; e++) {
+						w[e] = e < n || e % 2 ? -1.0f : 1.0f;
+						x[e % n] = -1.0f;
+					}
 				for (int64_t r = 0; r < rows; r++)
-					CHECK_OK(tfm_quantize_row(types[ti], w + r * n, wq + r * rb, n));
-				CHECK_OK(tfm_quantize_row(TFM_TYPE_Q8_0, x, xq, n));
-				fns[ti](y, wq, rb, xq, n, rows);
+					CHECK_OK(tfm_quantize_row(k[ti].type, w + r * n, wq + r * rb, n));
+				CHECK_OK(tfm_quantize_row(xt, x, xq, n));
+				k[ti].fn(y, wq, rb, xq, n, rows);
 				for (int64_t r = 0; r < rows; r++) {
-					fns[ti](y1 + r, wq + r * rb, rb, xq, n, 1);
-					float o = one[ti](n, wq + r * rb, xq);
+					k[ti].fn(y1 + r, wq + r * rb, rb, xq, n, 1);
+					float o = k[ti].one(n, wq + r * rb, xq);
 					same &= !memcmp(&y[r], &y1[r], 4) && !memcmp(&y[r], &o, 4);
-					CHECK_CLOSE(y[r], tfm_vec_dot_ref(types[ti])(n, wq + r * rb, xq), 1e-5,
+					CHECK_CLOSE(y[r], tfm_vec_dot_ref(k[ti].type)(n, wq + r * rb, xq), 1e-5,
 						    1e-5);
 				}
 			}
 		CHECK_MSG(same, "qgemv %s avx2: a row differs from the one-row dot or alone",
-			  tfm_type_name(types[ti]));
+			  tfm_type_name(k[ti].type));
 	}
 	free(w), free(x), free(wq), free(xq);
 }

@@ -31,10 +31,19 @@ typedef void (*tfm_cpu_qgemv_fn)(float *y, const void *w, size_t rb, const void 
 void tfm_cpu_qgemv_q4_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5_0_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
-/* qgemv-avx2.c: q4_0, q8_0 against q8_0, four rows at a time, each row
- * bit-identical to lib/quant's tfm_vec_dot_*_q8_0_avx2 */
+/* qgemv-avx2.c: q4_0, q5_0, q8_0 against q8_0 and q4_1, q5_1 against q8_1,
+ * four rows at a time, each row bit-identical to lib/quant's
+ * tfm_vec_dot_*_avx2 */
 void tfm_cpu_qgemv_q4_0_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q4_1_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5_0_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5_1_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q8_0_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+/* qgemv-k-avx2.c: q4_K, q5_K, q6_K against q8_K, each row bit-identical to
+ * lib/quant's tfm_vec_dot_*_q8_K_avx2 */
+void tfm_cpu_qgemv_q4_K_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5_K_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q6_K_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 /* qgemv-k-avx512.c: q4_K, q5_K, q6_K against q8_K, each row bit-identical
  * to lib/quant's tfm_vec_dot_*_q8_K_avx512 */
 void tfm_cpu_qgemv_q4_K_avx512(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);

@@ -428,12 +428,25 @@ int tfm_cpu_igemm_takes(int type)
  * from memory at 24 GB/s one at a time but ~20 four at a time (measured, one
  * thread, 576 x 49152), and decode of q8_0 weights is bound by that stream.
  * AVX2: q8_0 too; the four rows save 20% of the CPU time of decode
- * (SmolLM2-135M tg128, one thread, TFM_ISA=avx2 on a Xeon; q4_0: 10%). */
+ * (SmolLM2-135M tg128, one thread, TFM_ISA=avx2 on a Xeon; q4_0: 10%).
+ * q4_K and q5_K: 1.7x decode tokens/s (a 125M llama of random weights all
+ * of the type, tg128, one thread on a 2-core AVX2 EPYC, medians of three
+ * alternated before/after pairs; its scale and min unpacking is SIMD where
+ * the one-row dot's is scalar).  qgemv-avx2.c's q4_1, q5_0, q5_1 and
+ * qgemv-k-avx2.c's q6_K are not used: there they gained nothing measurable
+ * (0.89-1.07x, q6_K 0.98x; decode streams the weights from memory about as
+ * fast one row at a time, and the four rows' compute saving, 1.7x for q6_K
+ * in cache, does not show). */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
 	if (g_isa.qgemv_avx2)
-		return type == TFM_TYPE_Q4_0 ? tfm_cpu_qgemv_q4_0_avx2
-		       : type == TFM_TYPE_Q8_0 ? tfm_cpu_qgemv_q8_0_avx2 : NULL;
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx2;
+		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8_0_avx2;
+		case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4_K_avx2;
+		case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5_K_avx2;
+		default: return NULL;
+		}
 	if (!g_isa.qgemv_ok)
 		return NULL;
 	switch (type) {

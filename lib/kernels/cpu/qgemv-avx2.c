@@ -1,17 +1,20 @@
-/* qgemv-avx2.c: decode matrix-vector products of q4_0 and q8_0 weight rows
- * against q8_0 activations with AVX2, four rows at a time: each activation
- * block is loaded once for the four, and the four accumulators are four
- * independent chains where one row alone waits on one.  Each row is
- * computed by exactly the instructions, in the order, of lib/quant's
- * one-row tfm_vec_dot_*_q8_0_avx2, so results are bit-identical to it
- * whatever rows it is grouped with.  Four interleaved rows defeat the
- * hardware's stride prefetch, so the same bytes four rows on are
- * prefetched by hand (as qgemv-avx512.c). */
+/* qgemv-avx2.c: decode matrix-vector products of q4_0, q4_1, q5_0, q5_1 and
+ * q8_0 weight rows against one q8_0 / q8_1 activation row with AVX2, four
+ * rows at a time: each activation block (and its scale) is loaded once for
+ * the four, and the four accumulators are four independent chains where one
+ * row alone waits on one.  Each row's f32 work is exactly that of lib/quant's
+ * one-row tfm_vec_dot_*_avx2, in its order, and each int32 lane it converts
+ * is the same integer (where a kernel gets it with fewer instructions, the
+ * comment says why it is exact), so results are bit-identical to the one-row
+ * dot whatever rows it is grouped with.  Four interleaved rows defeat the
+ * hardware's stride prefetch, so the same bytes four rows on are prefetched
+ * by hand (as qgemv-avx512.c).  cpu.c's qgemv_for says which are used. */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
 
 #include <immintrin.h>
 #include <stddef.h>
+#include <string.h>
 
 
 
@@ -37,6 +40,24 @@ static inline __m256i nibbles32(const uint8_t *q)
 	__m128i v = _mm_loadu_si128((const __m128i *)q);
 	__m256i t = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
 	return _mm256_and_si256(t, _mm256_set1_epi8(0x0F));
+}
+
+/* 32 bits -> 32 bytes of 0xFF (bit set) or 0 (as lib/quant/dot-avx2.c) */
+static inline __m256i bits32(const uint8_t *p)
+{
+	uint32_t b;
+	memcpy(&b, p, 4);
+	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)b),
+					_mm256_setr_epi64x(0, 0x0101010101010101LL,
+							   0x0202020202020202LL, 0x0303030303030303LL));
+	const __m256i m = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+	return _mm256_cmpeq_epi8(_mm256_and_si256(v, m), m);
+}
+
+/* row r + q of the group, or row r when past the end */
+static inline const void *row_of(const void *w, size_t rb, int64_t r, int q, int64_t rows)
+{
+	return (const uint8_t *)w + (size_t)(r + q < rows ? r + q : r) * rb;
 }
 
 /* q4_0: the weights' nibbles u (0..15) are maddubs' unsigned operand as
@@ -96,6 +117,103 @@ void tfm_cpu_qgemv_q8_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 				__m256i a = _mm256_loadu_si256((const __m256i *)w[q][i].qs);
 				acc[q] = _mm256_fmadd_ps(_mm256_set1_ps(fh(w[q][i].d) * dx),
 							 _mm256_cvtepi32_ps(dot_i8(a, b)), acc[q]);
+			}
+		}
+		for (int q = 0; q < 4 && r + q < rows; q++)
+			y[r + q] = hsum_ps(acc[q]);
+	}
+}
+
+/* q4_1 (q5 = 0) and q5_1 (q5 = 1) against q8_1: the weights (0..15, or
+ * 0..31 with the fifth bit) are maddubs' unsigned operand, and the min
+ * term m * s is summed in f32 block by block, as in the one-row dots.
+ * Inlined by force: q5 is then a constant, not a test per block. */
+__attribute__((always_inline))
+static inline void qgemv_x1(float *y, const void *wv, size_t rb, const void *xq, int64_t n,
+			    int64_t rows, int q5)
+{
+	const struct tfm_block_q8_1 *x = xq;
+	const int64_t nb = n / TFM_QK;
+	const size_t bs = q5 ? sizeof(struct tfm_block_q5_1) : sizeof(struct tfm_block_q4_1);
+	const __m256i ones = _mm256_set1_epi16(1), b4 = _mm256_set1_epi8(0x10);
+	for (int64_t r = 0; r < rows; r += 4) {
+		const uint8_t *w[4];
+		__m256 acc[4];
+		float summ[4] = {0, 0, 0, 0};
+		for (int q = 0; q < 4; q++) {
+			w[q] = row_of(wv, rb, r, q, rows);
+			acc[q] = _mm256_setzero_ps();
+		}
+		for (int64_t i = 0; i < nb; i++) {
+			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
+			float dx = fh(x[i].d), sx = fh(x[i].s);
+			for (int q = 0; q < 4; q++) {
+				const uint8_t *blk = w[q] + (size_t)i * bs;
+				_mm_prefetch((const char *)blk + 4 * rb, _MM_HINT_T0);
+				uint16_t d, m;
+				__m256i a;
+				if (q5) {
+					const struct tfm_block_q5_1 *k = (const void *)blk;
+					memcpy(&d, &k->d, 2), memcpy(&m, &k->m, 2);
+					a = _mm256_or_si256(nibbles32(k->qs), _mm256_and_si256(bits32(k->qh), b4));
+				} else {
+					const struct tfm_block_q4_1 *k = (const void *)blk;
+					memcpy(&d, &k->d, 2), memcpy(&m, &k->m, 2);
+					a = nibbles32(k->qs);
+				}
+				__m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones);
+				acc[q] = _mm256_fmadd_ps(_mm256_set1_ps(fh(d) * dx), _mm256_cvtepi32_ps(p), acc[q]);
+				summ[q] += fh(m) * sx;
+			}
+		}
+		for (int q = 0; q < 4 && r + q < rows; q++)
+			y[r + q] = hsum_ps(acc[q]) + summ[q];
+	}
+}
+
+void tfm_cpu_qgemv_q4_1_avx2(float *y, const void *wv, size_t rb, const void *xq, int64_t n,
+			     int64_t rows)
+{
+	qgemv_x1(y, wv, rb, xq, n, rows, 0);
+}
+
+void tfm_cpu_qgemv_q5_1_avx2(float *y, const void *wv, size_t rb, const void *xq, int64_t n,
+			     int64_t rows)
+{
+	qgemv_x1(y, wv, rb, xq, n, rows, 1);
+}
+
+/* q5_0: as q4_0, the weights u = nibble + 16 * fifth bit (0..31) are
+ * maddubs' unsigned operand and 16 x is taken off each pair sum in 16 bits,
+ * maddubs(16, x) once per activation block for the four rows.  The one-row
+ * dot multiplies u - 16 by x with dot_i8; each pair sum is the same integer
+ * both ways (|(u - 16) x pair| <= 2 * 16 * 127, |u x pair| <= 2 * 31 * 127:
+ * no saturation; q8_0 activations are within +-127, so dot_i8's sign trick
+ * is exact too), hence the same int32 lanes. */
+void tfm_cpu_qgemv_q5_0_avx2(float *y, const void *wv, size_t rb, const void *xq, int64_t n,
+			     int64_t rows)
+{
+	const struct tfm_block_q8_0 *x = xq;
+	const int64_t nb = n / TFM_QK;
+	const __m256i b4 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
+	for (int64_t r = 0; r < rows; r += 4) {
+		const struct tfm_block_q5_0 *w[4];
+		__m256 acc[4];
+		for (int q = 0; q < 4; q++) {
+			w[q] = row_of(wv, rb, r, q, rows);
+			acc[q] = _mm256_setzero_ps();
+		}
+		for (int64_t i = 0; i < nb; i++) {
+			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
+			__m256i b16 = _mm256_maddubs_epi16(b4, b); /* 16 (x_2k + x_2k+1) */
+			float dx = fh(x[i].d);
+			for (int q = 0; q < 4; q++) {
+				_mm_prefetch((const char *)&w[q][i] + 4 * rb, _MM_HINT_T0);
+				__m256i u = _mm256_or_si256(nibbles32(w[q][i].qs),
+							    _mm256_and_si256(bits32(w[q][i].qh), b4));
+				__m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(u, b), b16);
+				acc[q] = _mm256_fmadd_ps(_mm256_set1_ps(fh(w[q][i].d) * dx),
+							 _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), acc[q]);
 			}
 		}
 		for (int q = 0; q < 4 && r + q < rows; q++)
