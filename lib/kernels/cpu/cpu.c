@@ -4,10 +4,11 @@
  * integer dots against the activations quantized once per matmul to q8_0 /
  * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
  * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
- * q6_K, lib/quant's one-row dots for the others.  Prefill (more tokens) of
- * q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K is an 8-bit GEMM (x quantized to
- * q8_0 once, as llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c (q5_1
- * and q6_K too) on any other AVX2 processor; f32/f16/bf16, and the scalar
+ * q6_K (AVX2: qgemv-avx2.c for q4_0, q8_0, qgemv-k-avx2.c for q4_K, q5_K),
+ * lib/quant's one-row dots for the others.  Prefill (more tokens) of every
+ * quantized type is an 8-bit GEMM (x quantized to q8_0 once, as
+ * llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any other AVX2
+ * processor and for q5_1 and q6_K everywhere; f32/f16/bf16, and the scalar
  * path, run OpenBLAS sgemm on tiles of weight rows converted to f32 in
  * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
  * weights is ever kept.  Attention: see below.
@@ -68,7 +69,7 @@ struct igemm_fns {
 	void (*prep_w)(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows, int64_t in);
 	void (*gemm)(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 		     int64_t rows, int64_t in, int type);
-	int more;      /* takes q5_1 and q6_K too */
+	int more;      /* takes q5_1 and q6_K too (else the AVX2 GEMM does) */
 };
 
 static void igemm_vnni(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
@@ -408,19 +409,24 @@ static void mm_task(void *ctx, int task, int n_tasks)
 
 /* whether a prefill of weights of type runs the 8-bit GEMM here (when x
  * packed fits the scratch) */
-int tfm_cpu_igemm_takes(int type)
+static const struct igemm_fns *igemm_for(int type)
 {
-	pthread_once(&g_once, cpu_init);
 	if (!g_isa.igemm)
-		return 0;
+		return NULL;
 	switch (type) {
 	case TFM_TYPE_Q4_0: case TFM_TYPE_Q5_0: case TFM_TYPE_Q8_0:
 	case TFM_TYPE_Q4_1: case TFM_TYPE_Q4_K: case TFM_TYPE_Q5_K:
-		return 1;
-	case TFM_TYPE_Q5_1: case TFM_TYPE_Q6_K:
-		return g_isa.igemm->more;
+		return g_isa.igemm;
+	case TFM_TYPE_Q5_1: case TFM_TYPE_Q6_K: /* the AVX-512 GEMM has neither */
+		return g_isa.igemm->more ? g_isa.igemm : &igemm_avx2;
 	}
-	return 0;
+	return NULL;
+}
+
+int tfm_cpu_igemm_takes(int type)
+{
+	pthread_once(&g_once, cpu_init);
+	return igemm_for(type) != NULL;
 }
 
 /* The multi-row integer kernel for a weight type on this CPU, or NULL (then
@@ -511,14 +517,15 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		j.n_chunks = (w->out + j.rows - 1) / j.rows;
 		j.last = w->out;
 	}
-	if (n > VDOT_MAX_BATCH && w->in % 32 == 0 && tfm_cpu_igemm_takes(w->type)) {
+	const struct igemm_fns *ig = n > VDOT_MAX_BATCH && w->in % 32 == 0 ? igemm_for(w->type) : NULL;
+	if (ig) {
 		/* x packed once into the end of the last task's scratch, after
 		 * the room its weight tiles take (sgemm when it does not fit) */
-		size_t wb = (g_isa.igemm->w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
-		size_t xb = g_isa.igemm->x_bytes(n, w->in);
+		size_t wb = (ig->w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
+		size_t xb = ig->x_bytes(n, w->in);
 		if (wb + xb <= k->scratch_per_task * sizeof(float)) {
 			j.xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
-			j.igemm = g_isa.igemm;
+			j.igemm = ig;
 			if (inline_)
 				pack_task(&j, 0, 1);
 			else
