@@ -58,7 +58,15 @@ endif
 
 # Sources are discovered: every lib/**/*.c is in libtfm, every cmd/tfm-*.c is a
 # program, every tests/unit/test_*.c is a test program.
-LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
+# SIMD kernels are named for their instruction set (*-avx2.c, *-avx512.c,
+# *-neon.c): only the target's are built (`$(CC) -dumpmachine`).
+ARCH     := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifneq ($(filter aarch64% arm64%,$(ARCH)),)
+NOT_ISA  := %-avx2.c %-avx512.c
+else
+NOT_ISA  := %-neon.c %-dotprod.c
+endif
+LIB_SRC  := $(sort $(filter-out $(NOT_ISA),$(wildcard lib/*/*.c lib/*/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 ifeq ($(CUDA_ON),1)
 LIB_OBJ  += $(CU_SRC:%.cu=$(B)/%.o)
@@ -85,6 +93,10 @@ $(B)/tests/unit/test_kernels.o: XCFLAGS += -Wno-psabi -ffp-contract=off
 $(B)/lib/quant/%-avx2.o: XCFLAGS += -mavx2 -mfma -mf16c
 $(B)/lib/quant/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
 	-mavx512dq -mavx512vnni -mavx512bf16 -mfma -mf16c
+# aarch64: NEON is in every ARMv8-A processor; *-dotprod.c use SDOT
+# (vdotq_s32, ARMv8.2-A's optional dot product), chosen when HWCAP says so
+$(B)/lib/kernels/cpu/%-neon.o $(B)/lib/quant/%-neon.o: XCFLAGS += -march=armv8-a
+$(B)/lib/kernels/cpu/%-dotprod.o $(B)/lib/quant/%-dotprod.o: XCFLAGS += -march=armv8.2-a+dotprod
 
 # The programs' and tests' objects are made by a chain of pattern rules;
 # kept (not deleted as intermediate) so that a second make rebuilds nothing.

@@ -420,8 +420,12 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	}
 	/* matmul: every weight type, decode and prefill, inline and threaded */
 	/* the 8-bit GEMM runs on the AVX-512 path of a processor with VNNI */
+#if defined(__x86_64__)
 	int igemm = be == tfm_backend_cpu() && !strcmp(tfm_cpu_isa(), "avx512") &&
 		    __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512dq");
+#else
+	int igemm = 0;
+#endif
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
 				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
 				    TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
@@ -575,10 +579,10 @@ static void t_backends(void)
 			continue;
 		}
 		/* the CPU backend once per instruction set this processor has */
-		static const char *const isas[] = {"avx512", "avx2", "scalar"};
+		static const char *const isas[] = TFM_CPU_ISAS;
 		const char *dflt = tfm_cpu_isa();
 		int ran = 0;
-		for (int k = 0; k < 3; k++) {
+		for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
 			char label[32];
 			if (tfm_cpu_set_isa(isas[k]) != TFM_OK)
 				continue;
@@ -660,8 +664,8 @@ static void t_scans(void)
 	const char *dflt = tfm_cpu_isa();
 	for (int i = 0; i < tfm_backend_count(); i++) {
 		const struct tfm_backend *be = tfm_backend_at(i);
-		static const char *const isas[] = {"avx512", "avx2", "scalar"};
-		for (int k = 0; k < 3; k++) {
+		static const char *const isas[] = TFM_CPU_ISAS;
+		for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
 			char label[32];
 			if (be == tfm_backend_ref() || (be != tfm_backend_cpu() && k > 0))
 				break;
@@ -720,6 +724,9 @@ static void t_dispatch(void)
  * -1: quants at their extremes against -128). */
 static void t_qgemv_k(void)
 {
+#if !defined(__x86_64__)
+	fprintf(stderr, "  qgemv K: AVX-512 kernels, x86-64 only, not run\n");
+#else
 	if (strcmp(tfm_quant_isa(), "avx512")) {
 		fprintf(stderr, "  qgemv K: lib/quant has no AVX-512 path here (needs VNNI and BF16), not run\n");
 		return;
@@ -764,6 +771,7 @@ static void t_qgemv_k(void)
 			  tfm_type_name(types[ti]));
 	}
 	free(w), free(x), free(wq), free(xq);
+#endif
 }
 
 /* The AVX2 4-row q4_0 / q8_0 decode kernels (qgemv-avx2.c): every row
@@ -771,6 +779,9 @@ static void t_qgemv_k(void)
  * row counts; within 1e-5 of the scalar reference. */
 static void t_qgemv_avx2(void)
 {
+#if !defined(__x86_64__)
+	fprintf(stderr, "  qgemv avx2: x86-64 only, not run\n");
+#else
 	if (strcmp(tfm_quant_isa(), "avx2") && strcmp(tfm_quant_isa(), "avx512")) {
 		fprintf(stderr, "  qgemv avx2: no AVX2 here, not run\n");
 		return;
@@ -807,6 +818,7 @@ static void t_qgemv_avx2(void)
 			  tfm_type_name(types[ti]));
 	}
 	free(w), free(x), free(wq), free(xq);
+#endif
 }
 
 static void setup(void)
