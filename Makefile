@@ -1,6 +1,7 @@
 # tfm: one non-recursive Makefile.  Objects go under build/.
 #   make                 libtfm.a, libtfm.so, build/bin/tfm-*
 #   make check           unit tests, bats tests, man-page lint, fuzz regressions
+#   make check-arm64     cross-build for aarch64, kernel tests and a golden under qemu
 #   make fuzz            libFuzzer harnesses (tests/fuzz/fuzz.mk)
 #   make demo            run a real model
 #   make install PREFIX=/usr/local DESTDIR=
@@ -103,7 +104,7 @@ $(B)/lib/kernels/cpu/%-dotprod.o $(B)/lib/quant/%-dotprod.o: XCFLAGS += -march=a
 .SECONDARY: $(CMD_SRC:%.c=$(B)/%.o) $(TEST_SRC:%.c=$(B)/%.o) $(CMD_COMMON_OBJ) \
             $(TEST_COMMON_OBJ)
 
-.PHONY: all deps check unit bats manlint demo install clean cuda-info
+.PHONY: all deps check check-arm64 unit bats manlint demo install clean cuda-info
 all: cuda-info $(B)/libtfm.a $(B)/libtfm.so $(CMD_BIN)
 
 cuda-info:
@@ -154,6 +155,30 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_COMMON_OBJ) $(B)/libtfm.a
 
 deps:
 	@./scripts/install-deps
+
+# check-arm64: cross-build for aarch64 (build-arm64/) and run, under
+# qemu-user, the kernel and quant tests and the stories260K golden, once on
+# a processor with the dot product instructions and once on one without
+# (Cortex-A57, ARMv8.0), so that every NEON path runs.  The loader and libc
+# come from Debian's arm64 multiarch root (/), not the cross toolchain's
+# /usr/aarch64-linux-gnu: the arm64 libraries bring libc6:arm64, whose
+# libc must not meet another build's ld.so.
+ARM64_B   := build-arm64
+ARM64_ENV := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+ARM64_RUN := QEMU_LD_PREFIX=/ OPENBLAS_NUM_THREADS=1 qemu-aarch64
+check-arm64:
+	@./scripts/install-deps --arm64
+	@$(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=aarch64-linux-gnu-gcc CUDA=0 \
+	  all $(ARM64_B)/tests/test_kernels $(ARM64_B)/tests/test_quant $(ARM64_B)/tests/test_model_real
+	@set -e; for cpu in max cortex-a57; do \
+	  echo "check-arm64: QEMU_CPU=$$cpu" >&2; \
+	  for t in test_kernels test_quant "test_model_real stories260k"; do \
+	    echo "  $$t" >&2; \
+	    QEMU_CPU=$$cpu $(ARM64_RUN) $(ARM64_B)/tests/$$t >$(ARM64_B)/check.log 2>&1 || \
+	      { cat $(ARM64_B)/check.log; echo "check-arm64: $$t failed (QEMU_CPU=$$cpu)" >&2; exit 1; }; \
+	    tail -n 1 $(ARM64_B)/check.log >&2; \
+	  done; \
+	done
 
 # check: install what is missing, build, then unit tests, bats, man lint.
 check: deps
