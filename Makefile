@@ -87,7 +87,7 @@ $(B)/lib/kernels/cpu/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
 # the scans round as their references do (GDN, RWKV v5/v6 and mLSTM are
 # bit-identical to them): no multiply-add fused unless the code asks
 $(B)/lib/kernels/cpu/scan-avx2.o $(B)/lib/kernels/cpu/scan-avx512.o \
-$(B)/lib/kernels/ref/scan.o: XCFLAGS += -ffp-contract=off
+$(B)/lib/kernels/cpu/scan-neon.o $(B)/lib/kernels/ref/scan.o: XCFLAGS += -ffp-contract=off
 # test_kernels runs scan-simd.h on 64-byte plain C vectors (static
 # functions: clang's backend warns of an ABI no caller depends on)
 $(B)/tests/unit/test_kernels.o: XCFLAGS += -Wno-psabi -ffp-contract=off

@@ -86,7 +86,7 @@ void tfm_cpu_attn_pv_neon(float *const *o, const float *corr, const float *p, in
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);
 void tfm_cpu_act_mul_avx2(float *g, const float *u, int64_t n, int act);
 
-/* scan-avx2.c, scan-avx512.c: the recurrent mixers' steps (struct
+/* scan-avx2.c, scan-avx512.c, scan-neon.c: the recurrent mixers' steps (struct
  * tfm_backend's mamba_scan .. mlstm_step, same arguments; scan-simd.h) */
 void tfm_cpu_mamba_scan_avx2(float *y, float *h, const float *x, const float *dt, const float *A,
 			   const float *D, const float *B, const float *C, int64_t bc_stride,
@@ -117,6 +117,21 @@ void tfm_cpu_rwkv5_wkv_avx512(float *out, float *S, const float *r, const float 
 void tfm_cpu_rwkv7_wkv_avx512(float *out, float *S, const float *r, const float *w, const float *k,
 			  const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
 void tfm_cpu_mlstm_step_avx512(float *h, float *C, float *n, float *m, const float *q, const float *k,
+			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
+void tfm_cpu_mamba_scan_neon(float *y, float *h, const float *x, const float *dt, const float *A,
+			   const float *D, const float *B, const float *C, int64_t bc_stride,
+			   int64_t ld, int64_t n, int64_t d, int64_t d_state);
+void tfm_cpu_mamba2_scan_neon(float *y, float *S, const float *x, float dt, float A, float D,
+			    const float *B, const float *C, int64_t head_dim, int64_t d_state);
+void tfm_cpu_gdn_step_neon(float *o, float *S, const float *q, const float *k, const float *v,
+			 float g, float beta, int64_t dk, int64_t dv);
+void tfm_cpu_rwkv4_wkv_neon(float *out, float *num, float *den, float *mx, const float *k,
+			  const float *v, const float *w, const float *u, int64_t d);
+void tfm_cpu_rwkv5_wkv_neon(float *out, float *S, const float *r, const float *k, const float *v,
+			  const float *w, const float *u, int64_t n_head, int64_t hs);
+void tfm_cpu_rwkv7_wkv_neon(float *out, float *S, const float *r, const float *w, const float *k,
+			  const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
+void tfm_cpu_mlstm_step_neon(float *h, float *C, float *n, float *m, const float *q, const float *k,
 			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
 
 /* The instruction sets of the target, best first: those TFM_ISA and

@@ -237,6 +237,13 @@ static void isa_fill(const char *isa)
 		g_isa.act_mul = tfm_cpu_act_mul_neon;
 		g_isa.attn_qk = tfm_cpu_attn_qk_neon;
 		g_isa.attn_pv = tfm_cpu_attn_pv_neon;
+		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_neon;
+		g_isa.scan.mamba2_scan = tfm_cpu_mamba2_scan_neon;
+		g_isa.scan.gdn_step = tfm_cpu_gdn_step_neon;
+		g_isa.scan.rwkv4_wkv = tfm_cpu_rwkv4_wkv_neon;
+		g_isa.scan.rwkv5_wkv = tfm_cpu_rwkv5_wkv_neon;
+		g_isa.scan.rwkv7_wkv = tfm_cpu_rwkv7_wkv_neon;
+		g_isa.scan.mlstm_step = tfm_cpu_mlstm_step_neon;
 	} else
 #endif
 	{
