@@ -156,13 +156,15 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_COMMON_OBJ) $(B)/libtfm.a
 deps:
 	@./scripts/install-deps
 
-# check-arm64: cross-build for aarch64 (build-arm64/) and run, under
-# qemu-user, the kernel and quant tests and the stories260K golden, once on
-# a processor with the dot product instructions and once on one without
-# (Cortex-A57, ARMv8.0), so that every NEON path runs.  The loader and libc
-# come from Debian's arm64 multiarch root (/), not the cross toolchain's
-# /usr/aarch64-linux-gnu: the arm64 libraries bring libc6:arm64, whose
-# libc must not meet another build's ld.so.
+# check-arm64: cross-build for aarch64 (build-arm64/) and run under
+# qemu-user the quant tests and the stories260K golden on a processor with
+# the dot product instructions (QEMU_CPU=max) and on one without
+# (Cortex-A57, ARMv8.0), so that both NEON paths run; the kernel tests
+# (every CPU instruction set: scalar, neon, dotprod) once, on max, and
+# their scans on Cortex-A57.  The loader and libc come from Debian's arm64
+# multiarch root (/), not the cross toolchain's /usr/aarch64-linux-gnu:
+# the arm64 libraries bring libc6:arm64, whose libc must not meet another
+# build's ld.so.
 ARM64_B   := build-arm64
 ARM64_ENV := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
 ARM64_RUN := QEMU_LD_PREFIX=/ OPENBLAS_NUM_THREADS=1 qemu-aarch64
@@ -170,14 +172,14 @@ check-arm64:
 	@./scripts/install-deps --arm64
 	@$(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=aarch64-linux-gnu-gcc CUDA=0 \
 	  all $(ARM64_B)/tests/test_kernels $(ARM64_B)/tests/test_quant $(ARM64_B)/tests/test_model_real
-	@set -e; for cpu in max cortex-a57; do \
-	  echo "check-arm64: QEMU_CPU=$$cpu" >&2; \
-	  for t in test_kernels test_quant "test_model_real stories260k"; do \
-	    echo "  $$t" >&2; \
-	    QEMU_CPU=$$cpu $(ARM64_RUN) $(ARM64_B)/tests/$$t >$(ARM64_B)/check.log 2>&1 || \
-	      { cat $(ARM64_B)/check.log; echo "check-arm64: $$t failed (QEMU_CPU=$$cpu)" >&2; exit 1; }; \
-	    tail -n 1 $(ARM64_B)/check.log >&2; \
-	  done; \
+	@set -e; for run in "max test_quant" "max test_model_real stories260k" \
+	    "cortex-a57 test_quant" "cortex-a57 test_model_real stories260k" \
+	    "cortex-a57 test_kernels scans" "max test_kernels"; do \
+	  set -- $$run; cpu=$$1; shift; \
+	  echo "check-arm64: QEMU_CPU=$$cpu $$*" >&2; \
+	  QEMU_CPU=$$cpu $(ARM64_RUN) $(ARM64_B)/tests/$$* >$(ARM64_B)/check.log 2>&1 || \
+	    { cat $(ARM64_B)/check.log; echo "check-arm64: $$* failed (QEMU_CPU=$$cpu)" >&2; exit 1; }; \
+	  tail -n 1 $(ARM64_B)/check.log >&2; \
 	done
 
 # check: install what is missing, build, then unit tests, bats, man lint.
