@@ -1,6 +1,7 @@
 # tfm: one non-recursive Makefile.  Objects go under build/.
 #   make                 libtfm.a, libtfm.so, build/bin/tfm-*
 #   make check           unit tests, bats tests, man-page lint, fuzz regressions
+#   make check-arm64     cross-build for aarch64, kernel tests and a golden under qemu
 #   make fuzz            libFuzzer harnesses (tests/fuzz/fuzz.mk)
 #   make demo            run a real model
 #   make install PREFIX=/usr/local DESTDIR=
@@ -58,7 +59,15 @@ endif
 
 # Sources are discovered: every lib/**/*.c is in libtfm, every cmd/tfm-*.c is a
 # program, every tests/unit/test_*.c is a test program.
-LIB_SRC  := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
+# SIMD kernels are named for their instruction set (*-avx2.c, *-avx512.c,
+# *-neon.c): only the target's are built (`$(CC) -dumpmachine`).
+ARCH     := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifneq ($(filter aarch64% arm64%,$(ARCH)),)
+NOT_ISA  := %-avx2.c %-avx512.c
+else
+NOT_ISA  := %-neon.c %-dotprod.c
+endif
+LIB_SRC  := $(sort $(filter-out $(NOT_ISA),$(wildcard lib/*/*.c lib/*/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 ifeq ($(CUDA_ON),1)
 LIB_OBJ  += $(CU_SRC:%.cu=$(B)/%.o)
@@ -78,20 +87,24 @@ $(B)/lib/kernels/cpu/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
 # the scans round as their references do (GDN, RWKV v5/v6 and mLSTM are
 # bit-identical to them): no multiply-add fused unless the code asks
 $(B)/lib/kernels/cpu/scan-avx2.o $(B)/lib/kernels/cpu/scan-avx512.o \
-$(B)/lib/kernels/ref/scan.o: XCFLAGS += -ffp-contract=off
+$(B)/lib/kernels/cpu/scan-neon.o $(B)/lib/kernels/ref/scan.o: XCFLAGS += -ffp-contract=off
 # test_kernels runs scan-simd.h on 64-byte plain C vectors (static
 # functions: clang's backend warns of an ABI no caller depends on)
 $(B)/tests/unit/test_kernels.o: XCFLAGS += -Wno-psabi -ffp-contract=off
 $(B)/lib/quant/%-avx2.o: XCFLAGS += -mavx2 -mfma -mf16c
 $(B)/lib/quant/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
 	-mavx512dq -mavx512vnni -mavx512bf16 -mfma -mf16c
+# aarch64: NEON is in every ARMv8-A processor; *-dotprod.c use SDOT
+# (vdotq_s32, ARMv8.2-A's optional dot product), chosen when HWCAP says so
+$(B)/lib/kernels/cpu/%-neon.o $(B)/lib/quant/%-neon.o: XCFLAGS += -march=armv8-a
+$(B)/lib/kernels/cpu/%-dotprod.o $(B)/lib/quant/%-dotprod.o: XCFLAGS += -march=armv8.2-a+dotprod
 
 # The programs' and tests' objects are made by a chain of pattern rules;
 # kept (not deleted as intermediate) so that a second make rebuilds nothing.
 .SECONDARY: $(CMD_SRC:%.c=$(B)/%.o) $(TEST_SRC:%.c=$(B)/%.o) $(CMD_COMMON_OBJ) \
             $(TEST_COMMON_OBJ)
 
-.PHONY: all deps check unit bats manlint demo install clean cuda-info
+.PHONY: all deps check check-arm64 unit bats manlint demo install clean cuda-info
 all: cuda-info $(B)/libtfm.a $(B)/libtfm.so $(CMD_BIN)
 
 cuda-info:
@@ -142,6 +155,32 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_COMMON_OBJ) $(B)/libtfm.a
 
 deps:
 	@./scripts/install-deps
+
+# check-arm64: cross-build for aarch64 (build-arm64/) and run under
+# qemu-user the quant tests and the stories260K golden on a processor with
+# the dot product instructions (QEMU_CPU=max) and on one without
+# (Cortex-A57, ARMv8.0), so that both NEON paths run; the kernel tests
+# (every CPU instruction set: scalar, neon, dotprod) once, on max, and
+# their scans on Cortex-A57.  The loader and libc come from Debian's arm64
+# multiarch root (/), not the cross toolchain's /usr/aarch64-linux-gnu:
+# the arm64 libraries bring libc6:arm64, whose libc must not meet another
+# build's ld.so.
+ARM64_B   := build-arm64
+ARM64_ENV := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+ARM64_RUN := QEMU_LD_PREFIX=/ OPENBLAS_NUM_THREADS=1 qemu-aarch64
+check-arm64:
+	@./scripts/install-deps --arm64
+	@$(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=aarch64-linux-gnu-gcc CUDA=0 \
+	  all $(ARM64_B)/tests/test_kernels $(ARM64_B)/tests/test_quant $(ARM64_B)/tests/test_model_real
+	@set -e; for run in "max test_quant" "max test_model_real stories260k" \
+	    "cortex-a57 test_quant" "cortex-a57 test_model_real stories260k" \
+	    "cortex-a57 test_kernels scans" "max test_kernels"; do \
+	  set -- $$run; cpu=$$1; shift; \
+	  echo "check-arm64: QEMU_CPU=$$cpu $$*" >&2; \
+	  QEMU_CPU=$$cpu $(ARM64_RUN) $(ARM64_B)/tests/$$* >$(ARM64_B)/check.log 2>&1 || \
+	    { cat $(ARM64_B)/check.log; echo "check-arm64: $$* failed (QEMU_CPU=$$cpu)" >&2; exit 1; }; \
+	  tail -n 1 $(ARM64_B)/check.log >&2; \
+	done
 
 # check: install what is missing, build, then unit tests, bats, man lint.
 check: deps

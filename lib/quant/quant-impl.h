@@ -49,9 +49,31 @@ float tfm_vec_dot_q4_K_q8_K_avx512(int64_t n, const void *x, const void *y);
 float tfm_vec_dot_q5_K_q8_K_avx512(int64_t n, const void *x, const void *y);
 float tfm_vec_dot_q6_K_q8_K_avx512(int64_t n, const void *x, const void *y);
 
+/* NEON versions (aarch64: quant-neon.c; dot-neon.c with widening
+ * multiplies, dot-dotprod.c, the same source, with SDOT): call only when
+ * tfm_quant_cpu_neon() or tfm_quant_cpu_dotprod() says so. */
+void tfm_quantize_q8_0_neon(const float *x, void *y, int64_t n);
+void tfm_quantize_q8_1_neon(const float *x, void *y, int64_t n);
+void tfm_quantize_q8_K_neon(const float *x, void *y, int64_t n);
+#define TFM_QDOT_NEON(isa) \
+	float tfm_vec_dot_q4_0_q8_0_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q4_1_q8_1_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q5_0_q8_0_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q5_1_q8_1_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q8_0_q8_0_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q4_K_q8_K_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q5_K_q8_K_##isa(int64_t n, const void *x, const void *y); \
+	float tfm_vec_dot_q6_K_q8_K_##isa(int64_t n, const void *x, const void *y);
+TFM_QDOT_NEON(neon)
+TFM_QDOT_NEON(dotprod)
+#undef TFM_QDOT_NEON
+
 int tfm_quant_cpu_avx2(void);   /* AVX2 + FMA + F16C present */
 int tfm_quant_cpu_avx512(void); /* and AVX-512 F, BW, VL, DQ, VNNI, BF16 (the -m flags
 				 * the Makefile gives *-avx512.c) */
+int tfm_quant_cpu_neon(void);    /* aarch64 (and TFM_ISA is not scalar) */
+int tfm_quant_cpu_dotprod(void); /* and the dot product instructions (and TFM_ISA is
+				  * not neon) */
 
 /* The 6-bit scale and min j (0..7) of a q4_K / q5_K block. */
 static inline void tfm_k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)

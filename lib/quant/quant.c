@@ -1,11 +1,17 @@
 /* quant.c: the type table of the block formats this library computes, and
  * the dispatch between the scalar reference kernels and the AVX2
- * and AVX-512 ones (chosen once, at run time, from what the CPU reports). */
+ * and AVX-512 ones, or on aarch64 the NEON ones with and without the dot
+ * product instructions (chosen once, at run time, from what the CPU
+ * reports). */
 #include "quant/quant-impl.h"
 
 #include "tfm.h"
 
+#include <stdlib.h>
 #include <string.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 typedef void (*quant_fn)(const float *x, void *y, int64_t n);
 typedef void (*dequant_fn)(const void *x, float *y, int64_t n);
@@ -95,9 +101,51 @@ int tfm_quant_cpu_avx512(void)
 #endif
 }
 
+#if defined(__aarch64__)
+/* 0: the reference kernels, 1: NEON (every ARMv8-A processor), 2: NEON and
+ * SDOT (HWCAP_ASIMDDP).  TFM_ISA=scalar|neon lowers it as it lowers the
+ * CPU backend's kernels (cpu.c), so that each path runs on one machine. */
+static int neon_level(void)
+{
+	static int cached = -1;
+	if (cached < 0) {
+		const char *want = getenv("TFM_ISA");
+		int l = getauxval(AT_HWCAP) & HWCAP_ASIMDDP ? 2 : 1;
+		if (want && !strcmp(want, "scalar"))
+			l = 0;
+		else if (want && !strcmp(want, "neon"))
+			l = 1;
+		cached = l;
+	}
+	return cached;
+}
+#endif
+
+int tfm_quant_cpu_neon(void)
+{
+#if defined(__aarch64__)
+	return neon_level() >= 1;
+#else
+	return 0;
+#endif
+}
+
+int tfm_quant_cpu_dotprod(void)
+{
+#if defined(__aarch64__)
+	return neon_level() >= 2;
+#else
+	return 0;
+#endif
+}
+
 const char *tfm_quant_isa(void)
 {
+#if defined(__aarch64__)
+	return tfm_quant_cpu_dotprod() ? "dotprod" : tfm_quant_cpu_neon() ? "neon" : "scalar";
+#else
 	return tfm_quant_cpu_avx512() ? "avx512" : tfm_quant_cpu_avx2() ? "avx2" : "scalar";
+#endif
 }
 
 int tfm_quant_supported(int type) { return find(type) != NULL; }
@@ -181,6 +229,7 @@ int tfm_quantize_row(int type, const float *x, void *y, int64_t n)
 	int st = check(q, type, n);
 	if (st)
 		return st;
+#if defined(__x86_64__) || defined(__i386__)
 	if (tfm_quant_cpu_avx2()) {
 		switch (type) {
 		case TFM_TYPE_Q8_1: tfm_quantize_q8_1_avx2(x, y, n); return TFM_OK;
@@ -191,6 +240,16 @@ int tfm_quantize_row(int type, const float *x, void *y, int64_t n)
 		case TFM_TYPE_Q8_0: tfm_quantize_q8_0_avx2(x, y, n); return TFM_OK;
 		}
 	}
+#elif defined(__aarch64__)
+	if (tfm_quant_cpu_neon()) {
+		switch (type) {
+		case TFM_TYPE_Q8_1: tfm_quantize_q8_1_neon(x, y, n); return TFM_OK;
+		case TFM_TYPE_Q8_K: tfm_quantize_q8_K_neon(x, y, n); return TFM_OK;
+		/* ties to even, as the AVX2 version (above) */
+		case TFM_TYPE_Q8_0: tfm_quantize_q8_0_neon(x, y, n); return TFM_OK;
+		}
+	}
+#endif
 	return tfm_quantize_row_ref(type, x, y, n);
 }
 
@@ -213,12 +272,14 @@ int tfm_dequantize_row(int type, const void *x, float *y, int64_t n)
 	int st = check(q, type, n);
 	if (st)
 		return st;
+#if defined(__x86_64__) || defined(__i386__)
 	if (tfm_quant_cpu_avx2()) {
 		switch (type) {
 		case TFM_TYPE_Q4_0: tfm_dequantize_q4_0_avx2(x, y, n); return TFM_OK;
 		case TFM_TYPE_Q8_0: tfm_dequantize_q8_0_avx2(x, y, n); return TFM_OK;
 		}
 	}
+#endif
 	return tfm_dequantize_row_ref(type, x, y, n);
 }
 
@@ -236,6 +297,33 @@ tfm_vec_dot_fn tfm_vec_dot_ref(int type)
 
 tfm_vec_dot_fn tfm_vec_dot(int type)
 {
+#if defined(__aarch64__)
+	if (tfm_quant_cpu_dotprod()) {
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_dotprod;
+		case TFM_TYPE_Q4_1: return tfm_vec_dot_q4_1_q8_1_dotprod;
+		case TFM_TYPE_Q5_0: return tfm_vec_dot_q5_0_q8_0_dotprod;
+		case TFM_TYPE_Q5_1: return tfm_vec_dot_q5_1_q8_1_dotprod;
+		case TFM_TYPE_Q8_0: return tfm_vec_dot_q8_0_q8_0_dotprod;
+		case TFM_TYPE_Q4_K: return tfm_vec_dot_q4_K_q8_K_dotprod;
+		case TFM_TYPE_Q5_K: return tfm_vec_dot_q5_K_q8_K_dotprod;
+		case TFM_TYPE_Q6_K: return tfm_vec_dot_q6_K_q8_K_dotprod;
+		}
+	}
+	if (tfm_quant_cpu_neon()) {
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_neon;
+		case TFM_TYPE_Q4_1: return tfm_vec_dot_q4_1_q8_1_neon;
+		case TFM_TYPE_Q5_0: return tfm_vec_dot_q5_0_q8_0_neon;
+		case TFM_TYPE_Q5_1: return tfm_vec_dot_q5_1_q8_1_neon;
+		case TFM_TYPE_Q8_0: return tfm_vec_dot_q8_0_q8_0_neon;
+		case TFM_TYPE_Q4_K: return tfm_vec_dot_q4_K_q8_K_neon;
+		case TFM_TYPE_Q5_K: return tfm_vec_dot_q5_K_q8_K_neon;
+		case TFM_TYPE_Q6_K: return tfm_vec_dot_q6_K_q8_K_neon;
+		}
+	}
+#endif
+#if defined(__x86_64__) || defined(__i386__)
 	if (tfm_quant_cpu_avx512()) {
 		switch (type) {
 		case TFM_TYPE_Q4_0: return tfm_vec_dot_q4_0_q8_0_avx512;
@@ -257,5 +345,6 @@ tfm_vec_dot_fn tfm_vec_dot(int type)
 		case TFM_TYPE_Q6_K: return tfm_vec_dot_q6_K_q8_K_avx2;
 		}
 	}
+#endif
 	return tfm_vec_dot_ref(type);
 }

@@ -83,7 +83,8 @@ typedef float (*tfm_vec_dot_fn)(int64_t n, const void *x, const void *y);
 tfm_vec_dot_fn tfm_vec_dot_ref(int type);
 tfm_vec_dot_fn tfm_vec_dot(int type);
 
-/* Which fast versions this CPU uses ("avx512", "avx2" or "scalar"). */
+/* Which fast versions this CPU uses ("avx512", "avx2" or "scalar"; aarch64:
+ * "dotprod", "neon" or "scalar"). */
 const char *tfm_quant_isa(void);
 
 #endif

@@ -572,10 +572,10 @@ static void t_backends(void)
 			continue;
 		}
 		/* the CPU backend once per instruction set this processor has */
-		static const char *const isas[] = {"avx512", "avx2", "scalar"};
+		static const char *const isas[] = TFM_CPU_ISAS;
 		const char *dflt = tfm_cpu_isa();
 		int ran = 0;
-		for (int k = 0; k < 3; k++) {
+		for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
 			char label[32];
 			if (tfm_cpu_set_isa(isas[k]) != TFM_OK)
 				continue;
@@ -657,8 +657,8 @@ static void t_scans(void)
 	const char *dflt = tfm_cpu_isa();
 	for (int i = 0; i < tfm_backend_count(); i++) {
 		const struct tfm_backend *be = tfm_backend_at(i);
-		static const char *const isas[] = {"avx512", "avx2", "scalar"};
-		for (int k = 0; k < 3; k++) {
+		static const char *const isas[] = TFM_CPU_ISAS;
+		for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
 			char label[32];
 			if (be == tfm_backend_ref() || (be != tfm_backend_cpu() && k > 0))
 				break;
@@ -717,6 +717,9 @@ static void t_dispatch(void)
  * -1: quants at their extremes against -128). */
 static void t_qgemv_k(void)
 {
+#if !defined(__x86_64__)
+	fprintf(stderr, "  qgemv K: AVX-512 kernels, x86-64 only, not run\n");
+#else
 	if (strcmp(tfm_quant_isa(), "avx512")) {
 		fprintf(stderr, "  qgemv K: lib/quant has no AVX-512 path here (needs VNNI and BF16), not run\n");
 		return;
@@ -761,6 +764,7 @@ static void t_qgemv_k(void)
 			  tfm_type_name(types[ti]));
 	}
 	free(w), free(x), free(wq), free(xq);
+#endif
 }
 
 /* The AVX2 4-row decode kernels (qgemv-avx2.c, qgemv-k-avx2.c): every row
@@ -770,6 +774,9 @@ static void t_qgemv_k(void)
  * or alternating +-1, against all -1), the largest 16-bit partial sums. */
 static void t_qgemv_avx2(void)
 {
+#if !defined(__x86_64__)
+	fprintf(stderr, "  qgemv avx2: x86-64 only, not run\n");
+#else
 	if (strcmp(tfm_quant_isa(), "avx2") && strcmp(tfm_quant_isa(), "avx512")) {
 		fprintf(stderr, "  qgemv avx2: no AVX2 here, not run\n");
 		return;
@@ -824,6 +831,7 @@ static void t_qgemv_avx2(void)
 			  tfm_type_name(k[ti].type));
 	}
 	free(w), free(x), free(wq), free(xq);
+#endif
 }
 
 static void setup(void)

@@ -305,6 +305,7 @@ static void t_fast_vs_ref(void)
 		CHECK_OK(tfm_dequantize_row(t, qa, b, n));
 		CHECK(!memcmp(a, b, n * 4));
 	}
+#if defined(__x86_64__) || defined(__i386__)
 	if (tfm_quant_cpu_avx2()) {
 		/* q8_0 / q8_1 may differ from roundf only on exact ties */
 		CHECK_OK(tfm_quantize_row_ref(TFM_TYPE_Q8_0, x, qa, n));
@@ -314,6 +315,27 @@ static void t_fast_vs_ref(void)
 			diff += qa[i] != qb[i];
 		CHECK_MSG(diff <= 2, "q8_0 avx2: %d bytes differ", diff);
 	}
+#elif defined(__aarch64__)
+	{
+		/* every ARMv8-A processor has NEON: run even where TFM_ISA
+		 * says scalar */
+		CHECK_OK(tfm_quantize_row_ref(TFM_TYPE_Q8_0, x, qa, n));
+		tfm_quantize_q8_0_neon(x, qb, n);
+		int diff = 0;
+		for (int64_t i = 0; i < tfm_quant_row_bytes(TFM_TYPE_Q8_0, n); i++)
+			diff += qa[i] != qb[i];
+		CHECK_MSG(diff <= 2, "q8_0 neon: %d bytes differ", diff);
+		CHECK_OK(tfm_quantize_row_ref(TFM_TYPE_Q8_1, x, qa, n));
+		tfm_quantize_q8_1_neon(x, qb, n);
+		diff = 0;
+		for (int64_t i = 0; i < tfm_quant_row_bytes(TFM_TYPE_Q8_1, n); i++)
+			diff += qa[i] != qb[i];
+		CHECK_MSG(diff <= 2, "q8_1 neon: %d bytes differ", diff);
+		CHECK_OK(tfm_quantize_row_ref(TFM_TYPE_Q8_K, x, qa, n));
+		tfm_quantize_q8_K_neon(x, qb, n);
+		CHECK(!memcmp(qa, qb, tfm_quant_row_bytes(TFM_TYPE_Q8_K, n)));
+	}
+#endif
 	free(x);
 	free(a);
 	free(b);
@@ -494,10 +516,13 @@ static void t_gguf(void)
 }
 
 /* Every SIMD version this CPU can run against the reference, on rows of
- * odd block counts too (the AVX-512 kernels take two blocks at a time). */
+ * odd block counts too (the AVX-512 kernels take two blocks at a time).
+ * aarch64: NEON with and without SDOT; the two add the same exact integer
+ * sums with the same f32 arithmetic, so they agree to the bit. */
 static void t_dot_isa(void)
 {
-	struct { int type; tfm_vec_dot_fn avx2, avx512; } k[] = {
+	struct { int type; tfm_vec_dot_fn a, b; } k[] = {
+#if defined(__x86_64__) || defined(__i386__)
 		{TFM_TYPE_Q8_0, tfm_vec_dot_q8_0_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx512},
 		{TFM_TYPE_Q4_0, tfm_vec_dot_q4_0_q8_0_avx2, tfm_vec_dot_q4_0_q8_0_avx512},
 		{TFM_TYPE_Q4_1, tfm_vec_dot_q4_1_q8_1_avx2, NULL},
@@ -507,11 +532,32 @@ static void t_dot_isa(void)
 		{TFM_TYPE_Q5_K, tfm_vec_dot_q5_K_q8_K_avx2, tfm_vec_dot_q5_K_q8_K_avx512},
 		{TFM_TYPE_Q6_K, tfm_vec_dot_q6_K_q8_K_avx2, tfm_vec_dot_q6_K_q8_K_avx512},
 	};
+	const char *na = "avx2", *nb = "avx512";
+	int has_a = tfm_quant_cpu_avx2(), has_b = tfm_quant_cpu_avx512(), same_ab = 0;
+#elif defined(__aarch64__)
+		{TFM_TYPE_Q8_0, tfm_vec_dot_q8_0_q8_0_neon, tfm_vec_dot_q8_0_q8_0_dotprod},
+		{TFM_TYPE_Q4_0, tfm_vec_dot_q4_0_q8_0_neon, tfm_vec_dot_q4_0_q8_0_dotprod},
+		{TFM_TYPE_Q4_1, tfm_vec_dot_q4_1_q8_1_neon, tfm_vec_dot_q4_1_q8_1_dotprod},
+		{TFM_TYPE_Q5_0, tfm_vec_dot_q5_0_q8_0_neon, tfm_vec_dot_q5_0_q8_0_dotprod},
+		{TFM_TYPE_Q5_1, tfm_vec_dot_q5_1_q8_1_neon, tfm_vec_dot_q5_1_q8_1_dotprod},
+		{TFM_TYPE_Q4_K, tfm_vec_dot_q4_K_q8_K_neon, tfm_vec_dot_q4_K_q8_K_dotprod},
+		{TFM_TYPE_Q5_K, tfm_vec_dot_q5_K_q8_K_neon, tfm_vec_dot_q5_K_q8_K_dotprod},
+		{TFM_TYPE_Q6_K, tfm_vec_dot_q6_K_q8_K_neon, tfm_vec_dot_q6_K_q8_K_dotprod},
+	};
+	/* every ARMv8-A processor has NEON */
+	const char *na = "neon", *nb = "dotprod";
+	int has_a = 1, has_b = tfm_quant_cpu_dotprod(), same_ab = 1;
+#else
+		{TFM_TYPE_Q8_0, NULL, NULL},
+	};
+	const char *na = "", *nb = "";
+	int has_a = 0, has_b = 0, same_ab = 0;
+#endif
 	const int64_t sizes[] = {96, 256, 800, 4096}; /* 3, 8, 25, 128 blocks of 32 */
 	float *w = malloc(4096 * 4), *a = malloc(4096 * 4);
 	uint8_t *qw = malloc(4096 * 2), *qa = malloc(4096 * 2);
-	int avx2 = tfm_quant_cpu_avx2(), avx512 = tfm_quant_cpu_avx512();
-	printf("  dot kernels checked: scalar%s%s\n", avx2 ? " avx2" : "", avx512 ? " avx512" : "");
+	printf("  dot kernels checked: scalar%s%s%s%s\n", has_a ? " " : "", has_a ? na : "",
+	       has_b ? " " : "", has_b ? nb : "");
 	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
 		int64_t n = sizes[s];
 		fill_gauss(w, n);
@@ -528,13 +574,17 @@ static void t_dot_isa(void)
 			for (int64_t i = 0; i < n; i++)
 				mag += fabs((double)w[i] * a[i]);
 			float ref = tfm_vec_dot_ref(t)(n, qw, qa);
-			if (avx2) {
-				float f = k[j].avx2(n, qw, qa);
-				CHECK_MSG(fabs(f - ref) <= 1e-5 * mag, "%s n=%lld avx2 %g ref %g", qname(t), (long long)n, f, ref);
+			float fa = 0, fb = 0;
+			if (has_a) {
+				fa = k[j].a(n, qw, qa);
+				CHECK_MSG(fabs(fa - ref) <= 1e-5 * mag, "%s n=%lld %s %g ref %g", qname(t), (long long)n, na, fa, ref);
 			}
-			if (avx512 && k[j].avx512) {
-				float f = k[j].avx512(n, qw, qa);
-				CHECK_MSG(fabs(f - ref) <= 1e-5 * mag, "%s n=%lld avx512 %g ref %g", qname(t), (long long)n, f, ref);
+			if (has_b && k[j].b) {
+				fb = k[j].b(n, qw, qa);
+				CHECK_MSG(fabs(fb - ref) <= 1e-5 * mag, "%s n=%lld %s %g ref %g", qname(t), (long long)n, nb, fb, ref);
+				if (same_ab)
+					CHECK_MSG(!memcmp(&fa, &fb, sizeof fa), "%s n=%lld %s %.9g %s %.9g",
+						  qname(t), (long long)n, na, fa, nb, fb);
 			}
 		}
 	}

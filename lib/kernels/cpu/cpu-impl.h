@@ -94,11 +94,24 @@ void tfm_cpu_attn_pv_avx512(float *const *o, const float *corr, const float *p, 
 /* y[i] = x[i] (f16) as f32 */
 void tfm_cpu_f16_row_avx2(float *y, const uint16_t *x, int64_t n);
 
+/* aarch64 (dot-neon.c, f16-neon.c, attn-neon.c): the same kernels with NEON */
+float tfm_cpu_dot_f32_neon(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_f16_neon(const void *w, const float *x, int64_t n);
+float tfm_cpu_dot_bf16_neon(const void *w, const float *x, int64_t n);
+float tfm_cpu_max_neon(const float *x, int64_t n);
+float tfm_cpu_expsum_neon(float *x, float mx, int64_t n);
+void tfm_cpu_f16_row_neon(float *y, const uint16_t *x, int64_t n);
+void tfm_cpu_act_mul_neon(float *g, const float *u, int64_t n, int act);
+void tfm_cpu_attn_qk_neon(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
+			  int64_t ldk, int64_t hd, int64_t nk);
+void tfm_cpu_attn_pv_neon(float *const *o, const float *corr, const float *p, int64_t ldp,
+			  int64_t nq, const float *v, int64_t nk, int64_t vd);
+
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);
 void tfm_cpu_act_mul_avx2(float *g, const float *u, int64_t n, int act);
 
-/* scan-avx2.c, scan-avx512.c: the recurrent mixers' steps (struct
+/* scan-avx2.c, scan-avx512.c, scan-neon.c: the recurrent mixers' steps (struct
  * tfm_backend's mamba_scan .. mlstm_step, same arguments; scan-simd.h) */
 void tfm_cpu_mamba_scan_avx2(float *y, float *h, const float *x, const float *dt, const float *A,
 			   const float *D, const float *B, const float *C, int64_t bc_stride,
@@ -130,10 +143,38 @@ void tfm_cpu_rwkv7_wkv_avx512(float *out, float *S, const float *r, const float 
 			  const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
 void tfm_cpu_mlstm_step_avx512(float *h, float *C, float *n, float *m, const float *q, const float *k,
 			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
+void tfm_cpu_mamba_scan_neon(float *y, float *h, const float *x, const float *dt, const float *A,
+			   const float *D, const float *B, const float *C, int64_t bc_stride,
+			   int64_t ld, int64_t n, int64_t d, int64_t d_state);
+void tfm_cpu_mamba2_scan_neon(float *y, float *S, const float *x, float dt, float A, float D,
+			    const float *B, const float *C, int64_t head_dim, int64_t d_state);
+void tfm_cpu_gdn_step_neon(float *o, float *S, const float *q, const float *k, const float *v,
+			 float g, float beta, int64_t dk, int64_t dv);
+void tfm_cpu_rwkv4_wkv_neon(float *out, float *num, float *den, float *mx, const float *k,
+			  const float *v, const float *w, const float *u, int64_t d);
+void tfm_cpu_rwkv5_wkv_neon(float *out, float *S, const float *r, const float *k, const float *v,
+			  const float *w, const float *u, int64_t n_head, int64_t hs);
+void tfm_cpu_rwkv7_wkv_neon(float *out, float *S, const float *r, const float *w, const float *k,
+			  const float *v, const float *a, const float *b, int64_t n_head, int64_t hs);
+void tfm_cpu_mlstm_step_neon(float *h, float *C, float *n, float *m, const float *q, const float *k,
+			   const float *v, float ig, float fg, int64_t dqk, int64_t dv, float eps);
+
+/* The instruction sets of the target, best first: those TFM_ISA and
+ * tfm_cpu_set_isa accept (each only where the processor has it). */
+#if defined(__x86_64__)
+#define TFM_CPU_ISAS {"avx512", "avx2", "scalar"}
+#define TFM_CPU_ISA_NAMES "scalar, avx2 or avx512"
+#elif defined(__aarch64__)
+#define TFM_CPU_ISAS {"dotprod", "neon", "scalar"}
+#define TFM_CPU_ISA_NAMES "scalar, neon or dotprod"
+#else
+#define TFM_CPU_ISAS {"scalar"}
+#define TFM_CPU_ISA_NAMES "scalar"
+#endif
 
 /* The dot product for a weight type on this machine (f32, f16, bf16), or NULL. */
 tfm_cpu_dot_fn tfm_cpu_dot(int type);
-const char *tfm_cpu_isa(void); /* "avx512", "avx2" or "scalar" */
+const char *tfm_cpu_isa(void); /* one of TFM_CPU_ISAS */
 /* Switch the instruction set (tests: run every variant this processor has).
  * Not thread-safe: only while no kernel runs. */
 int tfm_cpu_set_isa(const char *isa);

@@ -29,6 +29,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #define GEMM_TILE 128  /* at most this many weight rows per sgemm call */
 #define VDOT_MAX_BATCH 16 /* quantized x [16][in] fits the per-task scratch (64 in floats) */
@@ -72,6 +75,7 @@ struct igemm_fns {
 	int more;      /* takes q5_1 and q6_K too (else the AVX2 GEMM does) */
 };
 
+#if defined(__x86_64__)
 static void igemm_vnni(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 		       int64_t rows, int64_t in, int type)
 {
@@ -85,6 +89,7 @@ static const struct igemm_fns igemm_avx512 = {
 static const struct igemm_fns igemm_avx2 = {
 	tfm_cpu_igemm_x_bytes_avx2, tfm_cpu_igemm_w_bytes_avx2, tfm_cpu_igemm_pack_x_avx2, 8,
 	tfm_cpu_igemm_prep_w_avx2, tfm_cpu_igemm_avx2, 1};
+#endif
 
 static struct {
 	const char *isa;
@@ -123,6 +128,7 @@ static float expsum_scalar(float *x, float mx, int64_t n)
 }
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+#if defined(__x86_64__)
 static int have_avx512(void)
 {
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -131,6 +137,39 @@ static int have_avx512(void)
 
 /* every AVX2 + FMA processor has F16C */
 static int have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#elif defined(__aarch64__)
+/* NEON (Advanced SIMD) is part of every ARMv8-A processor; the dot
+ * product instructions (SDOT, ARMv8.2-A) are optional before ARMv8.4 */
+static int have_dotprod(void) { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
+#endif
+
+/* this processor has instruction set isa (one of TFM_CPU_ISAS) */
+static int have_isa(const char *isa)
+{
+	if (!strcmp(isa, "scalar"))
+		return 1;
+#if defined(__x86_64__)
+	if (!strcmp(isa, "avx2"))
+		return have_avx2();
+	if (!strcmp(isa, "avx512"))
+		return have_avx512();
+#elif defined(__aarch64__)
+	if (!strcmp(isa, "neon"))
+		return 1;
+	if (!strcmp(isa, "dotprod"))
+		return have_dotprod();
+#endif
+	return 0;
+}
+
+static int known_isa(const char *isa)
+{
+	static const char *const isas[] = TFM_CPU_ISAS;
+	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
+		if (!strcmp(isa, isas[i]))
+			return 1;
+	return 0;
+}
 
 /* attention tiles, generic (see cpu-impl.h) */
 static void attn_qk_generic(float *s, int64_t lds, const float *q, int64_t nq, const float *kt,
@@ -170,6 +209,7 @@ static void isa_fill(const char *isa)
 	g_isa.scan.rwkv5_wkv = tfm_ref_rwkv5_wkv;
 	g_isa.scan.rwkv7_wkv = tfm_ref_rwkv7_wkv;
 	g_isa.scan.mlstm_step = tfm_ref_mlstm_step;
+#if defined(__x86_64__)
 	if (!strcmp(isa, "avx512")) {
 		g_isa.isa = "avx512";
 		g_isa.f32 = tfm_cpu_dot_f32_avx512;
@@ -215,7 +255,31 @@ static void isa_fill(const char *isa)
 		g_isa.scan.rwkv5_wkv = tfm_cpu_rwkv5_wkv_avx2;
 		g_isa.scan.rwkv7_wkv = tfm_cpu_rwkv7_wkv_avx2;
 		g_isa.scan.mlstm_step = tfm_cpu_mlstm_step_avx2;
-	} else {
+	} else
+#elif defined(__aarch64__)
+	if (!strcmp(isa, "neon") || !strcmp(isa, "dotprod")) {
+		/* the same float kernels: the two differ in lib/quant's integer
+		 * dots only (quant.c, which reads TFM_ISA too) */
+		g_isa.isa = !strcmp(isa, "neon") ? "neon" : "dotprod";
+		g_isa.f32 = tfm_cpu_dot_f32_neon;
+		g_isa.f16 = tfm_cpu_dot_f16_neon;
+		g_isa.bf16 = tfm_cpu_dot_bf16_neon;
+		g_isa.max = tfm_cpu_max_neon;
+		g_isa.expsum = tfm_cpu_expsum_neon;
+		g_isa.f16row = tfm_cpu_f16_row_neon;
+		g_isa.act_mul = tfm_cpu_act_mul_neon;
+		g_isa.attn_qk = tfm_cpu_attn_qk_neon;
+		g_isa.attn_pv = tfm_cpu_attn_pv_neon;
+		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_neon;
+		g_isa.scan.mamba2_scan = tfm_cpu_mamba2_scan_neon;
+		g_isa.scan.gdn_step = tfm_cpu_gdn_step_neon;
+		g_isa.scan.rwkv4_wkv = tfm_cpu_rwkv4_wkv_neon;
+		g_isa.scan.rwkv5_wkv = tfm_cpu_rwkv5_wkv_neon;
+		g_isa.scan.rwkv7_wkv = tfm_cpu_rwkv7_wkv_neon;
+		g_isa.scan.mlstm_step = tfm_cpu_mlstm_step_neon;
+	} else
+#endif
+	{
 		g_isa.isa = "scalar";
 		g_isa.f32 = dot_f32_scalar;
 		g_isa.f16 = dot_f16_scalar;
@@ -232,20 +296,27 @@ static void isa_fill(const char *isa)
  * is process-wide. */
 extern void blas_thread_shutdown_(void) __attribute__((weak));
 
-/* TFM_ISA=scalar|avx2|avx512 forces a path (one the processor has), so
- * that an AVX-512 machine runs and tests the AVX2 kernels too. */
+/* TFM_ISA=scalar|avx2|avx512 (aarch64: scalar|neon|dotprod) forces a path
+ * (one the processor has), so that an AVX-512 machine runs and tests the
+ * AVX2 kernels too. */
 static void cpu_init(void)
 {
+#if defined(__x86_64__)
 	__builtin_cpu_init();
-	const char *want = getenv("TFM_ISA");
-	const char *best = have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar";
-	if (want && *want && (!strcmp(want, "scalar") || (!strcmp(want, "avx2") && have_avx2()) ||
-			      (!strcmp(want, "avx512") && have_avx512()))) {
+#endif
+	static const char *const isas[] = TFM_CPU_ISAS; /* best first */
+	const char *want = getenv("TFM_ISA"), *best = "scalar";
+	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
+		if (have_isa(isas[i])) {
+			best = isas[i];
+			break;
+		}
+	if (want && *want && known_isa(want) && have_isa(want)) {
 		isa_fill(want);
 	} else {
 		if (want && *want)
-			tfm_log(TFM_LOG_WARN, "tfm: warning: TFM_ISA=%s: not scalar, avx2 or avx512 "
-				"on this processor; using %s", want, best);
+			tfm_log(TFM_LOG_WARN, "tfm: warning: TFM_ISA=%s: not %s on this processor; "
+				"using %s", want, TFM_CPU_ISA_NAMES, best);
 		isa_fill(best);
 	}
 	openblas_set_num_threads(1);
@@ -256,9 +327,9 @@ static void cpu_init(void)
 int tfm_cpu_set_isa(const char *isa)
 {
 	pthread_once(&g_once, cpu_init);
-	if (strcmp(isa, "scalar") && strcmp(isa, "avx2") && strcmp(isa, "avx512"))
+	if (!known_isa(isa))
 		return tfm_seterr(TFM_E_INVAL, "%s: unknown instruction set", isa);
-	if ((!strcmp(isa, "avx512") && !have_avx512()) || (!strcmp(isa, "avx2") && !have_avx2()))
+	if (!have_isa(isa))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not on this processor", isa);
 	isa_fill(isa);
 	return TFM_OK;
@@ -383,7 +454,7 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		    (int)w->out);
 }
 
-/* x packed for the 8-bit GEMM, groups of 16 tokens split over the tasks
+/* x packed for the 8-bit GEMM, groups of 8 or 16 tokens split over the tasks
  * (q8 row scratch at the start of each task's slice, which the GEMM's
  * weight tiles reuse afterwards) */
 static void pack_task(void *ctx, int task, int n_tasks)
@@ -411,6 +482,7 @@ static void mm_task(void *ctx, int task, int n_tasks)
  * packed fits the scratch) */
 static const struct igemm_fns *igemm_for(int type)
 {
+#if defined(__x86_64__)
 	if (!g_isa.igemm)
 		return NULL;
 	switch (type) {
@@ -420,6 +492,8 @@ static const struct igemm_fns *igemm_for(int type)
 	case TFM_TYPE_Q5_1: case TFM_TYPE_Q6_K: /* the AVX-512 GEMM has neither */
 		return g_isa.igemm->more ? g_isa.igemm : &igemm_avx2;
 	}
+#endif
+	(void)type; /* aarch64: no 8-bit GEMM yet (sgemm) */
 	return NULL;
 }
 
@@ -445,6 +519,7 @@ int tfm_cpu_igemm_takes(int type)
  * in cache, does not show). */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
+#if defined(__x86_64__)
 	if (g_isa.qgemv_avx2)
 		switch (type) {
 		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx2;
@@ -463,6 +538,7 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 	case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5_K_avx512;
 	case TFM_TYPE_Q6_K: return tfm_cpu_qgemv_q6_K_avx512;
 	}
+#endif
 	return NULL;
 }
 
