@@ -507,25 +507,39 @@ int tfm_cpu_igemm_takes(int type)
  * lib/quant's one-row dot products).  AVX-512: not q8_0, its rows stream
  * from memory at 24 GB/s one at a time but ~20 four at a time (measured, one
  * thread, 576 x 49152), and decode of q8_0 weights is bound by that stream.
- * AVX2: q8_0 too; the four rows save 20% of the CPU time of decode
- * (SmolLM2-135M tg128, one thread, TFM_ISA=avx2 on a Xeon; q4_0: 10%).
+ * AVX2: not q8_0 either: on a 2-core Zen 3 EPYC, SmolLM2-135M's q8_0 file
+ * decodes 1.12-1.21x faster one row at a time (tg128, one thread, three
+ * alternated pairs), and a 576 x 49152 matrix streams at 10-11 GB/s one
+ * row at a time but 8-9 four at a time, whatever the prefetch distance
+ * (4 or 8 rows on, 2 KB on; none: 6); in cache the four rows are 1.28x.
+ * (An earlier measurement, TFM_ISA=avx2 on a Xeon, had them save 20% of
+ * the CPU time of decode.)  q4_0: SmolLM2-135M's q4_0 file decodes at
+ * 79-82 tokens/s on one thread, 118-127 on two, where the four rows
+ * before they were unrolled (qgemv-avx2.c) gave 66-79
+ * and 100-105 (same EPYC, tg128, two alternated pairs).
  * q4_K and q5_K: 1.7x decode tokens/s (a 125M llama of random weights all
  * of the type, tg128, one thread on a 2-core AVX2 EPYC, medians of three
  * alternated before/after pairs; its scale and min unpacking is SIMD where
- * the one-row dot's is scalar).  qgemv-avx2.c's q4_1, q5_0, q5_1 and
- * qgemv-k-avx2.c's q6_K are not used: there they gained nothing measurable
- * (0.89-1.07x, q6_K 0.98x; decode streams the weights from memory about as
- * fast one row at a time, and the four rows' compute saving, 1.7x for q6_K
- * in cache, does not show). */
+ * the one-row dot's is scalar).  q4_1, q5_0 and q5_1 (qgemv-avx2.c) gained
+ * nothing while GCC kept their four accumulators on the stack; unrolled,
+ * they run 1.1-1.3x the one-row dot (576 x 1536, in cache), and q5_0, most
+ * of the weights of SmolLM2-135M's q4_K_M file (576 is not a multiple of
+ * 256), decodes 1.10-1.18x faster on one thread, 1.03-1.08x on two (same
+ * EPYC, three alternated pairs).  qgemv-k-avx2.c's q6_K is not used: it
+ * measured 0.98x before and 0.97-1.03x after (decode streams its weights
+ * from memory about as fast one row at a time; its four rows' compute
+ * saving, 1.7x in cache, does not show). */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
 #if defined(__x86_64__)
 	if (g_isa.qgemv_avx2)
 		switch (type) {
 		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_avx2;
-		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8_0_avx2;
 		case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4_K_avx2;
 		case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5_K_avx2;
+		case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_avx2;
+		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_avx2;
+		case TFM_TYPE_Q5_1: return tfm_cpu_qgemv_q5_1_avx2;
 		default: return NULL;
 		}
 	if (!g_isa.qgemv_ok)

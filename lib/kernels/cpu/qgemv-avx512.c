@@ -52,6 +52,7 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *wv, size_t rb, const void *
 		const struct tfm_block_q4_1 *w[4];
 		__m512 acc[4];
 		float summ[4] = {0, 0, 0, 0};
+#pragma GCC unroll 4
 		for (int q = 0; q < 4; q++) {
 			w[q] = (const void *)((const uint8_t *)wv + (size_t)(r + q < rows ? r + q : r) * rb);
 			acc[q] = _mm512_setzero_ps();
@@ -62,6 +63,7 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *wv, size_t rb, const void *
 					   _mm256_loadu_si256((const __m256i *)x[i + 1].qs));
 			__m512 dy = two(fh(x[i].d), fh(x[i + 1].d));
 			float s0 = fh(x[i].s), s1 = fh(x[i + 1].s);
+#pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
 				_mm_prefetch((const char *)&w[q][i] + 4 * rb, _MM_HINT_T0);
 				__m512i a = cat256(nib32(w[q][i].qs), nib32(w[q][i + 1].qs));
@@ -73,6 +75,7 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *wv, size_t rb, const void *
 		}
 		if (i < nb) {
 			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
+#pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
 				__m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), nib32(w[q][i].qs), b);
 				__m512 s = _mm512_set1_ps(fh(w[q][i].d) * fh(x[i].d));
@@ -122,6 +125,7 @@ static inline void qgemv2(float *y, const void *wv, size_t rb, const void *xq, i
 	for (int64_t r = 0; r < rows; r += 4) {
 		const uint8_t *w[4];
 		__m512 acc[4];
+#pragma GCC unroll 4
 		for (int q = 0; q < 4; q++) {
 			w[q] = (const uint8_t *)wv + (size_t)(r + q < rows ? r + q : r) * rb;
 			acc[q] = _mm512_setzero_ps();
@@ -134,6 +138,7 @@ static inline void qgemv2(float *y, const void *wv, size_t rb, const void *xq, i
 			__m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(),
 							_mm512_dpbusd_epi32(_mm512_setzero_si512(), off, b));
 			__m512 dy = scales2(x[i].d, x[i + 1].d, sidx);
+#pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
 				const uint8_t *b0 = w[q] + (size_t)i * bs, *b1 = b0 + bs;
 				uint16_t d0, d1;
@@ -155,6 +160,7 @@ static inline void qgemv2(float *y, const void *wv, size_t rb, const void *xq, i
 			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
 			__m256i corr = _mm256_sub_epi32(_mm256_setzero_si256(),
 					_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm512_castsi512_si256(off), b));
+#pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
 				const uint8_t *b0 = w[q] + (size_t)i * bs;
 				uint16_t d0;
