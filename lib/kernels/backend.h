@@ -28,6 +28,8 @@ struct tfm_kexec {
 	float *scratch;            /* [n_tasks][scratch_per_task] */
 	size_t scratch_per_task;   /* floats */
 	int64_t par_min;           /* run inline below this many multiply-adds */
+	uint8_t *xbuf;             /* x packed for a matmul, shared by the tasks */
+	size_t xbuf_bytes;         /* (the backend's xbuf_need; NULL, 0: none) */
 };
 
 /* Attention of n_tok queries over a KV cache.  q: [n_tok][n_head*head_dim],
@@ -98,6 +100,9 @@ struct tfm_backend {
 			 const struct tfm_attn_args *a);
 	/* Floats of scratch per task matmul/attn need for these sizes. */
 	size_t (*scratch_need)(int64_t max_in, int64_t n_slots);
+	/* Bytes of kexec.xbuf that let a matmul of up to max_tok tokens of
+	 * max_in inputs pack x once for all its tasks (NULL or 0: no use). */
+	size_t (*xbuf_need)(int64_t max_in, int64_t max_tok);
 	/* Run fn over [0, n_units) of independent units (the recurrent mixers'
 	 * heads or channel blocks): calls on ranges [u0, u1) that cover it once,
 	 * spread over the pool.  task < k->n_tasks names the thread: calls with

@@ -148,6 +148,7 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		max_in = ff;
 	int n_tasks = m->n_threads;
 	size_t per_task = al(m->be->scratch_need(max_in, c->n_slots));
+	size_t xbuf = m->be->xbuf_need ? m->be->xbuf_need(max_in, B) : 0; /* bytes */
 	size_t kv = (kbytes + 3) / 4, vv = (vbytes + 3) / 4; /* the caches in floats */
 	size_t sizes[] = {
 		kv, vv,                                   /* kc, vc */
@@ -160,6 +161,7 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		(size_t)(m->inv_freq_local ? B * rot2 : 0), (size_t)(m->inv_freq_local ? B * rot2 : 0),
 		(size_t)rot2,                             /* inv_dyn */
 		per_task * (size_t)n_tasks,               /* kernel scratch */
+		(xbuf + 3) / 4,                           /* x packed for matmuls */
 		(size_t)(B * E), (size_t)(B * K), (size_t)(B * K), /* rl selw sel */
 		(size_t)(E ? B : 0), (size_t)(E ? B : 0),             /* list wl */
 		(size_t)(E ? B * d : 0), (size_t)(E ? B * d : 0),     /* xe ye */
@@ -168,9 +170,9 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 		(size_t)(B * mt), (size_t)(B * mt),       /* mqa mkva mckv mkey mq mout mt1 mt2 */
 	};
 	float *sel, *list;
-	float *kc, *vc;
+	float *kc, *vc, *xb;
 	float **dst[] = {&kc, &vc, &c->x, &c->xn, &c->h, &c->h2, &c->q, &c->k, &c->v,
-			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->inv_dyn, &c->kx.scratch,
+			 &c->att, &c->qkv, &c->g, &c->u, &c->cs, &c->sn, &c->cs2, &c->sn2, &c->inv_dyn, &c->kx.scratch, &xb,
 			 &c->rl, &c->selw, &sel, &list, &c->wl, &c->xe, &c->ye,
 			 &c->mqa, &c->mkva, &c->mckv, &c->mkey, &c->mq, &c->mout, &c->mt1, &c->mt2};
 	size_t total = 0;
@@ -216,6 +218,8 @@ int tfm_ctx_new_batch(struct tfm_ctx **out, struct tfm_model *m, int64_t n_ctx, 
 	}
 	c->kx.n_tasks = tfm_pool_size(c->kx.pool);
 	c->kx.scratch_per_task = per_task;
+	c->kx.xbuf = xbuf ? (uint8_t *)xb : NULL;
+	c->kx.xbuf_bytes = xbuf;
 	/* tfm_pool_run costs ~0.1 us a call while its workers spin (a few us
 	 * once they sleep), but on a loaded machine a worker that joined a run
 	 * can be descheduled mid-task: kernels under ~256K multiply-adds (a few

@@ -60,8 +60,11 @@ static void cmp(const char *kernel, const float *got, const float *want, int64_t
 
 static struct tfm_pool *pool;
 static float *scratch;
+static void setup(void);
 static struct tfm_kexec kx(int threaded)
 {
+	if (!pool) /* a case run alone (the filter argument skips "setup") */
+		setup();
 	struct tfm_kexec k = {.pool = pool, .n_tasks = threaded ? 2 : 1, .scratch = scratch,
 			      .scratch_per_task = 1 << 20, .par_min = 0};
 	return k;
@@ -834,6 +837,48 @@ static void t_qgemv_avx2(void)
 #endif
 }
 
+/* x packed into kexec.xbuf (the executor's, sized by xbuf_need) gives the
+ * same bits as x packed into the last task's scratch; and a prefill whose
+ * packed x outgrows the scratch still takes the 8-bit GEMM through xbuf
+ * (it fell back to sgemm: an FFN's down projection beyond ~340 tokens) */
+static void t_xbuf(void)
+{
+	const struct tfm_backend *be = tfm_backend_cpu();
+	static const int types[] = {TFM_TYPE_Q8_0, TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0,
+				    TFM_TYPE_Q5_1, TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
+	const int64_t in = 512, out = 67, nt = 300;
+	float *w = malloc(in * out * 4), *x = malloc(in * nt * 4);
+	float *y0 = malloc(out * nt * 4), *y1 = malloc(out * nt * 4), *y2 = malloc(out * nt * 4);
+	uint8_t *wq = malloc(in * out * 2);
+	size_t xb = be->xbuf_need ? be->xbuf_need(in, nt) : 0;
+	uint8_t *xbuf = xb ? malloc(xb) : NULL;
+	int ran = 0;
+	for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+		if (!tfm_cpu_igemm_takes(types[ti]))
+			continue;
+		ran++;
+		CHECK(xb >= 300 * 512); /* room for 300 tokens of 512 inputs, 8-bit */
+		fill(w, in * out, 1);
+		fill(x, in * nt, 1);
+		struct tfm_mat m = {.data = wq, .type = types[ti], .in = in, .out = out};
+		m.row_bytes = make_w(types[ti], w, in, out, wq);
+		for (int th = 0; th < 2; th++) {
+			struct tfm_kexec k = kx(th); /* 4 MB a task: x fits the scratch */
+			be->matmul(&k, y0, x, &m, nt);
+			k.xbuf = xbuf, k.xbuf_bytes = xb;
+			be->matmul(&k, y1, x, &m, nt);
+			k.scratch_per_task = 16 * 1024; /* 64 KB: x does not fit */
+			be->matmul(&k, y2, x, &m, nt);
+			CHECK_MSG(!memcmp(y0, y1, out * nt * 4) && !memcmp(y0, y2, out * nt * 4),
+				  "%s, %d threads: x packed in xbuf gives other bits",
+				  tfm_type_name(types[ti]), th + 1);
+		}
+	}
+	if (!ran)
+		printf("  xbuf: no 8-bit GEMM on this processor, not run\n");
+	free(w), free(x), free(y0), free(y1), free(y2), free(wq), free(xbuf);
+}
+
 static void setup(void)
 {
 	tfm_pool_new(&pool, 2);
@@ -851,6 +896,7 @@ static const struct t_case t_cases[] = {
 	{"scans", t_scans},
 	{"qgemv_k", t_qgemv_k},
 	{"qgemv_avx2", t_qgemv_avx2},
+	{"xbuf", t_xbuf},
 	{"teardown", t_teardown},
 };
 T_MAIN(t_cases)

@@ -609,12 +609,16 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	}
 	const struct igemm_fns *ig = n > VDOT_MAX_BATCH && w->in % 32 == 0 ? igemm_for(w->type) : NULL;
 	if (ig) {
-		/* x packed once into the end of the last task's scratch, after
-		 * the room its weight tiles take (sgemm when it does not fit) */
+		/* x packed once into kexec.xbuf (cpu_xbuf_need), or without one
+		 * into the end of the last task's scratch, after the room its
+		 * weight tiles take (sgemm when it does not fit) */
 		size_t wb = (ig->w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
 		size_t xb = ig->x_bytes(n, w->in);
-		if (wb + xb <= k->scratch_per_task * sizeof(float)) {
+		if (k->xbuf && xb <= k->xbuf_bytes)
+			j.xq = k->xbuf;
+		else if (wb + xb <= k->scratch_per_task * sizeof(float))
 			j.xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
+		if (j.xq) {
 			j.igemm = ig;
 			if (inline_)
 				pack_task(&j, 0, 1);
@@ -883,6 +887,26 @@ static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int
 	}
 }
 
+/* x packed for the 8-bit GEMM, whichever runs (the AVX2 one takes q5_1 and
+ * q6_K on AVX-512 machines too).  The per-task scratch holds it only up to
+ * ~340 tokens of 1536 inputs, so without this buffer a longer prefill ran
+ * such matmuls (an FFN's down projection) by sgemm. */
+static size_t cpu_xbuf_need(int64_t max_in, int64_t max_tok)
+{
+	size_t b = 0;
+#if defined(__x86_64__)
+	pthread_once(&g_once, cpu_init);
+	if (g_isa.igemm && max_tok > VDOT_MAX_BATCH) {
+		b = igemm_avx2.x_bytes(max_tok, max_in);
+		if (g_isa.igemm->x_bytes(max_tok, max_in) > b)
+			b = g_isa.igemm->x_bytes(max_tok, max_in);
+	}
+#else
+	(void)max_in, (void)max_tok;
+#endif
+	return b;
+}
+
 static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 {
 	/* attention: head and value sizes, and grp * head_dim, are <= max_in
@@ -916,6 +940,8 @@ static void par_task(void *ctx, int task, int n_tasks)
 	(void)n_tasks;
 	kt.pool = NULL;
 	kt.n_tasks = 1;
+	kt.xbuf = NULL; /* shared: tasks running at once would overwrite it */
+	kt.xbuf_bytes = 0;
 	kt.scratch = j->k->scratch + (size_t)task * j->k->scratch_per_task;
 	for (;;) {
 		int64_t u0 = atomic_fetch_add(&j->next, j->run);
@@ -1007,6 +1033,7 @@ const struct tfm_backend tfm_cpu_backend = {
 	.attn = cpu_attn,
 	.kv_store = cpu_kv_store,
 	.scratch_need = cpu_scratch_need,
+	.xbuf_need = cpu_xbuf_need,
 	.parallel = cpu_parallel,
 	.mamba_scan = cpu_mamba_scan,
 	.mamba2_scan = cpu_mamba2_scan,
