@@ -298,7 +298,8 @@ extern void blas_thread_shutdown_(void) __attribute__((weak));
 
 /* TFM_ISA=scalar|avx2|avx512 (aarch64: scalar|neon|dotprod) forces a path
  * (one the processor has), so that an AVX-512 machine runs and tests the
- * AVX2 kernels too. */
+ * AVX2 kernels too.  lib/quant reads it as well (quant.c: its dots and
+ * quantizers go no higher), silently: the warning is said here. */
 static void cpu_init(void)
 {
 #if defined(__x86_64__)
