@@ -10,8 +10,17 @@
  * llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any other AVX2
  * processor and for q5_1 and q6_K everywhere; f32/f16/bf16, and the scalar
  * path, run OpenBLAS sgemm on tiles of weight rows converted to f32 in
- * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
- * weights is ever kept.  Attention: see below.
+ * per-task scratch (lib/quant's dequantizers, its reference ones on the
+ * scalar path), so no f32 copy of the weights is ever kept.  Attention: see
+ * below.
+ *
+ * aarch64: the float kernels (dots, f16 rows, softmax, activations,
+ * attention tiles, the recurrent scans) are NEON (*-neon.c), the same on
+ * "neon" and "dotprod"; the two differ only in lib/quant's integer dots,
+ * which decode and small batches of quantized weights use one row at a
+ * time (with SDOT where the processor has it).  No 8-bit GEMM or multi-row
+ * kernel there yet: prefill of quantized weights is sgemm on dequantized
+ * tiles.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
