@@ -68,9 +68,13 @@ TFM_QDOT_NEON(neon)
 TFM_QDOT_NEON(dotprod)
 #undef TFM_QDOT_NEON
 
-int tfm_quant_cpu_avx2(void);   /* AVX2 + FMA + F16C present */
+/* The path lib/quant runs (tfm_quant_isa names it), which TFM_ISA lowers
+ * as it lowers the CPU backend's (quant.c). */
+int tfm_quant_cpu_avx2(void);   /* AVX2 + FMA + F16C present (and TFM_ISA is not
+				 * scalar) */
 int tfm_quant_cpu_avx512(void); /* and AVX-512 F, BW, VL, DQ, VNNI, BF16 (the -m flags
-				 * the Makefile gives *-avx512.c) */
+				 * the Makefile gives *-avx512.c; and TFM_ISA is not
+				 * avx2) */
 int tfm_quant_cpu_neon(void);    /* aarch64 (and TFM_ISA is not scalar) */
 int tfm_quant_cpu_dotprod(void); /* and the dot product instructions (and TFM_ISA is
 				  * not neon) */

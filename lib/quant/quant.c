@@ -2,7 +2,7 @@
  * the dispatch between the scalar reference kernels and the AVX2
  * and AVX-512 ones, or on aarch64 the NEON ones with and without the dot
  * product instructions (chosen once, at run time, from what the CPU
- * reports). */
+ * reports and TFM_ISA allows). */
 #include "quant/quant-impl.h"
 
 #include "tfm.h"
@@ -71,82 +71,63 @@ static int have_f16c(void)
 }
 #endif
 
-int tfm_quant_cpu_avx2(void)
+/* The paths, lowest first: the reference kernels, then on x86 AVX2 (with
+ * FMA and F16C) and AVX-512 (F, BW, VL, DQ, VNNI and BF16: the -m flags the
+ * Makefile gives *-avx512.c), on aarch64 NEON (every ARMv8-A processor) and
+ * NEON with SDOT (HWCAP_ASIMDDP). */
+#if defined(__x86_64__) || defined(__i386__)
+enum { X86 = 1, ARM64 = 0 };
+static const char *const level_name[] = {"scalar", "avx2", "avx512"};
+#elif defined(__aarch64__)
+enum { X86 = 0, ARM64 = 1 };
+static const char *const level_name[] = {"scalar", "neon", "dotprod"};
+#else
+enum { X86 = 0, ARM64 = 0 };
+static const char *const level_name[] = {"scalar"};
+#endif
+
+static int have_level(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	static int cached = -1;
-	if (cached < 0) {
-		__builtin_cpu_init();
-		cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-			 have_f16c();
-	}
-	return cached;
+	__builtin_cpu_init();
+	if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && have_f16c()))
+		return 0;
+	int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+		     __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bf16");
+	return avx512 ? 2 : 1;
+#elif defined(__aarch64__)
+	return getauxval(AT_HWCAP) & HWCAP_ASIMDDP ? 2 : 1;
 #else
 	return 0;
 #endif
 }
 
-int tfm_quant_cpu_avx512(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	static int cached = -1;
-	if (cached < 0)
-		cached = tfm_quant_cpu_avx2() && __builtin_cpu_supports("avx512f") &&
-			 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-			 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") &&
-			 __builtin_cpu_supports("avx512bf16");
-	return cached;
-#else
-	return 0;
-#endif
-}
-
-#if defined(__aarch64__)
-/* 0: the reference kernels, 1: NEON (every ARMv8-A processor), 2: NEON and
- * SDOT (HWCAP_ASIMDDP).  TFM_ISA=scalar|neon lowers it as it lowers the
- * CPU backend's kernels (cpu.c), so that each path runs on one machine. */
-static int neon_level(void)
+/* The path in use (an index into level_name), chosen once: the best this
+ * processor has, lowered by TFM_ISA to the path it names as the CPU
+ * backend's kernels are (cpu.c), so that each path runs on one machine.  A
+ * name this target does not know or the processor lacks leaves the best
+ * (cpu.c warns of it: not again here). */
+static int level(void)
 {
 	static int cached = -1;
 	if (cached < 0) {
 		const char *want = getenv("TFM_ISA");
-		int l = getauxval(AT_HWCAP) & HWCAP_ASIMDDP ? 2 : 1;
-		if (want && !strcmp(want, "scalar"))
-			l = 0;
-		else if (want && !strcmp(want, "neon"))
-			l = 1;
+		int l = have_level();
+		for (int k = 0; want && k < l; k++)
+			if (!strcmp(want, level_name[k]))
+				l = k;
 		cached = l;
 	}
 	return cached;
 }
-#endif
 
-int tfm_quant_cpu_neon(void)
-{
-#if defined(__aarch64__)
-	return neon_level() >= 1;
-#else
-	return 0;
-#endif
-}
+int tfm_quant_cpu_avx2(void) { return X86 && level() >= 1; }
+int tfm_quant_cpu_avx512(void) { return X86 && level() >= 2; }
+int tfm_quant_cpu_neon(void) { return ARM64 && level() >= 1; }
+int tfm_quant_cpu_dotprod(void) { return ARM64 && level() >= 2; }
 
-int tfm_quant_cpu_dotprod(void)
-{
-#if defined(__aarch64__)
-	return neon_level() >= 2;
-#else
-	return 0;
-#endif
-}
-
-const char *tfm_quant_isa(void)
-{
-#if defined(__aarch64__)
-	return tfm_quant_cpu_dotprod() ? "dotprod" : tfm_quant_cpu_neon() ? "neon" : "scalar";
-#else
-	return tfm_quant_cpu_avx512() ? "avx512" : tfm_quant_cpu_avx2() ? "avx2" : "scalar";
-#endif
-}
+const char *tfm_quant_isa(void) { return level_name[level()]; }
 
 int tfm_quant_supported(int type) { return find(type) != NULL; }
 

@@ -84,7 +84,8 @@ tfm_vec_dot_fn tfm_vec_dot_ref(int type);
 tfm_vec_dot_fn tfm_vec_dot(int type);
 
 /* Which fast versions this CPU uses ("avx512", "avx2" or "scalar"; aarch64:
- * "dotprod", "neon" or "scalar"). */
+ * "dotprod", "neon" or "scalar"): the best it has, or the lower one that
+ * TFM_ISA names, as the CPU backend's kernels. */
 const char *tfm_quant_isa(void);
 
 #endif

@@ -724,7 +724,8 @@ static void t_qgemv_k(void)
 	fprintf(stderr, "  qgemv K: AVX-512 kernels, x86-64 only, not run\n");
 #else
 	if (strcmp(tfm_quant_isa(), "avx512")) {
-		fprintf(stderr, "  qgemv K: lib/quant has no AVX-512 path here (needs VNNI and BF16), not run\n");
+		fprintf(stderr, "  qgemv K: lib/quant runs %s here (AVX-512 needs VNNI and BF16, and "
+			"TFM_ISA not lower), not run\n", tfm_quant_isa());
 		return;
 	}
 	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
@@ -781,7 +782,8 @@ static void t_qgemv_avx2(void)
 	fprintf(stderr, "  qgemv avx2: x86-64 only, not run\n");
 #else
 	if (strcmp(tfm_quant_isa(), "avx2") && strcmp(tfm_quant_isa(), "avx512")) {
-		fprintf(stderr, "  qgemv avx2: no AVX2 here, not run\n");
+		fprintf(stderr, "  qgemv avx2: lib/quant runs scalar here (no AVX2, or TFM_ISA=scalar), "
+			"not run\n");
 		return;
 	}
 	static const struct {

@@ -1,10 +1,14 @@
 /* test_quant.c: ggml block formats: sizes, hand-made blocks decoded and
  * encoded to hand-computed values, round-trip error of each quantizer on
  * Gaussian rows under a bound derived from its bits, fast kernels against
- * the reference, dot products against the f32 dot of the dequantized rows. */
+ * the reference, dot products against the f32 dot of the dequantized rows,
+ * and TFM_ISA choosing the path (the program runs itself again under it). */
 #include "t.h"
 
 #include "quant/quant-impl.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- helpers ---- */
 
@@ -650,6 +654,107 @@ static void t_misaligned_blocks(void)
 	}
 }
 
+/* TFM_ISA, which lib/quant reads once: this program again, as a child with
+ * TFM_ISA=scalar, then the target's middle path (avx2 / neon), running only
+ * isa_forced.  Not run where TFM_ISA is set already (isa_forced checks it
+ * here) or where this program cannot start itself again (a qemu-user run
+ * without binfmt). */
+static void t_isa_env(void)
+{
+	if (getenv("TFM_ISA")) {
+		printf("  TFM_ISA is set: the children not started\n");
+		return;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	const char *isas[] = {"scalar", "avx2"};
+#elif defined(__aarch64__)
+	const char *isas[] = {"scalar", "neon"};
+#else
+	const char *isas[] = {"scalar"};
+#endif
+	for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
+		fflush(stdout);
+		fflush(stderr);
+		pid_t pid = fork();
+		if (pid == 0) {
+			setenv("TFM_ISA", isas[k], 1);
+			if (!freopen("/dev/null", "w", stdout)) /* its "N passed" line */
+				_exit(127);
+			execl("/proc/self/exe", "test_quant", "isa_forced", (char *)NULL);
+			_exit(127);
+		}
+		int st = 0;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+			printf("  TFM_ISA=%s: cannot start /proc/self/exe, not run\n", isas[k]);
+			continue;
+		}
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "TFM_ISA=%s: the child failed (status %#x)",
+			  isas[k], st);
+	}
+}
+
+/* Under TFM_ISA=scalar (run by isa_env, or by hand): lib/quant says
+ * "scalar" and its dispatch gives the reference's bytes and bits, the q8_0
+ * / q8_1 quantizers included on rows of exact ties (the reference rounds
+ * them away from zero, the AVX2 and NEON versions to even).  Under the
+ * middle path's name, never the top one.  Without TFM_ISA: nothing. */
+static void t_isa_forced(void)
+{
+	const char *want = getenv("TFM_ISA");
+	if (!want)
+		return;
+	const char *isa = tfm_quant_isa();
+	fprintf(stderr, "  TFM_ISA=%s: lib/quant runs %s\n", want, isa);
+#if defined(__x86_64__) || defined(__i386__)
+	if (!strcmp(want, "avx2")) {
+		CHECK(!tfm_quant_cpu_avx512() && strcmp(isa, "avx512"));
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+			CHECK(!strcmp(isa, "avx2") && tfm_vec_dot(TFM_TYPE_Q4_K) == tfm_vec_dot_q4_K_q8_K_avx2);
+	}
+#elif defined(__aarch64__)
+	if (!strcmp(want, "neon"))
+		CHECK(!strcmp(isa, "neon") && !tfm_quant_cpu_dotprod() &&
+		      tfm_vec_dot(TFM_TYPE_Q4_K) == tfm_vec_dot_q4_K_q8_K_neon);
+#endif
+	if (strcmp(want, "scalar"))
+		return;
+	CHECK(!strcmp(isa, "scalar"));
+	CHECK(!tfm_quant_cpu_avx2() && !tfm_quant_cpu_avx512() && !tfm_quant_cpu_neon() &&
+	      !tfm_quant_cpu_dotprod());
+	const int64_t n = 1024;
+	float *x = malloc(n * 4), *a = malloc(n * 4), *b = malloc(n * 4);
+	uint8_t *qa = malloc(n * 2), *qb = malloc(n * 2), *qx = malloc(n * 2);
+	/* each block of 32: 127 first, so d = 1, then k + 0.5 (exact ties) */
+	for (int64_t i = 0; i < n; i++)
+		x[i] = i % 32 ? (float)(i % 32 % 9) - 4.5f : 127.0f;
+	int acts[] = {TFM_TYPE_Q8_0, TFM_TYPE_Q8_1, TFM_TYPE_Q8_K};
+	for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++) {
+		CHECK_OK(tfm_quantize_row_ref(acts[k], x, qa, n));
+		CHECK_OK(tfm_quantize_row(acts[k], x, qb, n));
+		CHECK_MSG(!memcmp(qa, qb, tfm_quant_row_bytes(acts[k], n)), "%s: not the reference's bytes",
+			  qname(acts[k]));
+	}
+	int types[] = {TFM_TYPE_Q8_0, TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0,
+		       TFM_TYPE_Q5_1, TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
+	fill_gauss(x, n);
+	fill_gauss(a, n);
+	for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+		int t = types[k];
+		CHECK_MSG(tfm_vec_dot(t) == tfm_vec_dot_ref(t), "%s: not the reference dot", qname(t));
+		CHECK_OK(tfm_quantize_row_ref(t, x, qx, n));
+		CHECK_OK(tfm_quantize_row(tfm_vec_dot_type(t), a, qa, n));
+		float want = tfm_vec_dot_ref(t)(n, qx, qa), got = tfm_vec_dot(t)(n, qx, qa);
+		CHECK_MSG(!memcmp(&got, &want, 4), "%s: dot %.9g, reference %.9g", qname(t), got, want);
+		CHECK_OK(tfm_dequantize_row_ref(t, qx, a, n));
+		CHECK_OK(tfm_dequantize_row(t, qx, b, n));
+		CHECK_MSG(!memcmp(a, b, n * 4), "%s: not the reference's dequantized row", qname(t));
+		fill_gauss(a, n);
+	}
+	free(x), free(a), free(b), free(qa), free(qb), free(qx);
+}
+
 static const struct t_case t_cases[] = {
 	{"misaligned", t_misaligned},
 	{"misaligned_blocks", t_misaligned_blocks},
@@ -663,5 +768,7 @@ static const struct t_case t_cases[] = {
 	{"roundtrip", t_roundtrip},
 	{"fast_vs_ref", t_fast_vs_ref},
 	{"dot", t_dot},
+	{"isa_env", t_isa_env},
+	{"isa_forced", t_isa_forced},
 };
 T_MAIN(t_cases)

@@ -10,8 +10,17 @@
  * llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any other AVX2
  * processor and for q5_1 and q6_K everywhere; f32/f16/bf16, and the scalar
  * path, run OpenBLAS sgemm on tiles of weight rows converted to f32 in
- * per-task scratch (lib/quant's fast dequantizers), so no f32 copy of the
- * weights is ever kept.  Attention: see below.
+ * per-task scratch (lib/quant's dequantizers, its reference ones on the
+ * scalar path), so no f32 copy of the weights is ever kept.  Attention: see
+ * below.
+ *
+ * aarch64: the float kernels (dots, f16 rows, softmax, activations,
+ * attention tiles, the recurrent scans) are NEON (*-neon.c), the same on
+ * "neon" and "dotprod"; the two differ only in lib/quant's integer dots,
+ * which decode and small batches of quantized weights use one row at a
+ * time (with SDOT where the processor has it).  No 8-bit GEMM or multi-row
+ * kernel there yet: prefill of quantized weights is sgemm on dequantized
+ * tiles.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -298,7 +307,8 @@ extern void blas_thread_shutdown_(void) __attribute__((weak));
 
 /* TFM_ISA=scalar|avx2|avx512 (aarch64: scalar|neon|dotprod) forces a path
  * (one the processor has), so that an AVX-512 machine runs and tests the
- * AVX2 kernels too. */
+ * AVX2 kernels too.  lib/quant reads it as well (quant.c: its dots and
+ * quantizers go no higher), silently: the warning is said here. */
 static void cpu_init(void)
 {
 #if defined(__x86_64__)

@@ -28,6 +28,7 @@
  * elements, so each block's two halves are widened and scaled apart, its
  * codes less 32 taken as signed bytes with the sign trick. */
 #include "kernels/cpu/cpu-impl.h"
+#include "kernels/cpu/igemm-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
 
@@ -70,9 +71,7 @@ void tfm_cpu_igemm_pack_x_avx2(uint8_t *xp, const float *x, int64_t n, int64_t i
 			__m256i q = _mm256_loadu_si256((const __m256i *)qb[b].qs);
 			/* sum of the 32 signed bytes: of the unsigned (q + 128), less 32 * 128 */
 			__m256i u = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-			__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
-			int sum = (int)(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
-					_mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3)) - 32 * 128;
+			int sum = (int)sum_u8x32(u) - 32 * 128;
 			dx[b * 8 + tt] = fh(qb[b].d);
 			sx[b * 8 + tt] = fh(qb[b].d) * (float)sum;
 			ix[b * 8 + tt] = sum;
@@ -80,13 +79,6 @@ void tfm_cpu_igemm_pack_x_avx2(uint8_t *xp, const float *x, int64_t n, int64_t i
 				memcpy(dst + e * 32, qb[b].qs + 4 * e, 4);
 		}
 	}
-}
-
-/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
-static inline __m256i nib32(const uint8_t *q)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)q);
-	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
 }
 
 /* byte i = 0x10 where bit i of the 32 bits is set (q5_0's fifth bits) */
@@ -98,46 +90,6 @@ static inline __m256i bits16(uint32_t bits)
 	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread);
 	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
 	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
-}
-
-/* bit k of each of 32 bytes, as 0x10 (q5_K's high bits) */
-static inline __m256i bit4(__m256i qh, int k)
-{
-	__m256i b = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(k)), _mm256_set1_epi8(1));
-	return _mm256_slli_epi16(b, 4);
-}
-
-/* q4_K / q5_K: each sub-block j of 32 is a q4_1-like block of scale
- * d * sc_j and minimum -dmin * m_j (ggml's 6-bit packing of sc, m). */
-static void prep_k(uint8_t *ws, float *dw, float *mw, int type, const uint8_t *row, int64_t in)
-{
-	for (int64_t i = 0; i < in / TFM_QK_K; i++) {
-		const uint8_t *ql, *scales, *qh = NULL;
-		float d, dmin;
-		if (type == TFM_TYPE_Q4_K) {
-			const struct tfm_block_q4_K *x = (const struct tfm_block_q4_K *)row + i;
-			ql = x->qs, scales = x->scales, d = fh(x->d), dmin = fh(x->dmin);
-		} else {
-			const struct tfm_block_q5_K *x = (const struct tfm_block_q5_K *)row + i;
-			ql = x->qs, scales = x->scales, qh = x->qh, d = fh(x->d), dmin = fh(x->dmin);
-		}
-		__m256i h = qh ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
-		for (int j = 0; j < 4; j++, ql += 32) {
-			__m256i v = _mm256_loadu_si256((const __m256i *)ql);
-			__m256i u[2] = {_mm256_and_si256(v, _mm256_set1_epi8(0x0F)),
-					_mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F))};
-			for (int k = 0; k < 2; k++) {
-				uint8_t sc, m;
-				int64_t b = i * 8 + 2 * j + k;
-				if (qh)
-					u[k] = _mm256_or_si256(u[k], bit4(h, 2 * j + k));
-				tfm_k4_scale_min(2 * j + k, scales, &sc, &m);
-				_mm256_storeu_si256((__m256i *)(ws + b * 32), u[k]);
-				dw[b] = d * sc;
-				mw[b] = -dmin * m;
-			}
-		}
-	}
 }
 
 /* q6_K: each block of 32 holds two halves of 16 with scales of their own;
@@ -183,7 +135,9 @@ void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, 
 	for (int64_t r = 0; r < rows; r++) {
 		const uint8_t *row = (const uint8_t *)w + (size_t)r * rb;
 		if (type == TFM_TYPE_Q4_K || type == TFM_TYPE_Q5_K) {
-			prep_k(ws + r * in, dw + r * nb, mw + r * nb, type, row, in);
+			for (int64_t i = 0; i < in / TFM_QK_K; i++)
+				k45_unpack(ws + r * in + i * TFM_QK_K, dw + r * nb + i * 8, mw + r * nb + i * 8,
+					   type == TFM_TYPE_Q5_K, row, i);
 			continue;
 		}
 		if (type == TFM_TYPE_Q6_K) {

@@ -20,6 +20,7 @@
  * 128 * block sums [rows][nb], f32 minimums [rows][nb] (0 for q4_0, q5_0,
  * q8_0). */
 #include "kernels/cpu/cpu-impl.h"
+#include "kernels/cpu/igemm-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
 
@@ -63,9 +64,7 @@ void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, in
 			__m256i q = _mm256_loadu_si256((const __m256i *)qb[b].qs);
 			/* sum of the 32 signed bytes: of the unsigned (q + 128), less 32 * 128 */
 			__m256i u = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-			__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
-			int sum = (int)(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
-					_mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3)) - 32 * 128;
+			int sum = (int)sum_u8x32(u) - 32 * 128;
 			sx[b * 16 + tt] = fh(qb[b].d) * (float)sum;
 			dx[b * 16 + tt] = fh(qb[b].d);
 			uint32_t w[8];
@@ -76,65 +75,27 @@ void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, in
 	}
 }
 
-/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
-static inline __m256i nib32(const uint8_t *q)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)q);
-	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
-}
-
 /* one unpacked block: value = d * (u - off) + m */
 static inline void put_block(int8_t *ws, float *dw, int32_t *cw, float *mw, __m256i u, int off,
 			     float d, float m)
 {
-	__m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
-	int64_t su = _mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) +
-		     _mm256_extract_epi64(s, 2) + _mm256_extract_epi64(s, 3);
+	int64_t su = sum_u8x32(u);
 	_mm256_storeu_si256((__m256i *)ws, _mm256_sub_epi8(u, _mm256_set1_epi8((char)off)));
 	*dw = d;
 	*cw = 128 * (int32_t)(su - 32 * off);
 	*mw = m;
 }
 
-/* bit k of each of 32 bytes, as 0x10 */
-static inline __m256i bit4(__m256i qh, int k)
-{
-	__m256i b = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(k)), _mm256_set1_epi8(1));
-	return _mm256_slli_epi16(b, 4);
-}
-
-/* q4_K / q5_K: each sub-block j of 32 is a q4_1-like block of scale
- * d * sc_j and minimum -dmin * m_j (ggml's 6-bit packing of sc, m). */
+/* q4_K / q5_K: the sub-blocks of 32 are q4_1-like blocks (k45_unpack's
+ * unsigned codes are the signed bytes stored, off = 0) */
 static void prep_k(int8_t *ws, float *dw, int32_t *cw, float *mw, int type, const uint8_t *row,
 		   int64_t in)
 {
 	for (int64_t i = 0; i < in / TFM_QK_K; i++) {
-		const uint8_t *ql, *scales, *qh = NULL;
-		float d, dmin;
-		if (type == TFM_TYPE_Q4_K) {
-			const struct tfm_block_q4_K *x = (const struct tfm_block_q4_K *)row + i;
-			ql = x->qs, scales = x->scales, d = fh(x->d), dmin = fh(x->dmin);
-		} else {
-			const struct tfm_block_q5_K *x = (const struct tfm_block_q5_K *)row + i;
-			ql = x->qs, scales = x->scales, qh = x->qh, d = fh(x->d), dmin = fh(x->dmin);
-		}
-		__m256i h = qh ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
-		for (int j = 0; j < 4; j++, ql += 32) {
-			__m256i v = _mm256_loadu_si256((const __m256i *)ql);
-			__m256i u0 = _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
-			__m256i u1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
-			if (qh) {
-				u0 = _mm256_or_si256(u0, bit4(h, 2 * j));
-				u1 = _mm256_or_si256(u1, bit4(h, 2 * j + 1));
-			}
-			for (int k = 0; k < 2; k++) {
-				uint8_t sc, m;
-				int64_t b = i * 8 + 2 * j + k;
-				tfm_k4_scale_min(2 * j + k, scales, &sc, &m);
-				put_block(ws + b * 32, dw + b, cw + b, mw + b, k ? u1 : u0, 0, d * sc,
-					  -dmin * m);
-			}
-		}
+		k45_unpack((uint8_t *)ws + i * TFM_QK_K, dw + i * 8, mw + i * 8, type == TFM_TYPE_Q5_K,
+			   row, i);
+		for (int64_t b = i * 8; b < i * 8 + 8; b++)
+			cw[b] = 128 * (int32_t)sum_u8x32(_mm256_loadu_si256((const __m256i *)(ws + b * 32)));
 	}
 }
 

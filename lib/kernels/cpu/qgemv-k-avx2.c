@@ -14,6 +14,7 @@
  * prefetched by hand (as qgemv-k-avx512.c).  cpu.c's qgemv_for says which
  * are used. */
 #include "kernels/cpu/cpu-impl.h"
+#include "kernels/cpu/qgemv-k-simd.h"
 #include "quant/quant.h"
 
 #include <immintrin.h>
@@ -30,39 +31,10 @@ static inline float hsum_ps(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
-static inline int hsum4(__m128i v)
-{
-	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
-	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
-	return _mm_cvtsi128_si32(v);
-}
-
-/* The 8 scales (bytes 0-7) and 8 mins (8-15) of a q4_K / q5_K block's
- * 12 packed bytes (ggml's mask trick; the same 6-bit values as lib/quant's
- * tfm_k4_scale_min). */
-static inline __m128i k4_unpack(const uint8_t *scales)
-{
-	uint32_t u[4];
-	memcpy(u, scales, 12);
-	const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-	u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-	uint32_t a = u[1] & k1;
-	u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-	u[2] = a;
-	u[0] &= k1;
-	return _mm_loadu_si128((const __m128i *)u);
-}
-
 /* byte-shuffle pattern that fills each 128-bit lane with its word k */
 static inline __m256i word_bcast(int k)
 {
 	return _mm256_set1_epi16((short)(0x0100 + 0x0202 * k));
-}
-
-/* row r + q of the group, or row r when past the end */
-static inline const uint8_t *row_of(const void *w, size_t rb, int64_t r, int q, int64_t rows)
-{
-	return (const uint8_t *)w + (size_t)(r + q < rows ? r + q : r) * rb;
 }
 
 /* Prefetch the cache lines that start within [p, p + bytes): called on
@@ -106,9 +78,7 @@ static inline void qgemv_k45(float *y, const void *wv, size_t rb, const void *xq
 			acc[q] = _mm256_setzero_ps();
 		}
 		for (int64_t i = 0; i < nb; i++) {
-			/* sums of the activations of each sub-block of 32 (int16: |.| <= 4096) */
-			const __m128i bsum = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)x[i].bsums),
-							    _mm_loadu_si128((const __m128i *)(x[i].bsums + 8)));
+			const __m128i bsum = k_bsum_pairs(&x[i]);
 			const float xd = x[i].d;
 			const uint8_t *qs[4], *qh[4];
 			__m256i sc[4], sumi[4]; /* sc: the 8 scales as int16, in both lanes */
@@ -126,8 +96,7 @@ static inline void qgemv_k45(float *y, const void *wv, size_t rb, const void *xq
 					scales = k->scales, qs[q] = k->qs, qh[q] = NULL;
 				}
 				__m128i sm = k4_unpack(scales);
-				/* sum over j of m_j (bsums[2j] + bsums[2j+1]), as k4_mins */
-				summ[q] = hsum4(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), bsum));
+				summ[q] = k4_summ(sm, bsum);
 				sc[q] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
 				sumi[q] = _mm256_setzero_si256();
 			}

@@ -12,6 +12,7 @@
  * do not depend on the tiling or the thread count.  Called only when
  * lib/quant reports "avx512" (VNNI). */
 #include "kernels/cpu/cpu-impl.h"
+#include "kernels/cpu/qgemv-k-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
 
@@ -23,34 +24,6 @@ static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
 static inline __m512i cat256(__m256i lo, __m256i hi)
 {
 	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
-/* The 8 scales (bytes 0-7) and 8 mins (8-15) of a q4_K / q5_K block's
- * 12 packed bytes (ggml's ggml_vec_dot_q4_K_q8_K). */
-static inline __m128i k4_unpack(const uint8_t *scales)
-{
-	uint32_t u[4];
-	memcpy(u, scales, 12);
-	const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-	u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-	uint32_t a = u[1] & k1;
-	u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-	u[2] = a;
-	u[0] &= k1;
-	return _mm_loadu_si128((const __m128i *)u);
-}
-
-static inline int hsum4(__m128i v)
-{
-	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
-	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
-	return _mm_cvtsi128_si32(v);
-}
-
-/* row r + q of the group, or row r when past the end */
-static inline const uint8_t *row_of(const void *w, size_t rb, int64_t r, int q, int64_t rows)
-{
-	return (const uint8_t *)w + (size_t)(r + q < rows ? r + q : r) * rb;
 }
 
 /* q4_K (q5 = 0) and q5_K (q5 = 1) */
@@ -78,9 +51,7 @@ static inline void qgemv_k45(float *y, const void *wv, size_t rb, const void *xq
 			__m512i b[4];
 			for (int j = 0; j < 4; j++)
 				b[j] = _mm512_loadu_si512(x[i].qs + 64 * j);
-			/* sums of the activations of each sub-block of 32 (int16: <= 4064) */
-			__m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)x[i].bsums),
-						    _mm_loadu_si128((const __m128i *)(x[i].bsums + 8)));
+			const __m128i bs = k_bsum_pairs(&x[i]);
 			for (int q = 0; q < 4; q++) {
 				const uint8_t *blk = w[q] + (size_t)i * bs_;
 				_mm_prefetch((const char *)blk + 4 * rb, _MM_HINT_T0);
@@ -98,7 +69,7 @@ static inline void qgemv_k45(float *y, const void *wv, size_t rb, const void *xq
 					scales = k->scales, qs = k->qs;
 				}
 				__m128i sm = k4_unpack(scales);
-				int summ = hsum4(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), bs));
+				int summ = k4_summ(sm, bs);
 				__m512i s16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm)); /* 8 scales, int16 */
 				__m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)qhp) : _mm256_setzero_si256();
 				__m512i p[4];
