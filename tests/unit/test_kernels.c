@@ -877,7 +877,7 @@ static void t_xbuf(void)
 		}
 	}
 	if (!ran)
-		printf("  xbuf: no 8-bit GEMM on this processor, not run\n");
+		fprintf(stderr, "  xbuf: no 8-bit GEMM on this processor, not run\n");
 	free(w), free(x), free(y0), free(y1), free(y2), free(wq), free(xbuf);
 }
 

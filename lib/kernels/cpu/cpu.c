@@ -907,9 +907,10 @@ static size_t cpu_xbuf_need(int64_t max_in, int64_t max_tok)
 #if defined(__x86_64__)
 	pthread_once(&g_once, cpu_init);
 	if (g_isa.igemm && max_tok > VDOT_MAX_BATCH) {
-		b = igemm_avx2.x_bytes(max_tok, max_in);
-		if (g_isa.igemm->x_bytes(max_tok, max_in) > b)
-			b = g_isa.igemm->x_bytes(max_tok, max_in);
+		size_t a = igemm_avx2.x_bytes(max_tok, max_in);
+		b = g_isa.igemm->x_bytes(max_tok, max_in);
+		if (a > b)
+			b = a;
 	}
 #else
 	(void)max_in, (void)max_tok;
