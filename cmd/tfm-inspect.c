@@ -4,6 +4,7 @@
  * Face directory or archive, safetensors, PyTorch, llama2.c), a bare
  * config.json, or "-" (GGUF or config.json on stdin).  Options and glue only. */
 #include "format/config-json.h"
+#include "format/convert.h"
 #include "common.h"
 
 #include <ctype.h>
@@ -112,7 +113,20 @@ ckpt:
 	in->format = in->ckpt->format;
 	if (!in->ckpt->config)
 		return tfm_seterr(TFM_E_FORMAT, "%s: no config.json beside the weights", path);
-	return tfm_spec_from_config(&in->spec, in->ckpt->config);
+	if ((st = tfm_spec_from_config(&in->spec, in->ckpt->config)))
+		return st;
+	/* An encoder's heads are the ones its tensors hold (BertForMaskedLM's
+	 * config names no pooler but the file may have one, a masked-LM head
+	 * or none): the spec is the one tfm-convert writes from these tensors,
+	 * so that the directory counts as the GGUF made from it. */
+	if (in->spec.family == TFM_FAMILY_ENCODER && in->ckpt->n_tensors > 0) {
+		struct tfm_convert *cv;
+		if ((st = tfm_convert_open(&cv, path, NULL)))
+			return st;
+		st = tfm_spec_from_gguf(&in->spec, tfm_convert_gguf(cv));
+		tfm_convert_close(cv);
+	}
+	return st;
 }
 
 static void input_close(struct input *in)

@@ -283,3 +283,22 @@ make_hf_dir() { # DIR [SKIP_TENSOR]
 	run tfm-inspect "$BATS_TEST_TMPDIR/f.json"
 	assert_success
 }
+
+@test "inspect: an encoder directory counts the heads its tensors hold, as the GGUF made from it" {
+	# BertForMaskedLM's config names no pooler: the count comes from the
+	# heads the tensors hold (a pooler, a masked-LM head, a classifier);
+	# the directory's parts equal those of the GGUF tfm-convert makes of
+	# it, and those add up to the GGUF's tensors
+	n=0
+	for d in "$ROOT"/tests/fixtures/encoders/*/; do
+		[ -e "$d/model.safetensors" ] || continue
+		tfm-convert -q -o "$BATS_TEST_TMPDIR/m.gguf" "$d"
+		a=$(tfm-inspect -F json "$d" 2>/dev/null | jq -c .params)
+		b=$(tfm-inspect -F json "$BATS_TEST_TMPDIR/m.gguf" | jq -c '[.params, .params.total == .tensor_params]')
+		[ "$b" = "[$a,true]" ] || { echo "$d: $a against $b"; false; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 30 ]
+	run tfm-inspect -F json "$ROOT/tests/fixtures/encoders/bert-mlm"
+	[ "$(echo "$output" | jq '.params.total == .tensor_params and .params.head > 0')" = true ]
+}
