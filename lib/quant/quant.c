@@ -107,20 +107,26 @@ static int have_level(void)
  * processor has, lowered by TFM_ISA to the path it names as the CPU
  * backend's kernels are (cpu.c), so that each path runs on one machine.  A
  * name this target does not know or the processor lacks leaves the best
- * (cpu.c warns of it: not again here). */
+ * (cpu.c warns of it: not again here).  tfm_quant_set_isa changes it. */
+static int cached_level = -1;
+
+static int level_of(const char *want)
+{
+	int l = have_level();
+	for (int k = 0; want && k < l; k++)
+		if (!strcmp(want, level_name[k]))
+			l = k;
+	return l;
+}
+
 static int level(void)
 {
-	static int cached = -1;
-	if (cached < 0) {
-		const char *want = getenv("TFM_ISA");
-		int l = have_level();
-		for (int k = 0; want && k < l; k++)
-			if (!strcmp(want, level_name[k]))
-				l = k;
-		cached = l;
-	}
-	return cached;
+	if (cached_level < 0)
+		cached_level = level_of(getenv("TFM_ISA"));
+	return cached_level;
 }
+
+void tfm_quant_set_isa(const char *isa) { cached_level = level_of(isa); }
 
 int tfm_quant_cpu_avx2(void) { return X86 && level() >= 1; }
 int tfm_quant_cpu_avx512(void) { return X86 && level() >= 2; }

@@ -87,5 +87,10 @@ tfm_vec_dot_fn tfm_vec_dot(int type);
  * "dotprod", "neon" or "scalar"): the best it has, or the lower one that
  * TFM_ISA names, as the CPU backend's kernels. */
 const char *tfm_quant_isa(void);
+/* Use the path isa names, or the best this processor has when that is
+ * lower or isa is not a name above (tfm_cpu_set_isa calls it, so that a
+ * forced path lowers lib/quant's dots and quantizers too).  Not while
+ * kernels run. */
+void tfm_quant_set_isa(const char *isa);
 
 #endif

@@ -710,6 +710,15 @@ static void t_dispatch(void)
 #endif
 	CHECK_ST(tfm_k_row_to_f32(TFM_TYPE_IQ2_XXS, scratch, scratch, 256), TFM_E_UNSUPPORTED);
 	CHECK(!tfm_k_type_ok(TFM_TYPE_Q8_K) && tfm_k_type_ok(TFM_TYPE_Q6_K));
+	/* a forced instruction set lowers lib/quant's dots and quantizers too
+	 * (the cpu/scalar variants below run its references), and the default
+	 * brings back its own */
+	const char *dflt = tfm_cpu_isa(), *q = tfm_quant_isa();
+	CHECK_OK(tfm_cpu_set_isa("scalar"));
+	CHECK(!strcmp(tfm_quant_isa(), "scalar"));
+	CHECK(tfm_vec_dot(TFM_TYPE_Q4_0) == tfm_vec_dot_ref(TFM_TYPE_Q4_0));
+	CHECK_OK(tfm_cpu_set_isa(dflt));
+	CHECK(!strcmp(tfm_quant_isa(), q));
 }
 
 /* The 4-row K-quant decode kernels (qgemv-k-avx512.c) on 1 and 3

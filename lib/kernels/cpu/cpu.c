@@ -341,6 +341,7 @@ int tfm_cpu_set_isa(const char *isa)
 		return tfm_seterr(TFM_E_INVAL, "%s: unknown instruction set", isa);
 	if (!have_isa(isa))
 		return tfm_seterr(TFM_E_UNSUPPORTED, "%s: not on this processor", isa);
+	tfm_quant_set_isa(isa); /* lib/quant's dots and quantizers: the same path */
 	isa_fill(isa);
 	return TFM_OK;
 }
