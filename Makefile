@@ -161,13 +161,16 @@ deps:
 # the dot product instructions (QEMU_CPU=max) and on one without
 # (Cortex-A57, ARMv8.0), so that both NEON paths run; the kernel tests
 # (every CPU instruction set: scalar, neon, dotprod) once, on max, and
-# their scans on Cortex-A57.  The loader and libc come from Debian's arm64
-# multiarch root (/), not the cross toolchain's /usr/aarch64-linux-gnu:
+# their scans on Cortex-A57.  TFM_TEST_QUICK=1: test_kernels' reduced grid
+# (fewer attention cases of 17 tokens, see tests/unit/test_kernels.c),
+# about 2 minutes under qemu where the whole grid takes about 10; make check
+# runs the whole grid natively.  The loader and libc come from Debian's
+# arm64 multiarch root (/), not the cross toolchain's /usr/aarch64-linux-gnu:
 # the arm64 libraries bring libc6:arm64, whose libc must not meet another
 # build's ld.so.
 ARM64_B   := build-arm64
 ARM64_ENV := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
-ARM64_RUN := QEMU_LD_PREFIX=/ OPENBLAS_NUM_THREADS=1 qemu-aarch64
+ARM64_RUN := QEMU_LD_PREFIX=/ OPENBLAS_NUM_THREADS=1 TFM_TEST_QUICK=1 qemu-aarch64
 check-arm64:
 	@./scripts/install-deps --arm64
 	@$(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=aarch64-linux-gnu-gcc CUDA=0 \

@@ -181,8 +181,6 @@ int tfm_k_kv_type_ok(int type);
  * elements of type (q8_0: 34 bytes per 32, ...), or 0 when the type cannot
  * hold such rows (another type; a block type with dim not a multiple of 32). */
 size_t tfm_k_kv_bytes(int type, int64_t n_slots, int64_t n_head_kv, int64_t dim);
-/* Element d of a cache row of type (the reference reader). */
-float tfm_k_kv_elem(int type, const void *row, int64_t d);
 /* Store x[dim] as one cache row of type (f16: round to nearest even; bf16
  * and block types: tfm_quantize_row). */
 void tfm_k_kv_put(int type, void *row, const float *x, int64_t dim);

@@ -35,7 +35,8 @@ extern const char *t_name;
 typedef void (*t_fn)(void);
 struct t_case { const char *name; t_fn fn; };
 /* Each test file defines: static const struct t_case t_cases[] = {...}; and
- * T_MAIN() */
+ * T_MAIN().  The program's argument, if any, runs only the cases whose name
+ * contains it; cases named "setup" and "teardown" run whatever it says. */
 int t_run(const struct t_case *cases, int n, int argc, char **argv);
 #define T_MAIN(cases) int main(int argc, char **argv) \
 	{ return t_run(cases, (int)(sizeof(cases) / sizeof((cases)[0])), argc, argv); }

@@ -1,7 +1,15 @@
 /* test_kernels.c: every kernel of every backend against the scalar reference
  * (lib/kernels/ref), on odd sizes, with |got - want| <= atol + rtol * |want|.
  * Prints the worst error per kernel and backend.  The reference itself is
- * checked on a few hand-computed values. */
+ * checked on a few hand-computed values.
+ *
+ * TFM_TEST_QUICK=1 (make check-arm64 sets it: there this runs under qemu, some
+ * 30 times slower) thins the one costly part, attention on 17 tokens past
+ * several key tiles (95% of the time): a quarter of its heads x head size x
+ * mask x score variant cases on f32 and f16 caches, a sixteenth (pairwise)
+ * on the others (quick_attn).  1 and 3 tokens keep the whole grid, and
+ * every kernel, cache and weight type, instruction set, size and thread
+ * count still runs; make check runs the whole grid. */
 #include "t.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu-impl.h"
@@ -27,19 +35,48 @@ static void fill(float *x, int64_t n, float scale)
 		x[i] = frand() * scale;
 }
 
-/* Worst error of a kernel: the largest |got - want| and whether every element
- * passed the tolerance. */
+/* The backends under test: every one but the reference, the cpu backend
+ * once per instruction set this processor has (isa; NULL for the others). */
+enum { MAXV = 8 };
+struct variant { const struct tfm_backend *be; const char *isa; char label[32]; };
+static struct variant V[MAXV];
+static int nV;
+
+/* Worst error of a kernel on a variant: the largest |got - want| and whether
+ * every element passed the tolerance.  cmp records into the current one. */
 struct worst { const char *kernel; double abs; int bad; };
-static struct worst W[64];
-static int nW;
+static struct worst W[MAXV][64];
+static int nW[MAXV], cur;
 
 static struct worst *worst_of(const char *kernel)
 {
-	for (int i = 0; i < nW; i++)
-		if (!strcmp(W[i].kernel, kernel))
-			return &W[i];
-	W[nW] = (struct worst){.kernel = kernel}; /* not the last backend's numbers */
-	return &W[nW++];
+	struct worst *w = W[cur];
+	for (int i = 0; i < nW[cur]; i++)
+		if (!strcmp(w[i].kernel, kernel))
+			return &w[i];
+	w[nW[cur]] = (struct worst){.kernel = kernel}; /* not the last backend's numbers */
+	return &w[nW[cur]++];
+}
+
+/* variant v becomes the current one: its backend, on its instruction set */
+static const struct tfm_backend *use(int v)
+{
+	cur = v;
+	if (V[v].isa && tfm_cpu_set_isa(V[v].isa) != TFM_OK)
+		abort(); /* listed only if the processor has it */
+	return V[v].be;
+}
+
+/* print and check the current variant's worst errors, and start afresh */
+static void report(const char *label)
+{
+	for (int i = 0; i < nW[cur]; i++) {
+		struct worst *w = &W[cur][i];
+		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label, w->kernel, w->abs,
+			w->bad ? "  FAILED" : "");
+		CHECK_MSG(!w->bad, "%s %s: %d values out of tolerance", label, w->kernel, w->bad);
+	}
+	nW[cur] = 0;
 }
 
 static void cmp(const char *kernel, const float *got, const float *want, int64_t n, double atol,
@@ -60,11 +97,9 @@ static void cmp(const char *kernel, const float *got, const float *want, int64_t
 
 static struct tfm_pool *pool;
 static float *scratch;
-static void setup(void);
+static int quick; /* TFM_TEST_QUICK: the reduced grid (above) */
 static struct tfm_kexec kx(int threaded)
 {
-	if (!pool) /* a case run alone (the filter argument skips "setup") */
-		setup();
 	struct tfm_kexec k = {.pool = pool, .n_tasks = threaded ? 2 : 1, .scratch = scratch,
 			      .scratch_per_task = 1 << 20, .par_min = 0};
 	return k;
@@ -353,14 +388,14 @@ static void scan_checks(const struct tfm_backend *be)
 	free(S0), free(S1), free(o0), free(o1), free(in);
 }
 
-static void run_backend(const struct tfm_backend *be, const char *label)
+/* norms, softmax, activations, add, mul, rope on one backend: sizes of up to
+ * 257, the reference in no time */
+static void check_elementwise(const struct tfm_backend *be)
 {
 	const struct tfm_backend *r = tfm_backend_ref();
-	int64_t big = 512 * 420; /* the largest w: in 512 x out 337 */
-	float *x = malloc(big * 4), *y = malloc(big * 4), *g = malloc(big * 4), *e = malloc(big * 4);
-	float *w = malloc(big * 4), *b = malloc(big * 4);
-	uint8_t *wq = malloc(big * 4);
-	nW = 0;
+	float *x = malloc(257 * 4), *w = malloc(257 * 4), *b = malloc(257 * 4); /* [n] */
+	/* [n], rope's [3][n rounded up to even]: the backend's, the reference's */
+	float *g = malloc(3 * 258 * 4), *e = malloc(3 * 258 * 4);
 	gelu_sweep(be);
 	for (int si = 0; si < NS; si++) {
 		int64_t n = sizes[si];
@@ -421,8 +456,19 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					break;
 			}
 	}
-	/* matmul: every weight type, decode and prefill, inline and threaded */
-	int igemm = be == tfm_backend_cpu(); /* the 8-bit GEMMs: tfm_cpu_igemm_takes */
+	free(x), free(w), free(b), free(g), free(e);
+}
+
+/* matmul: every weight type, decode and prefill, inline and threaded, on
+ * every variant; the weights are made once per shape and the reference run
+ * once for all the variants that give it the same x */
+static void check_matmul(void)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
+	int64_t big = 512 * 420; /* the largest w: in 512 x out 337 */
+	float *x = malloc(big * 4), *y = malloc(big * 4), *g = malloc(big * 4), *e = malloc(big * 4);
+	float *w = malloc(big * 4), *b = malloc(big * 4);
+	uint8_t *wq = malloc(big * 4);
 	static const int types[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_BF16, TFM_TYPE_Q8_0,
 				    TFM_TYPE_Q4_0, TFM_TYPE_Q4_1, TFM_TYPE_Q5_0, TFM_TYPE_Q5_1,
 				    TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
@@ -432,58 +478,94 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	static const int64_t ntok[] = {1, 3, 17};
 	for (int ti = 0; ti < 11; ti++)
 		for (int si = 0; si < NS; si++)
-			for (int oi = 0; oi < NS; oi++)
+			for (int oi = 0; oi < NS; oi++) {
+				int64_t in = sizes[si], out = sizes[oi] + 80 * (si == 4);
+				if (ti >= 3)
+					in = ti >= 8 ? 256 * (1 + si % 2) : 32 * (si + 1);
+				fill(w, in * out, 1);
+				struct tfm_mat m = {.data = wq, .type = types[ti], .in = in, .out = out};
+				m.row_bytes = make_w(types[ti], w, in, out, wq);
 				for (int ni = 0; ni < 3; ni++) {
-					int64_t in = sizes[si], out = sizes[oi] + 80 * (si == 4), nt = ntok[ni];
-					if (ti >= 3)
-						in = ti >= 8 ? 256 * (1 + si % 2) : 32 * (si + 1);
-					/* decode and small batches of q4_1, q5_*, K-quants: integer dots against x
-					 * quantized to 8 bits (llama.cpp's way): the reference
-					 * then takes x through the same 8-bit round trip */
-					/* larger batches of q8_0, q4_0, q5_0, q4_1, q4_K, q5_K (and q6_K on AVX2):
-					 * the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
-					int ig = igemm && tfm_cpu_igemm_takes(types[ti]);
-					int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
-					/* q8_1 (for q4_1, q5_1 below 17 tokens) keeps d * sum(q) as f16: m times
-					 * that rounding, up to ~1e-3 here, is ggml's too */
-					int q81 = qx && !(ig && nt > 16) &&
-						  (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
-					fill(w, in * out, 1);
+					int64_t nt = ntok[ni];
+					int have = -1; /* the x in e's reference: its type */
 					fill(x, in * nt, 1);
-					struct tfm_mat m = {.data = wq, .type = types[ti], .in = in, .out = out};
-					m.row_bytes = make_w(types[ti], w, in, out, wq);
-					struct tfm_kexec k0 = kx(0);
-					if (qx) {
+					for (int v = 0; v < nV; v++) {
+						const struct tfm_backend *be = use(v);
+						/* the 8-bit GEMMs: tfm_cpu_igemm_takes */
+						int ig = be == tfm_backend_cpu() && tfm_cpu_igemm_takes(types[ti]);
+						/* decode and small batches of q4_1, q5_*, K-quants: integer dots
+						 * against x quantized to 8 bits (llama.cpp's way): the
+						 * reference then takes x through the same 8-bit round trip */
+						/* larger batches of q8_0, q4_0, q5_0, q4_1, q4_K, q5_K (and q6_K
+						 * on AVX2): the 8-bit GEMM, also against 8-bit x (as llama.cpp) */
+						int qx = ti >= 3 && (nt <= 16 || ig); /* up to 16 tokens */
+						/* q8_1 (for q4_1, q5_1 below 17 tokens) keeps d * sum(q) as f16:
+						 * m times that rounding, up to ~1e-3 here, is ggml's too */
+						int q81 = qx && !(ig && nt > 16) &&
+							  (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
 						/* the 8-bit GEMM quantizes x to q8_0 for every type */
-						int vt = ig && nt > 16 ? TFM_TYPE_Q8_0 : tfm_vec_dot_type(types[ti]);
-						uint8_t xq8[2048];
-						for (int64_t t = 0; t < nt; t++) {
-							/* the quantizer the backend uses (its fast
-							 * one may round ties differently from _ref) */
-							tfm_quantize_row(vt, x + t * in, xq8, in);
-							tfm_dequantize_row_ref(vt, xq8, b + t * in, in);
+						int xt = !qx ? TFM_TYPE_F32 : ig && nt > 16 ? TFM_TYPE_Q8_0
+							 : tfm_vec_dot_type(types[ti]);
+						struct tfm_kexec k0 = kx(0);
+						if (xt != have && qx) {
+							uint8_t xq8[2048];
+							for (int64_t t = 0; t < nt; t++) {
+								/* the quantizer the backend uses (its fast
+								 * one may round ties differently from _ref) */
+								tfm_quantize_row(xt, x + t * in, xq8, in);
+								tfm_dequantize_row_ref(xt, xq8, b + t * in, in);
+							}
+							r->matmul(&k0, e, b, &m, nt);
+						} else if (xt != have) {
+							r->matmul(&k0, e, x, &m, nt);
 						}
-						r->matmul(&k0, e, b, &m, nt);
-					} else {
-						r->matmul(&k0, e, x, &m, nt);
+						have = xt;
+						for (int th = 0; th < 2; th++) {
+							struct tfm_kexec k = kx(th);
+							be->matmul(&k, th ? g : y, x, &m, nt);
+							cmp(tn[ti], th ? g : y, e, nt * out, q81 ? 2e-3 : 1e-5, 1e-4);
+						}
+						/* the thread count never changes a bit */
+						if (memcmp(g, y, nt * out * sizeof *g))
+							worst_of(tn[ti])->bad++;
 					}
-					for (int th = 0; th < 2; th++) {
-						struct tfm_kexec k = kx(th);
-						be->matmul(&k, th ? g : y, x, &m, nt);
-						cmp(tn[ti], th ? g : y, e, nt * out, q81 ? 2e-3 : 1e-5, 1e-4);
-					}
-					/* the thread count never changes a bit */
-					if (memcmp(g, y, nt * out * sizeof *g))
-						worst_of(tn[ti])->bad++;
 				}
-	/* attention: MHA, GQA, MQA; causal, windowed and chunked (llama4);
-	 * ring-buffer slots; soft-cap, ALiBi and T5's relative bias;
-	 * bidirectional (encoders; cross-attention's own key count),
-	 * whole or within window / 2 either side (ModernBERT's local layers:
-	 * an even and an odd window, and one over more than a key tile) */
+			}
+	free(x), free(y), free(g), free(e), free(w), free(b), free(wq);
+}
+
+/* TFM_TEST_QUICK's attention cases of 17 tokens, of cache types ki, heads
+ * hi, head sizes di, masks wi and score variants xi.  The masks, scores and
+ * head grouping act on f32 tiles whatever the cache: on the f32 and f16
+ * caches (ki 0, 1) every heads x mask x score case runs, with the head
+ * sizes in turn.  The other caches differ only in how keys and values are
+ * gathered into those tiles: an orthogonal array of strength 2, columns
+ * u, v, u + v, u + a v over GF(4) (a generator a, a^2 = a + 1), in which any
+ * two of heads, size, mask and score meet in every pair of their values,
+ * 24 of their 288 cases (masks 4 and 5 repeat the rows of 0 and 1). */
+static int quick_attn(int ki, int hi, int di, int wi, int xi)
+{
+	if (ki < 2)
+		return di == (hi + wi + xi) % 4;
+	static const int times_a[4] = {0, 2, 3, 1}; /* 0, 1, a, a + 1 times a */
+	int v = wi % 4;
+	return di == (hi ^ v) && xi == (hi ^ times_a[v]) % 3;
+}
+
+/* attention: MHA, GQA, MQA; causal, windowed and chunked (llama4);
+ * ring-buffer slots; soft-cap, ALiBi and T5's relative bias;
+ * bidirectional (encoders; cross-attention's own key count),
+ * whole or within window / 2 either side (ModernBERT's local layers:
+ * an even and an odd window, and one over more than a key tile) */
+static void check_attn(void)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
 	/* heads, KV heads; the last with a value head size of its own (MLA) */
 	static const int64_t heads[][3] = {{4, 4, 0}, {4, 2, 0}, {3, 1, 0}, {2, 2, 5}};
 	size_t kvn = 300 * 4 * 257;
+	float *x = malloc(17 * 4 * 257 * 4); /* queries [n_tok][n_head][head_dim] */
+	/* outputs [n_tok][n_head][v_dim]: the reference's, inline, threaded */
+	float *e = malloc(kvn * 4), *y = malloc(kvn * 4), *g = malloc(kvn * 4);
 	float *kc = malloc(kvn * 4), *vc = malloc(kvn * 4), *kb = malloc(kvn * 4);
 	float *vb = malloc(kvn * 4), *kn = malloc(kvn * 4), *vn = malloc(kvn * 4);
 	/* every cache type, and K and V of different types: the reference
@@ -497,6 +579,7 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 	static const char *kvn_[] = {"attn", "attn kv f16", "attn kv q8_0", "attn kv bf16",
 				     "attn kv q5_1", "attn kv q5_0", "attn kv q4_1", "attn kv q4_0",
 				     "attn kv f16,q4_0", "attn kv q8_0,f16"};
+	static const int64_t ntok[] = {1, 3, 17};
 	for (int ki = 0; ki < 10; ki++)
 	for (int hi = 0; hi < 4; hi++)
 		for (int di = 0; di < 4; di++)
@@ -505,6 +588,8 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 					for (int xi = 0; xi < 4; xi++) {
 						/* xi 3: T5's bias by distance, f32 and f16 caches */
 						if (xi == 3 && ki > 1)
+							continue;
+						if (quick && ni == 2 && !quick_attn(ki, hi, di, wi, xi))
 							continue;
 						int64_t nh = heads[hi][0], nkv = heads[hi][1], hd = sizes[di + 1];
 						int64_t vd = heads[hi][2] ? heads[hi][2] : hd;
@@ -540,55 +625,66 @@ static void run_backend(const struct tfm_backend *be, const char *label)
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);
 						fill(vn, slots * nkv * vd, 2);
-						for (int64_t sl = 0; sl < slots; sl++) {
+						for (int64_t sl = 0; sl < slots; sl++)
 							r->kv_store(kc, vc, kn + sl * nkv * hd, vn + sl * nkv * vd, sl, &a);
-							be->kv_store(kb, vb, kn + sl * nkv * hd, vn + sl * nkv * vd, sl, &a);
-						}
 						struct tfm_kexec k0 = kx(0);
 						r->attn(&k0, e, x, kc, vc, &a);
-						for (int th = 0; th < 2; th++) {
-							struct tfm_kexec k = kx(th);
-							be->attn(&k, th ? g : y, x, kb, vb, &a);
-							cmp(kvn_[ki], th ? g : y, e, nt * nh * vd, 1e-5, 1e-4);
+						for (int v = 0; v < nV; v++) {
+							const struct tfm_backend *be = use(v);
+							for (int64_t sl = 0; sl < slots; sl++)
+								be->kv_store(kb, vb, kn + sl * nkv * hd,
+									     vn + sl * nkv * vd, sl, &a);
+							for (int th = 0; th < 2; th++) {
+								struct tfm_kexec k = kx(th);
+								be->attn(&k, th ? g : y, x, kb, vb, &a);
+								cmp(kvn_[ki], th ? g : y, e, nt * nh * vd, 1e-5, 1e-4);
+							}
+							if (memcmp(g, y, nt * nh * vd * sizeof *g))
+								worst_of(kvn_[ki])->bad++;
 						}
-						if (memcmp(g, y, nt * nh * vd * sizeof *g))
-							worst_of(kvn_[ki])->bad++;
 					}
-	for (int i = 0; i < nW; i++) {
-		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label, W[i].kernel,
-			W[i].abs, W[i].bad ? "  FAILED" : "");
-		CHECK_MSG(!W[i].bad, "%s %s: %d values out of tolerance", label, W[i].kernel,
-			  W[i].bad);
-	}
-	free(x), free(y), free(g), free(e), free(w), free(b), free(wq), free(kc), free(vc), free(kb), free(vb), free(kn), free(vn);
+	free(x), free(y), free(g), free(e), free(kc), free(vc), free(kb), free(vb), free(kn), free(vn);
 }
 
+/* every kernel on every variant: the elementwise ones variant by variant,
+ * matmul and attention case by case with the reference run once for all */
 static void t_backends(void)
 {
 	CHECK(tfm_backend_count() >= 2);
+	nV = 0;
+	int ncpu = 0;
 	for (int i = 0; i < tfm_backend_count(); i++) {
 		const struct tfm_backend *be = tfm_backend_at(i);
 		if (be == tfm_backend_ref())
 			continue;
 		if (be != tfm_backend_cpu()) {
-			run_backend(be, be->name);
+			V[nV] = (struct variant){.be = be};
+			snprintf(V[nV++].label, sizeof V[0].label, "%s", be->name);
 			continue;
 		}
 		/* the CPU backend once per instruction set this processor has */
 		static const char *const isas[] = TFM_CPU_ISAS;
-		const char *dflt = tfm_cpu_isa();
-		int ran = 0;
-		for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
-			char label[32];
+		for (size_t k = 0; k < sizeof isas / sizeof isas[0] && nV < MAXV; k++) {
 			if (tfm_cpu_set_isa(isas[k]) != TFM_OK)
 				continue;
-			snprintf(label, sizeof label, "cpu/%s", isas[k]);
-			run_backend(be, label);
-			ran++;
+			V[nV] = (struct variant){.be = be, .isa = isas[k]};
+			snprintf(V[nV++].label, sizeof V[0].label, "cpu/%s", isas[k]);
+			ncpu++;
 		}
-		CHECK(ran >= 1);
-		CHECK_OK(tfm_cpu_set_isa(dflt));
 	}
+	CHECK(ncpu >= 1);
+	const char *dflt = tfm_cpu_isa();
+	for (int v = 0; v < nV; v++) {
+		nW[v] = 0;
+		check_elementwise(use(v));
+	}
+	check_matmul();
+	check_attn();
+	for (int v = 0; v < nV; v++) {
+		cur = v;
+		report(V[v].label);
+	}
+	CHECK_OK(tfm_cpu_set_isa(dflt));
 }
 
 /* cpu/scan-simd.h once more with 16 lanes of plain C (GCC vector
@@ -674,26 +770,16 @@ static void t_scans(void)
 			} else {
 				snprintf(label, sizeof label, "%s", be->name);
 			}
-			nW = 0;
+			cur = 0, nW[0] = 0;
 			scan_checks(be);
-			for (int w = 0; w < nW; w++) {
-				fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", label,
-					W[w].kernel, W[w].abs, W[w].bad ? "  FAILED" : "");
-				CHECK_MSG(!W[w].bad, "%s %s: %d values out of tolerance", label,
-					  W[w].kernel, W[w].bad);
-			}
+			report(label);
 		}
 	}
 	CHECK_OK(tfm_cpu_set_isa(dflt));
 	g16 = 1;
-	nW = 0;
+	cur = 0, nW[0] = 0;
 	scan_checks(&g16_backend);
-	for (int w = 0; w < nW; w++) {
-		fprintf(stderr, "  %-10s %-15s worst |got-want| %.3g%s\n", "16 lanes C", W[w].kernel,
-			W[w].abs, W[w].bad ? "  FAILED" : "");
-		CHECK_MSG(!W[w].bad, "16 lanes C %s: %d values out of tolerance", W[w].kernel,
-			  W[w].bad);
-	}
+	report("16 lanes C");
 	g16 = 0;
 }
 
@@ -894,6 +980,8 @@ static void setup(void)
 {
 	tfm_pool_new(&pool, 2);
 	scratch = malloc(2 * (1 << 20) * sizeof(float));
+	const char *q = getenv("TFM_TEST_QUICK");
+	quick = q && *q && strcmp(q, "0");
 }
 
 static void t_setup(void) { setup(); CHECK(pool && scratch); }

@@ -47,27 +47,6 @@ size_t tfm_k_kv_bytes(int type, int64_t n_slots, int64_t n_head_kv, int64_t dim)
 	return row * (size_t)n_slots * (size_t)n_head_kv;
 }
 
-float tfm_k_kv_elem(int type, const void *row, int64_t d)
-{
-	const uint8_t *p = row;
-	uint16_t h;
-	float f, blk[TFM_QK];
-	switch (type) {
-	case TFM_TYPE_F32:
-		memcpy(&f, p + 4 * d, 4);
-		return f;
-	case TFM_TYPE_F16:
-		memcpy(&h, p + 2 * d, 2);
-		return tfm_f16_to_f32(h);
-	}
-	/* bf16: one element; blocks of 32: the block holding d, by lib/quant's
-	 * reference dequantizer (the specification of each type) */
-	const struct tfm_type_info *ti = tfm_type_info(type);
-	int64_t b = d / ti->blck;
-	tfm_type_to_f32(type, p + (size_t)b * ti->size, blk, ti->blck);
-	return blk[d % ti->blck];
-}
-
 void tfm_k_kv_put(int type, void *row, const float *x, int64_t dim)
 {
 	uint8_t *p = row;

@@ -124,18 +124,23 @@ static void ref_mul(float *y, const float *a, const float *b, int64_t n)
 		y[i] = a[i] * b[i];
 }
 
-/* The cache is [n_slots][n_head_kv] rows of k_type and v_type (tfm_k_kv_bytes), read
- * element by element. */
+/* The cache is [n_slots][n_head_kv] rows of k_type and v_type (tfm_k_kv_bytes);
+ * each row read is dequantized whole (tfm_k_row_to_f32), not element by
+ * element: a block type's element costs the decoding of its block. */
 void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
 		  const void *vc, const struct tfm_attn_args *a)
 {
-	float *sc = k->scratch; /* [n_slots] scores of the visible keys */
 	int64_t hd = a->head_dim, qd = a->n_head * hd;
 	int64_t vd = a->v_dim ? a->v_dim : hd;
 	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	int vtype = a->v_type;
+	int64_t vn = vd; /* elements of a value row as stored */
 	if (a->v_from_k) /* values: the head of each key row */
-		vc = kc, vrow = krow, vtype = a->k_type;
+		vc = kc, vrow = krow, vtype = a->k_type, vn = hd;
+	double *acc = (double *)k->scratch; /* [vd] one head's output, summed over keys */
+	float *kr = (float *)(acc + vd);    /* [hd] one key row */
+	float *vr = kr + hd;                /* [vn] one value row */
+	float *sc = vr + vn;                /* [n_slots] scores of the visible keys */
 	int64_t grp = a->n_head / a->n_head_kv;
 	for (int64_t t = 0; t < a->n_tok; t++) {
 		int64_t p = a->bidir ? (a->n_kv > 0 ? a->n_kv : a->pos0 + a->n_tok) - 1
@@ -152,11 +157,12 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 			const float *qv = q + t * qd + h * hd;
 			int64_t kh = h / grp;
 			for (int64_t j = lo; j <= p; j++) {
-				const uint8_t *kr = (const uint8_t *)kc +
+				const uint8_t *kb = (const uint8_t *)kc +
 					((j % a->n_slots) * a->n_head_kv + kh) * krow;
+				(void)tfm_k_row_to_f32(a->k_type, kb, kr, hd);
 				double s = 0;
 				for (int64_t d = 0; d < hd; d++)
-					s += (double)qv[d] * tfm_k_kv_elem(a->k_type, kr, d);
+					s += (double)qv[d] * kr[d];
 				s *= a->scale;
 				if (a->softcap > 0)
 					s = a->softcap * tanh(s / a->softcap);
@@ -170,16 +176,18 @@ void tfm_ref_attn(struct tfm_kexec *k, float *out, const float *q, const void *k
 				sc[j - lo] = (float)s;
 			}
 			ref_softmax(sc, p - lo + 1);
-			float *o = out + (t * a->n_head + h) * vd;
-			for (int64_t d = 0; d < vd; d++) {
-				double s = 0;
-				for (int64_t j = lo; j <= p; j++) {
-					const uint8_t *vr = (const uint8_t *)vc +
-						((j % a->n_slots) * a->n_head_kv + kh) * vrow;
-					s += (double)sc[j - lo] * tfm_k_kv_elem(vtype, vr, d);
-				}
-				o[d] = (float)s;
+			for (int64_t d = 0; d < vd; d++)
+				acc[d] = 0;
+			for (int64_t j = lo; j <= p; j++) { /* each acc[d] summed in order of j */
+				const uint8_t *vb = (const uint8_t *)vc +
+					((j % a->n_slots) * a->n_head_kv + kh) * vrow;
+				(void)tfm_k_row_to_f32(vtype, vb, vr, vn);
+				for (int64_t d = 0; d < vd; d++)
+					acc[d] += (double)sc[j - lo] * vr[d];
 			}
+			float *o = out + (t * a->n_head + h) * vd;
+			for (int64_t d = 0; d < vd; d++)
+				o[d] = (float)acc[d];
 		}
 	}
 }
@@ -199,7 +207,9 @@ static void ref_kv_store(void *kc, void *vc, const float *k, const float *v, int
 
 static size_t ref_scratch_need(int64_t max_in, int64_t n_slots)
 {
-	return (size_t)(max_in > n_slots ? max_in : n_slots);
+	/* matmul: a weight row; attention: a head's sums in double, a key and
+	 * a value row (head and value sizes are <= max_in), the scores */
+	return 4 * (size_t)max_in + (size_t)n_slots;
 }
 
 /* the reference runs on one thread: every unit in one call */
