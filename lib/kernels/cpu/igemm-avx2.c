@@ -31,11 +31,10 @@
 #include "kernels/cpu/igemm-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
+#include "quant/avx2-inl.h"
 
 #include <immintrin.h>
 #include <string.h>
-
-static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
 
 /* bytes of one group of 8 tokens */
 static size_t group_bytes(int64_t in) { return (size_t)(8 * in + in / TFM_QK * 8 * 12); }

@@ -16,20 +16,11 @@
 #include "kernels/cpu/cpu-impl.h"
 #include "kernels/cpu/qgemv-k-simd.h"
 #include "quant/quant.h"
+#include "quant/avx2-inl.h"
 
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
-
-static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
-
-static inline float hsum_ps(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
 
 /* byte-shuffle pattern that fills each 128-bit lane with its word k */
 static inline __m256i word_bcast(int k)

@@ -1,0 +1,60 @@
+/* avx2-inl.h: the small AVX2 + F16C helpers that lib/quant's dots
+ * (dot-avx2.c) and the CPU backend's AVX2 decode and GEMM kernels
+ * (lib/kernels/cpu/qgemv-avx2.c, qgemv-k-avx2.c, igemm-avx2.c) share.
+ * Only for files compiled with -mavx2 -mfma -mf16c (*-avx2.c). */
+#ifndef TFM_QUANT_AVX2_INL_H
+#define TFM_QUANT_AVX2_INL_H
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+/* F16C: exact, and inline (the library's scalar conversion is a call) */
+static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
+
+/* the sum of 8 floats, in the order ((0+4)+(2+6)) + ((1+5)+(3+7)) */
+static inline float hsum_ps(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* 8 int32 sums of x*y over 32 signed bytes each (|x| <= 127 or the
+ * product pairs fit in int16).  maddubs wants an unsigned operand: move
+ * x's sign onto y. */
+static inline __m256i dot_i8(__m256i x, __m256i y)
+{
+	__m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+	return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+/* unsigned x (< 128) times signed y */
+static inline __m256i dot_u8(__m256i x, __m256i y)
+{
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
+}
+
+/* 16 bytes of nibbles -> 32 bytes: low nibbles (elements 0-15) in the low
+ * lane, high nibbles (16-31) in the high lane. */
+static inline __m256i nibbles32(const uint8_t *q)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)q);
+	__m256i t = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+	return _mm256_and_si256(t, _mm256_set1_epi8(0x0F));
+}
+
+/* 32 bits -> 32 bytes of 0xFF (bit set) or 0 */
+static inline __m256i bits32(const uint8_t *p)
+{
+	uint32_t b;
+	memcpy(&b, p, 4);
+	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)b),
+					_mm256_setr_epi64x(0, 0x0101010101010101LL,
+							   0x0202020202020202LL, 0x0303030303030303LL));
+	const __m256i m = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+	return _mm256_cmpeq_epi8(_mm256_and_si256(v, m), m);
+}
+
+#endif
