@@ -487,7 +487,10 @@ static void check_matmul(void)
 				m.row_bytes = make_w(types[ti], w, in, out, wq);
 				for (int ni = 0; ni < 3; ni++) {
 					int64_t nt = ntok[ni];
-					int have = -1; /* the x in e's reference: its type */
+					/* the x in e's reference: its type, and the quantizer
+					 * that made it (tfm_quant_isa) */
+					int have = -1;
+					const char *have_isa = NULL;
 					fill(x, in * nt, 1);
 					for (int v = 0; v < nV; v++) {
 						const struct tfm_backend *be = use(v);
@@ -503,11 +506,15 @@ static void check_matmul(void)
 						 * m times that rounding, up to ~1e-3 here, is ggml's too */
 						int q81 = qx && !(ig && nt > 16) &&
 							  (types[ti] == TFM_TYPE_Q4_1 || types[ti] == TFM_TYPE_Q5_1);
-						/* the 8-bit GEMM quantizes x to q8_0 for every type */
-						int xt = !qx ? TFM_TYPE_F32 : ig && nt > 16 ? TFM_TYPE_Q8_0
+						/* the 8-bit GEMM quantizes x to q8_0, or to q8_K for
+						 * the K-quants as their dots do */
+						int k256 = tfm_quant_blck(types[ti]) == 256;
+						int xt = !qx ? TFM_TYPE_F32
+							 : ig && nt > 16 && !k256 ? TFM_TYPE_Q8_0
 							 : tfm_vec_dot_type(types[ti]);
 						struct tfm_kexec k0 = kx(0);
-						if (xt != have && qx) {
+						int again = xt != have || (qx && strcmp(have_isa, tfm_quant_isa()));
+						if (again && qx) {
 							uint8_t xq8[2048];
 							for (int64_t t = 0; t < nt; t++) {
 								/* the quantizer the backend uses (its fast
@@ -516,10 +523,10 @@ static void check_matmul(void)
 								tfm_dequantize_row_ref(xt, xq8, b + t * in, in);
 							}
 							r->matmul(&k0, e, b, &m, nt);
-						} else if (xt != have) {
+						} else if (again) {
 							r->matmul(&k0, e, x, &m, nt);
 						}
-						have = xt;
+						have = xt, have_isa = tfm_quant_isa();
 						for (int th = 0; th < 2; th++) {
 							struct tfm_kexec k = kx(th);
 							be->matmul(&k, th ? g : y, x, &m, nt);
@@ -625,12 +632,21 @@ static void check_attn(void)
 						fill(x, nt * nh * hd, 2);
 						fill(kn, slots * nkv * hd, 2);
 						fill(vn, slots * nkv * vd, 2);
-						for (int64_t sl = 0; sl < slots; sl++)
-							r->kv_store(kc, vc, kn + sl * nkv * hd, vn + sl * nkv * vd, sl, &a);
-						struct tfm_kexec k0 = kx(0);
-						r->attn(&k0, e, x, kc, vc, &a);
+						/* the reference again for each quantizer lib/quant
+						 * runs (tfm_quant_isa): the caches of the block types
+						 * are quantized by tfm_quantize_row, whose fast
+						 * versions may round a value the other way */
+						const char *e_isa = NULL;
 						for (int v = 0; v < nV; v++) {
 							const struct tfm_backend *be = use(v);
+							if (!e_isa || strcmp(e_isa, tfm_quant_isa())) {
+								for (int64_t sl = 0; sl < slots; sl++)
+									r->kv_store(kc, vc, kn + sl * nkv * hd,
+										    vn + sl * nkv * vd, sl, &a);
+								struct tfm_kexec k0 = kx(0);
+								r->attn(&k0, e, x, kc, vc, &a);
+								e_isa = tfm_quant_isa();
+							}
 							for (int64_t sl = 0; sl < slots; sl++)
 								be->kv_store(kb, vb, kn + sl * nkv * hd,
 									     vn + sl * nkv * vd, sl, &a);
@@ -653,6 +669,7 @@ static void t_backends(void)
 	CHECK(tfm_backend_count() >= 2);
 	nV = 0;
 	int ncpu = 0;
+	const char *dflt = tfm_cpu_isa(); /* before the loop below tries each */
 	for (int i = 0; i < tfm_backend_count(); i++) {
 		const struct tfm_backend *be = tfm_backend_at(i);
 		if (be == tfm_backend_ref())
@@ -673,7 +690,6 @@ static void t_backends(void)
 		}
 	}
 	CHECK(ncpu >= 1);
-	const char *dflt = tfm_cpu_isa();
 	for (int v = 0; v < nV; v++) {
 		nW[v] = 0;
 		check_elementwise(use(v));

@@ -52,12 +52,13 @@ void tfm_cpu_qgemv_q6_K_avx512(float *y, const void *w, size_t rb, const void *x
 
 /* igemm-avx512.c: prefill of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K weights
  * as an 8-bit GEMM:
- * pack x [n][in] (q8: scratch for one q8_0 row), unpack a tile of weight
+ * pack x [n][in] (q8: scratch for one q8_K row; k256: x quantized as q8_K,
+ * for K-quant weights, else as q8_0), unpack a tile of weight
  * rows, then y[t * ldy + r] for t < n, r < rows.  in: a multiple of 32. */
 size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in);
 size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in);
 void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group,
-			  void *q8); /* tokens 16 group .. */
+			  void *q8, int k256); /* tokens 16 group .. */
 void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			  int64_t in);
 void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
@@ -69,7 +70,7 @@ void tfm_cpu_igemm(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const ui
 size_t tfm_cpu_igemm_x_bytes_avx2(int64_t n, int64_t in);
 size_t tfm_cpu_igemm_w_bytes_avx2(int64_t rows, int64_t in);
 void tfm_cpu_igemm_pack_x_avx2(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group,
-			       void *q8); /* tokens 8 group .. */
+			       void *q8, int k256); /* tokens 8 group .. */
 void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
 			       int64_t in);
 void tfm_cpu_igemm_avx2(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,

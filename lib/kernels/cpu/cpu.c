@@ -76,7 +76,8 @@ static float dot_bf16_scalar(const void *wv, const float *x, int64_t n)
 struct igemm_fns {
 	size_t (*x_bytes)(int64_t n, int64_t in);
 	size_t (*w_bytes)(int64_t rows, int64_t in);
-	void (*pack_x)(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group, void *q8);
+	void (*pack_x)(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group, void *q8,
+		       int k256);
 	int64_t group; /* tokens per group of pack_x */
 	void (*prep_w)(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows, int64_t in);
 	void (*gemm)(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
@@ -474,7 +475,8 @@ static void pack_task(void *ctx, int task, int n_tasks)
 	void *q8 = j->k->scratch + (size_t)task * j->k->scratch_per_task;
 	int64_t gt = j->igemm->group;
 	for (int64_t G = task; G < (j->n + gt - 1) / gt; G += n_tasks)
-		j->igemm->pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8);
+		j->igemm->pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8,
+				 tfm_quant_blck(j->w->type) == TFM_QK_K);
 }
 
 static void mm_task(void *ctx, int task, int n_tasks)

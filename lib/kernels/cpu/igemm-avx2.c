@@ -1,7 +1,7 @@
 /* igemm-avx2.c: prefill matmul of q4_0 / q4_1 / q5_0 / q5_1 / q8_0 / q4_K /
  * q5_K / q6_K weights as an 8-bit integer GEMM with AVX2 (no VNNI), the AVX2 side of
- * igemm-avx512.c: the activations are quantized to q8_0 once
- * (tfm_quantize_row), a tile of weight rows is unpacked to bytes with its
+ * igemm-avx512.c: the activations are quantized once (tfm_quantize_row:
+ * to q8_0, or for K-quant weights to q8_K, igemm-simd.h's x_quantize), a tile of weight rows is unpacked to bytes with its
  * block scales, and each 32-element block of (8 tokens x 1 row) is one
  * exact int32 sum, scaled by d_w * d_x and added in f32, blocks in order.
  * Every output is computed by the same operations whatever tile or thread
@@ -50,10 +50,11 @@ size_t tfm_cpu_igemm_w_bytes_avx2(int64_t rows, int64_t in)
 }
 
 /* Group G (tokens 8 G ..) of x into xp (tfm_cpu_igemm_x_bytes_avx2(n, in)
- * bytes for all groups); q8: scratch for one q8_0 row of in.  Groups are
- * independent: threads may pack different groups at once. */
+ * bytes for all groups), quantized as x_quantize says (k256: for K-quant
+ * weights); q8: scratch for one q8_K row of in.  Groups are independent:
+ * threads may pack different groups at once. */
 void tfm_cpu_igemm_pack_x_avx2(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t G,
-			       void *q8)
+			       void *q8, int k256)
 {
 	int64_t nb = in / TFM_QK;
 	uint8_t *g = xp + G * group_bytes(in);
@@ -62,20 +63,21 @@ void tfm_cpu_igemm_pack_x_avx2(uint8_t *xp, const float *x, int64_t n, int64_t i
 	int64_t nt = n - G * 8 < 8 ? n - G * 8 : 8;
 	if (nt < 8) /* padding tokens: x = 0, scales and sums 0 */
 		memset(g, 0, group_bytes(in));
-	const struct tfm_block_q8_0 *qb = q8;
 	for (int64_t tt = 0; tt < nt; tt++) {
-		tfm_quantize_row(TFM_TYPE_Q8_0, x + (G * 8 + tt) * in, q8, in);
+		x_quantize(q8, x + (G * 8 + tt) * in, in, k256);
 		for (int64_t b = 0; b < nb; b++) {
 			uint8_t *dst = g + b * 256 + tt * 4;
-			__m256i q = _mm256_loadu_si256((const __m256i *)qb[b].qs);
+			float d;
+			const int8_t *qs = x_block(q8, k256, b, &d);
+			__m256i q = _mm256_loadu_si256((const __m256i *)qs);
 			/* sum of the 32 signed bytes: of the unsigned (q + 128), less 32 * 128 */
 			__m256i u = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
 			int sum = (int)sum_u8x32(u) - 32 * 128;
-			dx[b * 8 + tt] = fh(qb[b].d);
-			sx[b * 8 + tt] = fh(qb[b].d) * (float)sum;
+			dx[b * 8 + tt] = d;
+			sx[b * 8 + tt] = d * (float)sum;
 			ix[b * 8 + tt] = sum;
 			for (int e = 0; e < 8; e++)
-				memcpy(dst + e * 32, qb[b].qs + 4 * e, 4);
+				memcpy(dst + e * 32, qs + 4 * e, 4);
 		}
 	}
 }

@@ -1,7 +1,8 @@
 /* igemm-avx512.c: prefill matmul of q4_0 / q5_0 / q8_0 / q4_1 / q4_K / q5_K
  * weights as an 8-bit
  * integer GEMM (AVX-512 VNNI), as llama.cpp computes it: the activations
- * are quantized to q8_0 (tfm_quantize_row), the weights of a tile are
+ * are quantized to q8_0, or for K-quant weights to q8_K (igemm-simd.h's
+ * x_quantize), the weights of a tile are
  * unpacked to signed bytes with their block scales, and each 32-element
  * block of (16 tokens x 1 row) is one exact int32 sum, scaled by d_w * d_x
  * and added in f32, blocks in order.  Every output is computed by the same
@@ -10,8 +11,8 @@
  * vpdpbusd multiplies unsigned by signed bytes: the activations are stored
  * offset by 128 (x + 128, unsigned) and 128 * sum(w) per block is taken off.
  * q4_1's minimum m adds m * d_x * sum(x) per block (q4_K and q5_K: per
- * sub-block of 32, with their own scales; the activations are q8_0, finer
- * than llama.cpp's q8_K).
+ * sub-block of 32, with their own scales; their activations are q8_K as
+ * llama.cpp's, each 32-element block carrying its super-block's scale).
  *
  * Packed activations, per group of 16 tokens (a short last group is padded
  * with zeros, which add nothing): bytes [nb][8][16][4] (block, group of four
@@ -45,7 +46,7 @@ size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in)
  * bytes for all groups); q8: scratch for one q8_0 row of in.  Groups are
  * independent: threads may pack different groups at once. */
 void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t G,
-			  void *q8)
+			  void *q8, int k256)
 {
 	int64_t nb = in / TFM_QK;
 	size_t gs = (size_t)(16 * in + 16 * nb * 8);
@@ -56,17 +57,18 @@ void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, in
 		memset(g, 0x80, (size_t)(16 * in));
 		memset(dx, 0, (size_t)(16 * nb * 8));
 	}
-	const struct tfm_block_q8_0 *qb = q8;
 	for (int64_t tt = 0; tt < nt; tt++) {
-		tfm_quantize_row(TFM_TYPE_Q8_0, x + (G * 16 + tt) * in, q8, in);
+		x_quantize(q8, x + (G * 16 + tt) * in, in, k256);
 		for (int64_t b = 0; b < nb; b++) {
 			uint8_t *dst = g + b * 512 + tt * 4;
-			__m256i q = _mm256_loadu_si256((const __m256i *)qb[b].qs);
+			float d;
+			const int8_t *qs = x_block(q8, k256, b, &d);
+			__m256i q = _mm256_loadu_si256((const __m256i *)qs);
 			/* sum of the 32 signed bytes: of the unsigned (q + 128), less 32 * 128 */
 			__m256i u = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
 			int sum = (int)sum_u8x32(u) - 32 * 128;
-			sx[b * 16 + tt] = fh(qb[b].d) * (float)sum;
-			dx[b * 16 + tt] = fh(qb[b].d);
+			sx[b * 16 + tt] = d * (float)sum;
+			dx[b * 16 + tt] = d;
 			uint32_t w[8];
 			_mm256_storeu_si256((__m256i *)w, u);
 			for (int e = 0; e < 8; e++)

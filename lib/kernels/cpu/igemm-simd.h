@@ -12,6 +12,29 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+/* Row x[in] quantized to 8 bits as the GEMM takes it, into q8: q8_0 blocks
+ * of 32 (an f16 scale each), or for K-quant weights (k256) q8_K super-blocks
+ * of 256 with one f32 scale, as lib/quant's one-row dots and ggml quantize
+ * x for those types, so that a K-quant model's numbers do not change where
+ * a batch crosses from the dots to the GEMM.  x_block gives block b's 32
+ * quants and its scale. */
+static inline void x_quantize(void *q8, const float *x, int64_t in, int k256)
+{
+	tfm_quantize_row(k256 ? TFM_TYPE_Q8_K : TFM_TYPE_Q8_0, x, q8, in);
+}
+
+static inline const int8_t *x_block(const void *q8, int k256, int64_t b, float *d)
+{
+	if (k256) {
+		const struct tfm_block_q8_K *s = (const struct tfm_block_q8_K *)q8 + b / 8;
+		*d = s->d;
+		return s->qs + 32 * (b % 8);
+	}
+	const struct tfm_block_q8_0 *s = (const struct tfm_block_q8_0 *)q8 + b;
+	*d = _cvtsh_ss(s->d);
+	return s->qs;
+}
+
 /* sum of the 32 unsigned bytes of u (vpsadbw: four partial sums); a q8_0
  * block's sum(x) is that of x + 128, less 32 * 128 */
 static inline int64_t sum_u8x32(__m256i u)
