@@ -2,7 +2,7 @@
  * and q8_K activation rows.  Integer sums are exact (as in dot-ref.c); only
  * the order of the f32 accumulation differs from the reference. */
 #include "quant/quant-impl.h"
-#include "quant/avx2-inl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <string.h>

@@ -6,22 +6,14 @@
  * accumulation order differs from dot-ref.c.  Called only when the CPU has
  * AVX-512 F/BW/VL/DQ/VNNI/BF16 (quant.c checks). */
 #include "quant/quant-impl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <string.h>
 
-static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
-
 static inline __m512i cat256(__m256i lo, __m256i hi)
 {
 	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
-/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
-static inline __m256i nibbles32(const uint8_t *q)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)q);
-	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
 }
 
 /* low 8 lanes a, high 8 lanes b */

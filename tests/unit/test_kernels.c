@@ -4,8 +4,8 @@
  * checked on a few hand-computed values.
  *
  * TFM_TEST_QUICK=1 (make check-arm64 sets it: there this runs under qemu, some
- * 30 times slower) thins the one costly part, attention on 17 tokens past
- * several key tiles (95% of the time): a quarter of its heads x head size x
+ * 30 times slower) thins the costliest part, attention on 17 tokens past
+ * several key tiles: a quarter of its heads x head size x
  * mask x score variant cases on f32 and f16 caches, a sixteenth (pairwise)
  * on the others (quick_attn).  1 and 3 tokens keep the whole grid, and
  * every kernel, cache and weight type, instruction set, size and thread

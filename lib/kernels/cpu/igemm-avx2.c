@@ -1,8 +1,8 @@
 /* igemm-avx2.c: prefill matmul of q4_0 / q4_1 / q5_0 / q5_1 / q8_0 / q4_K /
  * q5_K / q6_K weights as an 8-bit integer GEMM with AVX2 (no VNNI), the AVX2 side of
- * igemm-avx512.c: the activations are quantized once (tfm_quantize_row:
- * to q8_0, or for K-quant weights to q8_K, igemm-simd.h's x_quantize), a tile of weight rows is unpacked to bytes with its
- * block scales, and each 32-element block of (8 tokens x 1 row) is one
+ * igemm-avx512.c: the activations are quantized once (to q8_0, or for
+ * K-quant weights to q8_K: igemm-simd.h's x_quantize), a tile of weight
+ * rows is unpacked to bytes with its block scales, and each 32-element block of (8 tokens x 1 row) is one
  * exact int32 sum, scaled by d_w * d_x and added in f32, blocks in order.
  * Every output is computed by the same operations whatever tile or thread
  * computes it.
@@ -31,7 +31,7 @@
 #include "kernels/cpu/igemm-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
-#include "quant/avx2-inl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <string.h>

@@ -24,11 +24,10 @@
 #include "kernels/cpu/igemm-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <string.h>
-
-static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
 
 size_t tfm_cpu_igemm_x_bytes(int64_t n, int64_t in)
 {
@@ -43,8 +42,9 @@ size_t tfm_cpu_igemm_w_bytes(int64_t rows, int64_t in)
 }
 
 /* Group G (tokens 16 G ..) of x into xp (tfm_cpu_igemm_x_bytes(n, in)
- * bytes for all groups); q8: scratch for one q8_0 row of in.  Groups are
- * independent: threads may pack different groups at once. */
+ * bytes for all groups), quantized as x_quantize says (k256: for K-quant
+ * weights); q8: scratch for one q8_K row of in.  Groups are independent:
+ * threads may pack different groups at once. */
 void tfm_cpu_igemm_pack_x(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t G,
 			  void *q8, int k256)
 {

@@ -15,7 +15,7 @@
  * thread of a 2-core AVX2 EPYC).  cpu.c's qgemv_for says which are used. */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
-#include "quant/avx2-inl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <stddef.h>

@@ -9,12 +9,11 @@
  * bytes four rows on are prefetched by hand.  Called only when lib/quant reports "avx512" (VNNI). */
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <stddef.h>
 #include <string.h>
-
-static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
 
 static inline __m512i cat256(__m256i lo, __m256i hi)
 {

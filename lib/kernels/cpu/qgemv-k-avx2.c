@@ -16,7 +16,7 @@
 #include "kernels/cpu/cpu-impl.h"
 #include "kernels/cpu/qgemv-k-simd.h"
 #include "quant/quant.h"
-#include "quant/avx2-inl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <stdint.h>

@@ -15,11 +15,10 @@
 #include "kernels/cpu/qgemv-k-simd.h"
 #include "quant/quant.h"
 #include "quant/quant-impl.h"
+#include "quant/simd-x86-inl.h"
 
 #include <immintrin.h>
 #include <string.h>
-
-static inline float fh(uint16_t v) { return _cvtsh_ss(v); }
 
 static inline __m512i cat256(__m256i lo, __m256i hi)
 {

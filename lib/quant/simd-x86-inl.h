@@ -1,9 +1,10 @@
-/* avx2-inl.h: the small AVX2 + F16C helpers that lib/quant's dots
- * (dot-avx2.c) and the CPU backend's AVX2 decode and GEMM kernels
- * (lib/kernels/cpu/qgemv-avx2.c, qgemv-k-avx2.c, igemm-avx2.c) share.
- * Only for files compiled with -mavx2 -mfma -mf16c (*-avx2.c). */
-#ifndef TFM_QUANT_AVX2_INL_H
-#define TFM_QUANT_AVX2_INL_H
+/* simd-x86-inl.h: the small AVX2 + F16C helpers (256-bit vectors) that
+ * lib/quant's dots (dot-avx2.c, dot-avx512.c) and the CPU backend's decode
+ * and GEMM kernels (lib/kernels/cpu/qgemv*-avx2/512.c, igemm-avx2/512.c)
+ * share.  Only for files compiled with -mavx2 -mfma -mf16c (*-avx2.c) or
+ * the AVX-512 flags, which include them (*-avx512.c). */
+#ifndef TFM_QUANT_SIMD_X86_INL_H
+#define TFM_QUANT_SIMD_X86_INL_H
 
 #include <immintrin.h>
 #include <stdint.h>
