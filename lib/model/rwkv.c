@@ -232,6 +232,178 @@ static void lerp7(float *dst, const float *x, const float *shift, const float *m
 	}
 }
 
+/* Elementwise work over tokens on the pool: a stage is a function of
+ * tokens [t0, t1) that reads and writes only those tokens' rows (and the
+ * previous token's input, which nothing writes meanwhile), doing for each
+ * token what it does for it alone, so the split changes no value.  Before,
+ * these loops ran on the calling thread while the others waited: RWKV-7
+ * 0.1B-shaped, pp512 on two threads, perf gave them a third of its time. */
+struct ew {
+	const struct tfm_layer *L;
+	const struct tfm_backend *be;
+	const float *xn, *shift, *mix; /* lerps: into xx from xn and the shift state */
+	float *x, *xx, *r, *w, *k, *v, *a, *g, *kk, *lr, *vf, *o;
+	const float *nw, *nb;          /* a norm's weight and bias */
+	float eps, sc;
+	int64_t d, hs, rank;
+};
+
+typedef void (*ew_fn)(const struct ew *e, int64_t t0, int64_t t1);
+
+struct ew_run {
+	ew_fn f;
+	const struct ew *e;
+};
+
+static void ew_task(void *ctx, struct tfm_kexec *kt, int task, int64_t u0, int64_t u1)
+{
+	const struct ew_run *r = ctx;
+	(void)kt, (void)task;
+	r->f(r->e, u0, u1);
+}
+
+/* f over tokens [0, n) on the pool; per_tok: its cost per token in the
+ * matmul's multiply-adds (the pool's threshold) */
+static void ew_par(struct tfm_ctx *c, ew_fn f, const struct ew *e, int64_t n, double per_tok)
+{
+	struct ew_run r = {f, e};
+	c->m->be->parallel(&c->kx, ew_task, &r, n, per_tok * (double)n);
+}
+
+/* xx = lerp7 of xn with e->mix */
+static void ew_lerp7(const struct ew *e, int64_t t0, int64_t t1)
+{
+	int64_t d = e->d;
+	lerp7(e->xx + t0 * d, e->xn + t0 * d, t0 ? e->xn + (t0 - 1) * d : e->shift, e->mix,
+	      t1 - t0, d);
+}
+
+/* xx = lerp (v4, v5) of xn with e->mix */
+static void ew_lerp(const struct ew *e, int64_t t0, int64_t t1)
+{
+	int64_t d = e->d;
+	lerp(e->xx + t0 * d, e->xn + t0 * d, t0 ? e->xn + (t0 - 1) * d : e->shift, e->mix,
+	     t1 - t0, d);
+}
+
+/* xn = norm(x), e->nw, e->nb */
+static void ew_norm(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t t = t0; t < t1; t++)
+		e->be->layernorm(e->xx + t * e->d, e->x + t * e->d, e->nw, e->nb, e->d, e->eps, 0);
+}
+
+/* x += sc o, then xx = norm(x) */
+static void ew_res_norm(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->x[i] += e->sc * e->o[i];
+	ew_norm(e, t0, t1);
+}
+
+/* lr = tanh(lr) [rank] */
+static void ew_tanh(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->rank; i < t1 * e->rank; i++)
+		e->lr[i] = tanhf(e->lr[i]);
+}
+
+/* lr = sigmoid(lr) [rank] */
+static void ew_sigm(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->rank; i < t1 * e->rank; i++)
+		e->lr[i] = sigm(e->lr[i]);
+}
+
+/* lr = relu(lr)^2 [rank] (the channel mixing's key) */
+static void ew_relu2(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->rank; i < t1 * e->rank; i++) {
+		float x = e->lr[i] > 0 ? e->lr[i] : 0;
+		e->lr[i] = x * x;
+	}
+}
+
+/* v7: w = exp(-e^-1/2 sigmoid(w + w0)) */
+static void ew7_decay(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->w[i] = expf(-0.606531f * sigm(e->w[i] + e->L->w0[i % e->d]));
+}
+
+/* v7: v toward the first layer's values by sigmoid(xx + v0) */
+static void ew7_vmix(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->v[i] += (e->vf[i] - e->v[i]) * sigm(e->xx[i] + e->L->v0[i % e->d]);
+}
+
+/* v7: a = sigmoid(a + a0) */
+static void ew7_a(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->a[i] = sigm(e->a[i] + e->L->a0[i % e->d]);
+}
+
+/* v7: kk = l2norm(k k_k) per head (eps 1e-12); k = k + (a k k_a - k k_a);
+ * the WKV's a = -kk (into xx) and b = kk a (into a) */
+static void ew7_kk(const struct ew *e, int64_t t0, int64_t t1)
+{
+	const struct tfm_layer *L = e->L;
+	int64_t d = e->d, hs = e->hs;
+	float *kk = e->kk, *k = e->k, *a = e->a;
+	for (int64_t t = t0; t < t1; t++)
+		for (int64_t h = 0; h < d / hs; h++) {
+			int64_t o0 = t * d + h * hs;
+			float sq = 0;
+			for (int64_t j = 0; j < hs; j++) {
+				kk[o0 + j] = k[o0 + j] * L->k_k[h * hs + j];
+				sq += kk[o0 + j] * kk[o0 + j];
+			}
+			float sc = 1.0f / fmaxf(sqrtf(sq), 1e-12f);
+			for (int64_t j = 0; j < hs; j++)
+				kk[o0 + j] *= sc;
+		}
+	for (int64_t i = t0 * d; i < t1 * d; i++) {
+		float ka = k[i] * L->k_a[i % d];
+		k[i] += a[i] * ka - ka;
+		e->xx[i] = -kk[i];
+		a[i] *= kk[i];
+	}
+}
+
+/* v6: xx = xn + (prev - xn) (mix + a), a the data-dependent part [n][d] */
+static void ew6_mix(const struct ew *e, int64_t t0, int64_t t1)
+{
+	int64_t d = e->d;
+	for (int64_t t = t0; t < t1; t++) {
+		const float *p = t ? e->xn + (t - 1) * d : e->shift, *x = e->xn + t * d;
+		for (int64_t i = 0; i < d; i++)
+			e->xx[t * d + i] = x[i] + (p[i] - x[i]) * (e->mix[i] + e->a[t * d + i]);
+	}
+}
+
+/* v6: w = exp(-exp(w + w0)) */
+static void ew6_decay(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->w[i] = expf(-expf(e->w[i] + e->L->w0[i % e->d]));
+}
+
+/* g = silu(g) */
+static void ew_silu_g(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->g[i] *= sigm(e->g[i]);
+}
+
+/* xx *= g */
+static void ew_gate(const struct ew *e, int64_t t0, int64_t t1)
+{
+	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
+		e->xx[i] *= e->g[i];
+}
+
 /* v6's time mixing of xn = ln1(x) [n][d] into o [n][d]: scr [8][B][d], lr
  * [B][lora_max] */
 static void time_mix6(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
@@ -245,10 +417,11 @@ static void time_mix6(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, c
 	float *v = k + B * d, *g = v + B * d, *e = g + B * d, *lg = lr + B * 5 * rm;
 	float *dst[5] = {w, k, v, r, g};
 	const struct tfm_mat *proj[5] = {NULL, &L->rw_k, &L->rw_v, &L->rw_r, &L->rw_g};
-	lerp7(xx, c->xn, shift, L->mix_x, n, d);
+	struct ew E = {.L = L, .be = be, .xn = c->xn, .shift = shift, .mix = L->mix_x, .xx = xx,
+		       .a = m, .w = w, .g = g, .lr = lr, .d = d, .rank = 5 * rm};
+	ew_par(c, ew_lerp7, &E, n, d);
 	be->matmul(&c->kx, lr, xx, &L->mx1, n);
-	for (int64_t i = 0; i < n * 5 * rm; i++)
-		lr[i] = tanhf(lr[i]);
+	ew_par(c, ew_tanh, &E, n, 10.0 * E.rank);
 	for (int j = 0; j < 5; j++) {
 		/* m = mx2's j-th {rank, n_embd} times the j-th rank-slice */
 		struct tfm_mat w2 = L->mx2;
@@ -257,30 +430,24 @@ static void time_mix6(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, c
 		for (int64_t t = 0; t < n; t++)
 			memcpy(lg + t * rm, lr + t * 5 * rm + j * rm, (size_t)rm * sizeof(float));
 		be->matmul(&c->kx, m, lg, &w2, n);
-		const float *mj = L->mix6 + j * d;
-		for (int64_t t = 0; t < n; t++) {
-			const float *p = t ? c->xn + (t - 1) * d : shift, *x = c->xn + t * d;
-			for (int64_t i = 0; i < d; i++)
-				xx[t * d + i] = x[i] + (p[i] - x[i]) * (mj[i] + m[t * d + i]);
-		}
+		E.mix = L->mix6 + j * d;
+		ew_par(c, ew6_mix, &E, n, 2.0 * d);
 		if (j) {
 			be->matmul(&c->kx, dst[j], xx, proj[j], n);
 			continue;
 		}
 		be->matmul(&c->kx, lg, xx, &L->w1, n);
-		for (int64_t i = 0; i < n * s->rwkv_lora_w; i++)
-			lg[i] = tanhf(lg[i]);
+		struct ew T = E;
+		T.lr = lg, T.rank = s->rwkv_lora_w;
+		ew_par(c, ew_tanh, &T, n, 10.0 * T.rank);
 		be->matmul(&c->kx, w, lg, &L->w2, n);
-		for (int64_t i = 0; i < n * d; i++)
-			w[i] = expf(-expf(w[i] + L->w0[i % d]));
+		ew_par(c, ew6_decay, &E, n, 20.0 * d);
 	}
-	for (int64_t i = 0; i < n * d; i++)
-		g[i] *= sigm(g[i]);
+	ew_par(c, ew_silu_g, &E, n, 10.0 * d);
 	struct wkv_job j = {.be = be, .L = L, .n = n, .d = d, .hs = hs, .eps = 64e-5f, .S = S,
 			    .e = e, .out = xx, .r = r, .k = k, .v = v, .w = w, .w_ld = d};
 	be->parallel(&c->kx, wkv5_heads, &j, nh, 16.0 * (double)n * d * hs);
-	for (int64_t i = 0; i < n * d; i++)
-		xx[i] *= g[i];
+	ew_par(c, ew_gate, &E, n, d);
 	be->matmul(&c->kx, o, xx, &L->rw_o, n);
 }
 
@@ -295,57 +462,44 @@ static void time_mix7(struct tfm_ctx *c, const struct tfm_layer *L, int64_t l, i
 	float *xx = scr, *r = xx + B * d, *w = r + B * d, *k = w + B * d, *v = k + B * d;
 	float *a = v + B * d, *g = a + B * d, *kk = g + B * d;
 	const float *m = L->mix7; /* r, w, k, v, a, g */
-	lerp7(xx, c->xn, shift, m, n, d);
+	struct ew e = {.L = L, .be = be, .xn = c->xn, .shift = shift, .mix = m, .xx = xx, .r = r,
+		       .w = w, .k = k, .v = v, .a = a, .g = g, .kk = kk, .lr = lr, .vf = vf,
+		       .d = d, .hs = hs};
+	/* costs per token in multiply-adds: ~1 per lerp element, ~10 per exp */
+	ew_par(c, ew_lerp7, &e, n, d);
 	be->matmul(&c->kx, r, xx, &L->rw_r, n);
-	lerp7(xx, c->xn, shift, m + d, n, d);
+	e.mix = m + d;
+	ew_par(c, ew_lerp7, &e, n, d);
 	be->matmul(&c->kx, lr, xx, &L->w1, n);
-	for (int64_t i = 0; i < n * s->rwkv_lora_w; i++)
-		lr[i] = tanhf(lr[i]);
+	e.rank = s->rwkv_lora_w;
+	ew_par(c, ew_tanh, &e, n, 10.0 * e.rank);
 	be->matmul(&c->kx, w, lr, &L->w2, n);
-	for (int64_t i = 0; i < n * d; i++)
-		w[i] = expf(-0.606531f * sigm(w[i] + L->w0[i % d]));
-	lerp7(xx, c->xn, shift, m + 2 * d, n, d);
+	ew_par(c, ew7_decay, &e, n, 20.0 * d);
+	e.mix = m + 2 * d;
+	ew_par(c, ew_lerp7, &e, n, d);
 	be->matmul(&c->kx, k, xx, &L->rw_k, n);
-	lerp7(xx, c->xn, shift, m + 3 * d, n, d);
+	e.mix = m + 3 * d;
+	ew_par(c, ew_lerp7, &e, n, d);
 	be->matmul(&c->kx, v, xx, &L->rw_v, n);
 	if (l == 0) {
 		memcpy(vf, v, (size_t)(n * d) * sizeof(float));
 	} else {
 		be->matmul(&c->kx, lr, xx, &L->v1, n);
 		be->matmul(&c->kx, xx, lr, &L->v2, n);
-		for (int64_t i = 0; i < n * d; i++)
-			v[i] += (vf[i] - v[i]) * sigm(xx[i] + L->v0[i % d]);
+		ew_par(c, ew7_vmix, &e, n, 10.0 * d);
 	}
-	lerp7(xx, c->xn, shift, m + 4 * d, n, d);
+	e.mix = m + 4 * d;
+	ew_par(c, ew_lerp7, &e, n, d);
 	be->matmul(&c->kx, lr, xx, &L->a1, n);
 	be->matmul(&c->kx, a, lr, &L->a2, n);
-	for (int64_t i = 0; i < n * d; i++)
-		a[i] = sigm(a[i] + L->a0[i % d]);
-	lerp7(xx, c->xn, shift, m + 5 * d, n, d);
+	ew_par(c, ew7_a, &e, n, 10.0 * d);
+	e.mix = m + 5 * d;
+	ew_par(c, ew_lerp7, &e, n, d);
 	be->matmul(&c->kx, lr, xx, &L->g1, n);
-	for (int64_t i = 0; i < n * s->rwkv_lora_g; i++)
-		lr[i] = sigm(lr[i]);
+	e.rank = s->rwkv_lora_g;
+	ew_par(c, ew_sigm, &e, n, 10.0 * e.rank);
 	be->matmul(&c->kx, g, lr, &L->g2, n);
-	/* kk = l2norm(k k_k) per head (eps 1e-12); k = k + (a k k_a - k k_a);
-	 * the WKV's a = -kk (into xx) and b = kk a (into a) */
-	for (int64_t t = 0; t < n; t++)
-		for (int64_t h = 0; h < nh; h++) {
-			int64_t o0 = t * d + h * hs;
-			float sq = 0;
-			for (int64_t j = 0; j < hs; j++) {
-				kk[o0 + j] = k[o0 + j] * L->k_k[h * hs + j];
-				sq += kk[o0 + j] * kk[o0 + j];
-			}
-			float sc = 1.0f / fmaxf(sqrtf(sq), 1e-12f);
-			for (int64_t j = 0; j < hs; j++)
-				kk[o0 + j] *= sc;
-		}
-	for (int64_t i = 0; i < n * d; i++) {
-		float ka = k[i] * L->k_a[i % d];
-		k[i] += a[i] * ka - ka;
-		xx[i] = -kk[i];
-		a[i] *= kk[i];
-	}
+	ew_par(c, ew7_kk, &e, n, 5.0 * d);
 	/* the WKV into kk, then the group norm etc. into w (each task reads
 	 * its heads' part of a token's w before it writes it); ~0.4 ns per
 	 * state element and token (mamba.c says the units) */
@@ -378,9 +532,10 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 			st[4 * d + i] = -1e38f; /* v4's max */
 	}
 	/* time mixing over xn = ln1(x) */
-	for (int64_t t = 0; t < n; t++)
-		be->layernorm(c->xn + t * d, c->x + t * d, L->attn_norm.w, L->attn_norm.b, d,
-			      (float)s->norm_eps, 0);
+	struct ew e = {.L = L, .be = be, .x = c->x, .xx = c->xn, .xn = c->xn, .nw = L->attn_norm.w,
+		       .nb = L->attn_norm.b, .eps = (float)s->norm_eps, .sc = sc, .o = o, .d = d,
+		       .rank = ff};
+	ew_par(c, ew_norm, &e, n, 4.0 * d);
 	if (v == 7)
 		time_mix7(c, L, l, n, ashift, st + 2 * d, scr, kf, vf, o);
 	else if (v == 6)
@@ -390,27 +545,19 @@ void tfm_rwkv_block(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0, float
 	else
 		time_mix4(c, L, n, ashift, st + 2 * d, scr, o);
 	memcpy(ashift, c->xn + (n - 1) * d, (size_t)d * sizeof(float));
-	for (int64_t i = 0; i < n * d; i++)
-		c->x[i] += sc * o[i];
-	/* channel mixing over ln2(x) */
-	for (int64_t t = 0; t < n; t++)
-		be->layernorm(c->xn + t * d, c->x + t * d, L->ffn_norm.w, L->ffn_norm.b, d,
-			      (float)s->norm_eps, 0);
-	if (v == 7) {
-		lerp7(a, c->xn, fshift, L->cmix_k, n, d);
-	} else if (v == 6) {
-		lerp7(a, c->xn, fshift, L->cmix_k, n, d);
-		lerp7(b, c->xn, fshift, L->cmix_r, n, d);
-	} else {
-		lerp(a, c->xn, fshift, L->cmix_k, n, d);
-		lerp(b, c->xn, fshift, L->cmix_r, n, d);
+	/* x += sc o; channel mixing over xn = ln2(x) */
+	e.nw = L->ffn_norm.w, e.nb = L->ffn_norm.b;
+	ew_par(c, ew_res_norm, &e, n, 5.0 * d);
+	e.shift = fshift, e.xx = a, e.mix = L->cmix_k;
+	ew_par(c, v >= 6 ? ew_lerp7 : ew_lerp, &e, n, d);
+	if (v < 7) {
+		e.xx = b, e.mix = L->cmix_r;
+		ew_par(c, v == 6 ? ew_lerp7 : ew_lerp, &e, n, d);
 	}
 	memcpy(fshift, c->xn + (n - 1) * d, (size_t)d * sizeof(float));
 	be->matmul(&c->kx, kf, a, &L->cm_k, n);
-	for (int64_t i = 0; i < n * ff; i++) {
-		float x = kf[i] > 0 ? kf[i] : 0;
-		kf[i] = x * x;
-	}
+	e.lr = kf;
+	ew_par(c, ew_relu2, &e, n, (double)ff);
 	be->matmul(&c->kx, o, kf, &L->cm_v, n);
 	if (v == 7) {
 		for (int64_t i = 0; i < n * d; i++)
