@@ -11,11 +11,6 @@
 #include <immintrin.h>
 #include <string.h>
 
-static inline __m512i cat256(__m256i lo, __m256i hi)
-{
-	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
 /* low 8 lanes a, high 8 lanes b */
 static inline __m512 two_scales(float a, float b)
 {

@@ -1,8 +1,9 @@
-/* simd-x86-inl.h: the small AVX2 + F16C helpers (256-bit vectors) that
- * lib/quant's dots (dot-avx2.c, dot-avx512.c) and the CPU backend's decode
- * and GEMM kernels (lib/kernels/cpu/qgemv*-avx2/512.c, igemm-avx2/512.c)
- * share.  Only for files compiled with -mavx2 -mfma -mf16c (*-avx2.c) or
- * the AVX-512 flags, which include them (*-avx512.c). */
+/* simd-x86-inl.h: the small AVX2 + F16C helpers (256-bit vectors; and
+ * cat256 for the AVX-512 files) that lib/quant's dots (dot-avx2.c,
+ * dot-avx512.c) and the CPU backend's decode and GEMM kernels
+ * (lib/kernels/cpu/qgemv*-avx2/512.c, igemm-avx2/512.c) share.
+ * Only for files compiled with -mavx2 -mfma -mf16c (*-avx2.c) or the
+ * AVX-512 flags, which include them (*-avx512.c). */
 #ifndef TFM_QUANT_SIMD_X86_INL_H
 #define TFM_QUANT_SIMD_X86_INL_H
 
@@ -57,5 +58,20 @@ static inline __m256i bits32(const uint8_t *p)
 	const __m256i m = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
 	return _mm256_cmpeq_epi8(_mm256_and_si256(v, m), m);
 }
+
+/* row r + q of a group of rows rb bytes apart, or row r when past the end
+ * (the decode kernels' groups of 4) */
+static inline const uint8_t *row_of(const void *w, size_t rb, int64_t r, int q, int64_t rows)
+{
+	return (const uint8_t *)w + (size_t)(r + q < rows ? r + q : r) * rb;
+}
+
+#if defined(__AVX512F__)
+/* two 256-bit halves as one 512-bit vector (lo in the low half) */
+static inline __m512i cat256(__m256i lo, __m256i hi)
+{
+	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+#endif
 
 #endif

@@ -150,20 +150,20 @@ void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, 
 			uint16_t d, m = 0;
 			if (type == TFM_TYPE_Q4_1) {
 				const struct tfm_block_q4_1 *q = (const struct tfm_block_q4_1 *)row + b;
-				u = nib32(q->qs), d = q->d, m = q->m;
+				u = nibbles32(q->qs), d = q->d, m = q->m;
 			} else if (type == TFM_TYPE_Q4_0) {
 				const struct tfm_block_q4_0 *q = (const struct tfm_block_q4_0 *)row + b;
-				u = nib32(q->qs), d = q->d;
+				u = nibbles32(q->qs), d = q->d;
 			} else if (type == TFM_TYPE_Q5_1) {
 				const struct tfm_block_q5_1 *q = (const struct tfm_block_q5_1 *)row + b;
 				uint32_t qh;
 				memcpy(&qh, q->qh, 4);
-				u = _mm256_or_si256(nib32(q->qs), bits16(qh)), d = q->d, m = q->m;
+				u = _mm256_or_si256(nibbles32(q->qs), bits16(qh)), d = q->d, m = q->m;
 			} else if (type == TFM_TYPE_Q5_0) {
 				const struct tfm_block_q5_0 *q = (const struct tfm_block_q5_0 *)row + b;
 				uint32_t qh;
 				memcpy(&qh, q->qh, 4);
-				u = _mm256_or_si256(nib32(q->qs), bits16(qh)), d = q->d;
+				u = _mm256_or_si256(nibbles32(q->qs), bits16(qh)), d = q->d;
 			} else {
 				const struct tfm_block_q8_0 *q = (const struct tfm_block_q8_0 *)row + b;
 				u = _mm256_loadu_si256((const __m256i *)q->qs), d = q->d;

@@ -122,15 +122,15 @@ void tfm_cpu_igemm_prep_w(uint8_t *wp, int type, const void *w, size_t rb, int64
 			uint16_t d, m = 0;
 			if (type == TFM_TYPE_Q4_1) {
 				const struct tfm_block_q4_1 *q = (const struct tfm_block_q4_1 *)row + b;
-				u = nib32(q->qs), off = 0, d = q->d, m = q->m;
+				u = nibbles32(q->qs), off = 0, d = q->d, m = q->m;
 			} else if (type == TFM_TYPE_Q4_0) {
 				const struct tfm_block_q4_0 *q = (const struct tfm_block_q4_0 *)row + b;
-				u = nib32(q->qs), off = 8, d = q->d;
+				u = nibbles32(q->qs), off = 8, d = q->d;
 			} else if (type == TFM_TYPE_Q5_0) {
 				const struct tfm_block_q5_0 *q = (const struct tfm_block_q5_0 *)row + b;
 				uint32_t qh;
 				memcpy(&qh, q->qh, 4);
-				u = _mm256_or_si256(nib32(q->qs), _mm256_maskz_mov_epi8(qh, _mm256_set1_epi8(0x10)));
+				u = _mm256_or_si256(nibbles32(q->qs), _mm256_maskz_mov_epi8(qh, _mm256_set1_epi8(0x10)));
 				off = 16, d = q->d;
 			} else {
 				const struct tfm_block_q8_0 *q = (const struct tfm_block_q8_0 *)row + b;

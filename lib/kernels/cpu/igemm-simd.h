@@ -44,13 +44,6 @@ static inline int64_t sum_u8x32(__m256i u)
 	       _mm256_extract_epi64(s, 3);
 }
 
-/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
-static inline __m256i nib32(const uint8_t *q)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)q);
-	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
-}
-
 /* bit k of each of 32 bytes, as 0x10 (q5_K's fifth bits) */
 static inline __m256i bit4(__m256i qh, int k)
 {

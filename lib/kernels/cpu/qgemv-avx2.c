@@ -21,12 +21,6 @@
 #include <stddef.h>
 #include <string.h>
 
-/* row r + q of the group, or row r when past the end */
-static inline const void *row_of(const void *w, size_t rb, int64_t r, int q, int64_t rows)
-{
-	return (const uint8_t *)w + (size_t)(r + q < rows ? r + q : r) * rb;
-}
-
 /* q4_0: the weights' nibbles u (0..15) are maddubs' unsigned operand as
  * they are, and 8 x is taken off each pair sum in 16 bits: (u - 8) x
  * summed in pairs is maddubs(u, x) - maddubs(8, x), the second once per
@@ -46,7 +40,7 @@ void tfm_cpu_qgemv_q4_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 		__m256 acc[4];
 #pragma GCC unroll 4
 		for (int q = 0; q < 4; q++) {
-			w[q] = (const void *)((const uint8_t *)wv + (size_t)(r + q < rows ? r + q : r) * rb);
+			w[q] = (const void *)row_of(wv, rb, r, q, rows);
 			acc[q] = _mm256_setzero_ps();
 		}
 		for (int64_t i = 0; i < nb; i++) {
@@ -76,7 +70,7 @@ void tfm_cpu_qgemv_q8_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 		__m256 acc[4];
 #pragma GCC unroll 4
 		for (int q = 0; q < 4; q++) {
-			w[q] = (const void *)((const uint8_t *)wv + (size_t)(r + q < rows ? r + q : r) * rb);
+			w[q] = (const void *)row_of(wv, rb, r, q, rows);
 			acc[q] = _mm256_setzero_ps();
 		}
 		for (int64_t i = 0; i < nb; i++) {
@@ -113,7 +107,7 @@ static inline void qgemv_x1(float *y, const void *wv, size_t rb, const void *xq,
 		float summ[4] = {0, 0, 0, 0};
 #pragma GCC unroll 4
 		for (int q = 0; q < 4; q++) {
-			w[q] = row_of(wv, rb, r, q, rows);
+			w[q] = (const void *)row_of(wv, rb, r, q, rows);
 			acc[q] = _mm256_setzero_ps();
 		}
 		for (int64_t i = 0; i < nb; i++) {
@@ -174,7 +168,7 @@ void tfm_cpu_qgemv_q5_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 		__m256 acc[4];
 #pragma GCC unroll 4
 		for (int q = 0; q < 4; q++) {
-			w[q] = row_of(wv, rb, r, q, rows);
+			w[q] = (const void *)row_of(wv, rb, r, q, rows);
 			acc[q] = _mm256_setzero_ps();
 		}
 		for (int64_t i = 0; i < nb; i++) {

@@ -15,21 +15,9 @@
 #include <stddef.h>
 #include <string.h>
 
-static inline __m512i cat256(__m256i lo, __m256i hi)
-{
-	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
 static inline __m512 two(float a, float b) /* lanes 0-7 a, 8-15 b */
 {
 	return _mm512_insertf32x8(_mm512_set1_ps(a), _mm256_set1_ps(b), 1);
-}
-
-/* 16 bytes of nibbles -> 32 bytes: elements 0-15 (low nibbles), 16-31 */
-static inline __m256i nib32(const uint8_t *q)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)q);
-	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
 }
 
 /* q5_0 element i as unsigned 0..31: nibble | fifth bit (bit i of qh) << 4 */
@@ -37,7 +25,7 @@ static inline __m256i q5u(const struct tfm_block_q5_0 *b)
 {
 	uint32_t qh;
 	__builtin_memcpy(&qh, b->qh, 4);
-	return _mm256_or_si256(nib32(b->qs), _mm256_maskz_mov_epi8(qh, _mm256_set1_epi8(0x10)));
+	return _mm256_or_si256(nibbles32(b->qs), _mm256_maskz_mov_epi8(qh, _mm256_set1_epi8(0x10)));
 }
 
 /* q4_1 against q8_1: d_w d_x sum(q b) + m_w s_x per block (s_x = d_x sum(b)
@@ -65,7 +53,7 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *wv, size_t rb, const void *
 #pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
 				_mm_prefetch((const char *)&w[q][i] + 4 * rb, _MM_HINT_T0);
-				__m512i a = cat256(nib32(w[q][i].qs), nib32(w[q][i + 1].qs));
+				__m512i a = cat256(nibbles32(w[q][i].qs), nibbles32(w[q][i + 1].qs));
 				__m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), a, b);
 				__m512 s = _mm512_mul_ps(two(fh(w[q][i].d), fh(w[q][i + 1].d)), dy);
 				acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc[q]);
@@ -76,7 +64,7 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *wv, size_t rb, const void *
 			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
 #pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
-				__m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), nib32(w[q][i].qs), b);
+				__m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles32(w[q][i].qs), b);
 				__m512 s = _mm512_set1_ps(fh(w[q][i].d) * fh(x[i].d));
 				__m512 pv = _mm512_castps256_ps512(_mm256_cvtepi32_ps(p));
 				acc[q] = _mm512_mask3_fmadd_ps(pv, s, acc[q], 0x00FF);
@@ -164,7 +152,7 @@ static inline void qgemv2(float *y, const void *wv, size_t rb, const void *xq, i
 				const uint8_t *b0 = w[q] + (size_t)i * bs;
 				uint16_t d0;
 				memcpy(&d0, b0, 2);
-				__m256i u = q5 ? q5u((const void *)b0) : nib32(b0 + qo);
+				__m256i u = q5 ? q5u((const void *)b0) : nibbles32(b0 + qo);
 				__m256i p = _mm256_dpbusd_epi32(corr, u, b);
 				__m512 sc = _mm512_set1_ps(fh(d0) * fh(x[i].d));
 				__m512 pv = _mm512_castps256_ps512(_mm256_cvtepi32_ps(p));

@@ -20,11 +20,6 @@
 #include <immintrin.h>
 #include <string.h>
 
-static inline __m512i cat256(__m256i lo, __m256i hi)
-{
-	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
 /* q4_K (q5 = 0) and q5_K (q5 = 1) */
 static inline void qgemv_k45(float *y, const void *wv, size_t rb, const void *xq, int64_t n,
 			     int64_t rows, int q5)

@@ -51,10 +51,5 @@ static inline int k4_summ(__m128i sm, __m128i bsum)
 	return hsum4(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), bsum));
 }
 
-/* row r + q of the group, or row r when past the end */
-static inline const uint8_t *row_of(const void *w, size_t rb, int64_t r, int q, int64_t rows)
-{
-	return (const uint8_t *)w + (size_t)(r + q < rows ? r + q : r) * rb;
-}
 
 #endif
