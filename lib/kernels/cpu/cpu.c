@@ -474,9 +474,9 @@ static void pack_task(void *ctx, int task, int n_tasks)
 	struct mm_job *j = ctx;
 	void *q8 = j->k->scratch + (size_t)task * j->k->scratch_per_task;
 	int64_t gt = j->igemm->group;
+	int k256 = tfm_quant_blck(j->w->type) == TFM_QK_K; /* x as q8_K for the K-quants */
 	for (int64_t G = task; G < (j->n + gt - 1) / gt; G += n_tasks)
-		j->igemm->pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8,
-				 tfm_quant_blck(j->w->type) == TFM_QK_K);
+		j->igemm->pack_x((uint8_t *)j->xq, j->x, j->n, j->w->in, G, q8, k256);
 }
 
 static void mm_task(void *ctx, int task, int n_tasks)
