@@ -538,6 +538,36 @@ static void check_matmul(void)
 					}
 				}
 			}
+	/* an encoder's batch: 1030 tokens (past cpu.c's TOK_MIN, blocks of
+	 * TOK_TILE tokens and a tail of 6) through a small f32 matrix, over
+	 * more inputs than OpenBLAS sums in one block */
+	{
+		int64_t in = 800, out = 24, nt = 1030;
+		float *bx = malloc(nt * in * 4), *by = malloc(nt * out * 4), *bg = malloc(nt * out * 4);
+		float *be_ = malloc(nt * out * 4), *bw = malloc(in * out * 4);
+		fill(bw, in * out, 1);
+		fill(bx, in * nt, 1);
+		struct tfm_mat m = {.data = bw, .type = TFM_TYPE_F32, .in = in, .out = out,
+				    .row_bytes = (size_t)in * sizeof(float)};
+		struct tfm_kexec k0 = kx(0);
+		r->matmul(&k0, be_, bx, &m, nt);
+		for (int v = 0; v < nV; v++) {
+			const struct tfm_backend *be = use(v);
+			for (int th = 0; th < 2; th++) {
+				struct tfm_kexec k = kx(th);
+				be->matmul(&k, th ? bg : by, bx, &m, nt);
+				cmp("matmul f32 1030 tokens", th ? bg : by, be_, nt * out, 1e-5, 1e-4);
+			}
+			if (memcmp(bg, by, nt * out * sizeof *bg))
+				worst_of("matmul f32 1030 tokens")->bad++;
+			/* a token's row does not depend on the batch it came in */
+			struct tfm_kexec k = kx(1);
+			be->matmul(&k, bg, bx + 1024 * in, &m, 6);
+			if (memcmp(bg, by + 1024 * out, 6 * out * sizeof *bg))
+				worst_of("matmul f32 1030 tokens")->bad++;
+		}
+		free(bx), free(by), free(bg), free(be_), free(bw);
+	}
 	free(x), free(y), free(g), free(e), free(w), free(b), free(wq);
 }
 

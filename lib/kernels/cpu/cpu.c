@@ -42,6 +42,9 @@
 #include <sys/auxv.h>
 #endif
 
+#define TOK_TILE 128   /* tokens per sgemm call when tiling by tokens (cpu_matmul) */
+#define TOK_MIN 1024   /* ... from this many tokens */
+#define TOK_MAX_W (16.0 * 1024 * 1024) /* ... through f32 matrices of at most this many bytes */
 #define GEMM_TILE 128  /* at most this many weight rows per sgemm call */
 #define VDOT_MAX_BATCH 16 /* quantized x [16][in] fits the per-task scratch (64 in floats) */
 
@@ -407,12 +410,20 @@ struct mm_job {
 	const struct igemm_fns *igemm; /* prefill by the 8-bit GEMM (xq: x packed for it) */
 	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
 	size_t xq_bytes;
+	int64_t tok_tile;         /* > 0: chunk c is tokens [c tok_tile, ...) times every row */
 	atomic_llong next;
 };
 
 static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 {
 	const struct tfm_mat *w = j->w;
+	if (j->tok_tile) {
+		int64_t t0 = c * j->tok_tile, nt = j->n - t0 < j->tok_tile ? j->n - t0 : j->tok_tile;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nt, (int)w->out, (int)w->in,
+			    1.0f, j->x + t0 * w->in, (int)w->in, (const float *)w->data, (int)w->in,
+			    0.0f, j->y + t0 * w->out, (int)w->out);
+		return;
+	}
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
 	const uint8_t *wd = (const uint8_t *)w->data + (size_t)o0 * w->row_bytes;
 	if (j->igemm) {
@@ -638,6 +649,20 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 			else
 				tfm_pool_run(k->pool, pack_task, &j, k->n_tasks);
 		}
+	}
+	/* Many tokens through a small f32 matrix (an encoder's batch of
+	 * sequences): blocks of TOK_TILE tokens times every row, so that the
+	 * x OpenBLAS packs for one call (TOK_TILE x in) stays in L2 while the
+	 * kernel runs over the rows; by weight rows it packs all n tokens for
+	 * each tile.  all-MiniLM-L6-v2, 32 sequences of 128 tokens, two
+	 * threads of a Zen 3 EPYC: 1.13-1.23x the sequences/s (three
+	 * alternated pairs).  A row's value is the same either way (OpenBLAS
+	 * sums each output over the inputs in the same blocks; test_kernels
+	 * checks it), so neither the thread count nor the batch changes it. */
+	if (!j.igemm && !j.vdot && w->type == TFM_TYPE_F32 && n >= TOK_MIN &&
+	    (double)w->out * (double)w->in * sizeof(float) <= TOK_MAX_W) {
+		j.tok_tile = TOK_TILE;
+		j.n_chunks = (n + TOK_TILE - 1) / TOK_TILE;
 	}
 	atomic_init(&j.next, 0);
 	if (inline_ || j.n_chunks == 1)
