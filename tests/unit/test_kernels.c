@@ -692,6 +692,71 @@ static void check_attn(void)
 	free(x), free(y), free(g), free(e), free(kc), free(vc), free(kb), free(vb), free(kn), free(vn);
 }
 
+/* attention over more keys than cpu.c's segments (ATT_SEG, 1024): causal,
+ * a window across a segment border, in a ring, and bidirectional; a decode
+ * step there is split by (KV head, segment) over the threads and merged.
+ * Against the reference; two threads give the bits of one, and the last
+ * token of a 17-token block the bits of a decode step at its position. */
+static void check_attn_long(void)
+{
+	const struct tfm_backend *r = tfm_backend_ref();
+	int64_t nh = 4, nkv = 2, hd = 64, p0 = 2100, maxs = p0 + 17;
+	float *x = malloc(17 * nh * hd * 4), *e = malloc(17 * nh * hd * 4);
+	float *y = malloc(17 * nh * hd * 4), *g = malloc(17 * nh * hd * 4), *d1 = malloc(nh * hd * 4);
+	float *kn = malloc(maxs * nkv * hd * 4), *vn = malloc(maxs * nkv * hd * 4);
+	float *kc = malloc(maxs * nkv * hd * 4), *vc = malloc(maxs * nkv * hd * 4);
+	float *kb = malloc(maxs * nkv * hd * 4), *vb = malloc(maxs * nkv * hd * 4);
+	static const int kvt[] = {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0};
+	for (int ki = 0; ki < 3; ki++)
+		for (int wi = 0; wi < 4; wi++)
+			for (int ni = 0; ni < 2; ni++) {
+				/* wi: 0 causal, 1 window 1500, 2 the same in a ring, 3 bidir */
+				int64_t nt = ni ? 17 : 1, win = wi == 1 || wi == 2 ? 1500 : 0;
+				int64_t slots = wi == 2 ? win + 16 : maxs;
+				struct tfm_attn_args a = {.n_tok = nt, .pos0 = p0, .n_head = nh, .n_head_kv = nkv,
+					.head_dim = hd, .n_slots = slots, .window = win,
+					.scale = 1.0f / sqrtf((float)hd), .bidir = wi == 3,
+					.k_type = kvt[ki], .v_type = kvt[ki]};
+				if (wi == 3)
+					a.n_kv = p0 + nt;
+				fill(x, nt * nh * hd, 2);
+				fill(kn, maxs * nkv * hd, 2);
+				fill(vn, maxs * nkv * hd, 2);
+				const char *e_isa = NULL;
+				for (int v = 0; v < nV; v++) {
+					const struct tfm_backend *be = use(v);
+					if (!e_isa || strcmp(e_isa, tfm_quant_isa())) {
+						for (int64_t p = 0; p < p0 + nt; p++)
+							r->kv_store(kc, vc, kn + p * nkv * hd, vn + p * nkv * hd,
+								    p % slots, &a);
+						struct tfm_kexec k0 = kx(0);
+						r->attn(&k0, e, x, kc, vc, &a);
+						e_isa = tfm_quant_isa();
+					}
+					for (int64_t p = 0; p < p0 + nt; p++)
+						be->kv_store(kb, vb, kn + p * nkv * hd, vn + p * nkv * hd, p % slots,
+							     &a);
+					for (int th = 0; th < 2; th++) {
+						struct tfm_kexec k = kx(th);
+						be->attn(&k, th ? g : y, x, kb, vb, &a);
+						cmp("attn long", th ? g : y, e, nt * nh * hd, 1e-5, 1e-4);
+					}
+					if (memcmp(g, y, nt * nh * hd * sizeof *g))
+						worst_of("attn long")->bad++;
+					if (nt == 17 && wi != 3) { /* the last token as a decode step */
+						struct tfm_attn_args a1 = a;
+						a1.n_tok = 1, a1.pos0 = p0 + 16;
+						struct tfm_kexec k = kx(1);
+						be->attn(&k, d1, x + 16 * nh * hd, kb, vb, &a1);
+						if (memcmp(d1, y + 16 * nh * hd, nh * hd * sizeof *d1))
+							worst_of("attn long decode")->bad++;
+					}
+				}
+			}
+	free(x), free(e), free(y), free(g), free(d1), free(kn), free(vn), free(kc), free(vc);
+	free(kb), free(vb);
+}
+
 /* every kernel on every variant: the elementwise ones variant by variant,
  * matmul and attention case by case with the reference run once for all */
 static void t_backends(void)
@@ -726,6 +791,7 @@ static void t_backends(void)
 	}
 	check_matmul();
 	check_attn();
+	check_attn_long();
 	for (int v = 0; v < nV; v++) {
 		cur = v;
 		report(V[v].label);

@@ -778,33 +778,30 @@ static inline int64_t last_key(const struct tfm_attn_args *a, int64_t p)
 	return a->window > 0 && p + a->window / 2 < end ? p + a->window / 2 : end;
 }
 
-static void attn_item(struct attn_job *j, float *scr, int64_t it)
+/* Keys [klo, khi] (positions, within [plo, phi] of the block) of one
+ * item's queries through the online softmax, from mx = -inf, ls = 0, o = 0:
+ * query i (token t0 + i / grp, head kh grp + i % grp) keeps its running
+ * maximum and sum in mx[i], ls[i] and its unnormalised output in
+ * ob[(t n_head + h) vd] (j->out, or a segment's partial rows). */
+static void attn_keys(struct attn_job *j, float *scr, int64_t kh, int64_t t0, int64_t t1,
+		      int64_t klo, int64_t khi, float *ob, float *mx, float *ls)
 {
 	const struct tfm_attn_args *a = j->a;
-	int64_t kh = it % a->n_head_kv, blk = it / a->n_head_kv;
-	int64_t t0 = blk * ATT_QB, t1 = t0 + ATT_QB < a->n_tok ? t0 + ATT_QB : a->n_tok;
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
 	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
-	/* scratch: K tile [hd][KT] (transposed), V tile [KT][vd], scores of 4
-	 * queries [4][KT], the scaled queries [nq][hd], m and l [nq], a row [hd] */
+	/* scratch (attn_item): K tile [hd][KT] (transposed), V tile [KT][vd],
+	 * scores of 4 queries [4][KT], the scaled queries [nq][hd], then a row [hd] */
 	float *kt = scr, *vt = kt + ATT_KT * hd, *sc = vt + ATT_KT * vd;
-	float *qs = sc + 4 * ATT_KT, *mx = qs + nq * hd, *ls = mx + nq, *tmp = ls + nq;
-	for (int64_t t = t0; t < t1; t++)
-		for (int64_t g = 0; g < grp; g++) {
-			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
-			const float *qv = j->q + (t * a->n_head + h) * hd;
-			for (int64_t d = 0; d < hd; d++)
-				qs[i * hd + d] = qv[d] * a->scale;
-			mx[i] = -INFINITY, ls[i] = 0;
-			memset(j->out + (t * a->n_head + h) * vd, 0, (size_t)vd * sizeof(float));
-		}
-	/* keys of the block; an encoder's queries all see the whole batch
-	 * (or their window) */
-	int64_t plo = first_key(a, a->pos0 + t0), phi = last_key(a, a->pos0 + t1 - 1);
+	float *qs = sc + 4 * ATT_KT, *tmp = qs + nq * hd;
+	for (int64_t i = 0; i < nq; i++) {
+		mx[i] = -INFINITY, ls[i] = 0;
+		int64_t t = t0 + i / grp, h = kh * grp + i % grp;
+		memset(ob + (t * a->n_head + h) * vd, 0, (size_t)vd * sizeof(float));
+	}
 	const uint8_t *kb = j->kc + (size_t)kh * (size_t)ns * j->krow;
 	const uint8_t *vb = a->v_from_k ? NULL : j->vc + (size_t)kh * (size_t)ns * j->vrow;
-	for (int64_t a0 = plo / ATT_KT * ATT_KT; a0 <= phi; a0 += ATT_KT) {
-		int64_t g0 = a0 > plo ? a0 : plo, g1 = a0 + ATT_KT - 1 < phi ? a0 + ATT_KT - 1 : phi;
+	for (int64_t a0 = klo / ATT_KT * ATT_KT; a0 <= khi; a0 += ATT_KT) {
+		int64_t g0 = a0 > klo ? a0 : klo, g1 = a0 + ATT_KT - 1 < khi ? a0 + ATT_KT - 1 : khi;
 		int64_t ng = g1 - g0 + 1;
 		gather_t(kt, tmp, kb, j->krow, a->k_type, g0, ng, ns, hd);
 		if (a->v_from_k) /* MLA: the values are the keys' first vd elements */
@@ -823,9 +820,9 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 			for (int64_t q = 0; q < n4; q++) {
 				int64_t i = i0 + q, t = t0 + i / grp, h = kh * grp + i % grp;
 				int64_t p = last_key(a, a->pos0 + t), lo = first_key(a, a->pos0 + t);
-				int64_t k0 = a0 > lo ? a0 : lo, k1 = a0 + ATT_KT - 1 < p ? a0 + ATT_KT - 1 : p;
+				int64_t k0 = g0 > lo ? g0 : lo, k1 = g1 < p ? g1 : p;
 				float *row = sc + q * ATT_KT;
-				op[q] = j->out + (t * a->n_head + h) * vd;
+				op[q] = ob + (t * a->n_head + h) * vd;
 				if (k0 > k1) { /* no key here: o * 1 + 0 */
 					memset(row, 0, (size_t)ng * sizeof(float));
 					corr[q] = 1;
@@ -858,13 +855,84 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 			g_isa.attn_pv(op, corr, sc, ATT_KT, n4, vt, ng, vd);
 		}
 	}
+}
+
+/* o, m, l (a query's result so far) += a segment's o2, m2, l2 */
+static void attn_merge(float *o, float *m, float *l, const float *o2, float m2, float l2,
+		       int64_t vd)
+{
+	if (m2 == -INFINITY) /* no key in the segment */
+		return;
+	if (*m == -INFINITY) {
+		memcpy(o, o2, (size_t)vd * sizeof(float));
+		*m = m2, *l = l2;
+		return;
+	}
+	float mn = m2 > *m ? m2 : *m, c1 = expf(*m - mn), c2 = expf(m2 - mn);
+	for (int64_t d = 0; d < vd; d++)
+		o[d] = o[d] * c1 + o2[d] * c2;
+	*l = *l * c1 + l2 * c2;
+	*m = mn;
+}
+
+/* The scaled queries of an item into its scratch (attn_keys' qs) */
+static void attn_queries(struct attn_job *j, float *scr, int64_t kh, int64_t t0, int64_t t1)
+{
+	const struct tfm_attn_args *a = j->a;
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, grp = a->n_head / a->n_head_kv;
+	float *qs = scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT;
 	for (int64_t t = t0; t < t1; t++)
 		for (int64_t g = 0; g < grp; g++) {
-			int64_t i = (t - t0) * grp + g;
-			float inv = 1.0f / ls[i], *o = j->out + (t * a->n_head + kh * grp + g) * vd;
-			for (int64_t d = 0; d < vd; d++)
-				o[d] *= inv;
+			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
+			const float *qv = j->q + (t * a->n_head + h) * hd;
+			for (int64_t d = 0; d < hd; d++)
+				qs[i * hd + d] = qv[d] * a->scale;
 		}
+}
+
+/* Keys are taken in segments of ATT_SEG positions (multiples of ATT_SEG),
+ * each through the online softmax from scratch, and the segments' results
+ * merged in order (attn_merge).  A short item runs its segments one after
+ * another; a decode step over a long context gives each (KV head, segment)
+ * to a task of its own and merges after (attn_split), which is the same
+ * arithmetic in the same order: the split changes no bit, and prefill still
+ * equals decode.  Below ATT_SEG keys nothing of this happens. */
+#define ATT_SEG 1024
+
+static void attn_item(struct attn_job *j, float *scr, int64_t it)
+{
+	const struct tfm_attn_args *a = j->a;
+	int64_t kh = it % a->n_head_kv, blk = it / a->n_head_kv;
+	int64_t t0 = blk * ATT_QB, t1 = t0 + ATT_QB < a->n_tok ? t0 + ATT_QB : a->n_tok;
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
+	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
+	/* after attn_keys' scratch: m, l [nq], and a segment's m, l [nq], o [nq][vd] */
+	float *mx = scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT + nq * hd + hd;
+	float *ls = mx + nq, *m2 = ls + nq, *l2 = m2 + nq, *o2 = l2 + nq;
+	attn_queries(j, scr, kh, t0, t1);
+	/* keys of the block; an encoder's queries all see the whole batch
+	 * (or their window) */
+	int64_t plo = first_key(a, a->pos0 + t0), phi = last_key(a, a->pos0 + t1 - 1);
+	for (int64_t s0 = plo / ATT_SEG * ATT_SEG; s0 <= phi; s0 += ATT_SEG) {
+		int64_t klo = s0 > plo ? s0 : plo, khi = s0 + ATT_SEG - 1 < phi ? s0 + ATT_SEG - 1 : phi;
+		if (klo == plo) { /* the first segment straight into the output */
+			attn_keys(j, scr, kh, t0, t1, klo, khi, j->out, mx, ls);
+			continue;
+		}
+		/* o2 holds query i's row at its (t, h) offset minus the block's */
+		float *ob = o2 - (t0 * a->n_head + kh * grp) * vd;
+		attn_keys(j, scr, kh, t0, t1, klo, khi, ob, m2, l2);
+		for (int64_t i = 0; i < nq; i++) {
+			int64_t off = ((t0 + i / grp) * a->n_head + kh * grp + i % grp) * vd;
+			attn_merge(j->out + off, mx + i, ls + i, ob + off, m2[i], l2[i], vd);
+		}
+	}
+	for (int64_t i = 0; i < nq; i++) {
+		int64_t t = t0 + i / grp, h = kh * grp + i % grp;
+		float inv = 1.0f / ls[i], *o = j->out + (t * a->n_head + h) * vd;
+		for (int64_t d = 0; d < vd; d++)
+			o[d] *= inv;
+	}
 }
 
 static void attn_task(void *ctx, int task, int n_tasks)
@@ -877,6 +945,71 @@ static void attn_task(void *ctx, int task, int n_tasks)
 			break;
 		attn_item(j, scr, it);
 	}
+}
+
+/* A decode step (one query block) over more than one segment, split by
+ * (KV head, segment): each item writes its segment's o, m, l into part,
+ * [n_seg][n_tok][n_head] rows of vd + 2 floats */
+struct attn_split {
+	struct attn_job *j;
+	float *part;
+	int64_t s_first, n_seg;
+	atomic_llong next;
+};
+
+static void split_task(void *ctx, int task, int n_tasks)
+{
+	struct attn_split *sp = ctx;
+	struct attn_job *j = sp->j;
+	const struct tfm_attn_args *a = j->a;
+	float *scr = j->k->scratch + (size_t)task * j->k->scratch_per_task;
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, grp = a->n_head / a->n_head_kv;
+	int64_t nq = a->n_tok * grp, rows = a->n_tok * a->n_head;
+	float *mx = scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT + nq * hd + hd, *ls = mx + nq;
+	int64_t plo = first_key(a, a->pos0), phi = last_key(a, a->pos0 + a->n_tok - 1);
+	(void)n_tasks;
+	for (;;) {
+		int64_t it = atomic_fetch_add(&sp->next, 1);
+		if (it >= sp->n_seg * a->n_head_kv)
+			break;
+		int64_t kh = it % a->n_head_kv, s = it / a->n_head_kv;
+		int64_t s0 = (sp->s_first + s) * ATT_SEG;
+		int64_t klo = s0 > plo ? s0 : plo, khi = s0 + ATT_SEG - 1 < phi ? s0 + ATT_SEG - 1 : phi;
+		float *ob = sp->part + s * rows * (vd + 2); /* o rows, then m and l per row */
+		attn_queries(j, scr, kh, 0, a->n_tok);
+		attn_keys(j, scr, kh, 0, a->n_tok, klo, khi, ob, mx, ls);
+		for (int64_t i = 0; i < nq; i++) {
+			int64_t r = (i / grp) * a->n_head + kh * grp + i % grp;
+			ob[rows * vd + 2 * r] = mx[i], ob[rows * vd + 2 * r + 1] = ls[i];
+		}
+	}
+}
+
+static int attn_split(struct attn_job *j)
+{
+	const struct tfm_attn_args *a = j->a;
+	int64_t vd = a->v_dim ? a->v_dim : a->head_dim, rows = a->n_tok * a->n_head;
+	int64_t plo = first_key(a, a->pos0), phi = last_key(a, a->pos0 + a->n_tok - 1);
+	struct attn_split sp = {.j = j, .s_first = plo / ATT_SEG};
+	sp.n_seg = phi / ATT_SEG - sp.s_first + 1;
+	sp.part = malloc((size_t)(sp.n_seg * rows * (vd + 2)) * sizeof(float));
+	if (!sp.part)
+		return 0;
+	atomic_init(&sp.next, 0);
+	tfm_pool_run(j->k->pool, split_task, &sp, j->k->n_tasks);
+	for (int64_t r = 0; r < rows; r++) {
+		float *o = j->out + r * vd, m = -INFINITY, l = 0;
+		for (int64_t s = 0; s < sp.n_seg; s++) {
+			const float *ob = sp.part + s * rows * (vd + 2);
+			attn_merge(o, &m, &l, ob + r * vd, ob[rows * vd + 2 * r], ob[rows * vd + 2 * r + 1],
+				   vd);
+		}
+		float inv = 1.0f / l;
+		for (int64_t d = 0; d < vd; d++)
+			o[d] *= inv;
+	}
+	free(sp.part);
+	return 1;
 }
 
 static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void *kc,
@@ -896,7 +1029,13 @@ static void cpu_attn(struct tfm_kexec *k, float *out, const float *q, const void
 	if (a->chunk > 0 && keys > a->chunk)
 		keys = a->chunk;
 	double work = 2.0 * (double)a->n_tok * a->n_head * keys * hd;
-	if (k->n_tasks <= 1 || work < k->par_min || j.n_items == 1)
+	if (k->n_tasks <= 1 || work < k->par_min)
+		attn_task(&j, 0, 1);
+	else if (j.n_blk == 1 &&
+		 last_key(a, a->pos0 + a->n_tok - 1) / ATT_SEG > first_key(a, a->pos0) / ATT_SEG &&
+		 attn_split(&j))
+		;
+	else if (j.n_items == 1)
 		attn_task(&j, 0, 1);
 	else
 		tfm_pool_run(k->pool, attn_task, &j, k->n_tasks);
@@ -951,7 +1090,7 @@ static size_t cpu_scratch_need(int64_t max_in, int64_t n_slots)
 	/* attention: head and value sizes, and grp * head_dim, are <= max_in
 	 * (they are rows of the attention output projection's input) */
 	size_t a = (size_t)GEMM_TILE * (size_t)max_in;
-	size_t b = (size_t)(2 * ATT_KT + 3 * ATT_QB + 6) * (size_t)max_in + 4 * ATT_KT + 64;
+	size_t b = (size_t)(2 * ATT_KT + 4 * ATT_QB + 6) * (size_t)max_in + 4 * ATT_KT + 64;
 	return a > b ? a : b;
 }
 
