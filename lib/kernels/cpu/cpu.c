@@ -656,9 +656,11 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 	 * kernel runs over the rows; by weight rows it packs all n tokens for
 	 * each tile.  all-MiniLM-L6-v2, 32 sequences of 128 tokens, two
 	 * threads of a Zen 3 EPYC: 1.13-1.23x the sequences/s (three
-	 * alternated pairs).  A row's value is the same either way (OpenBLAS
-	 * sums each output over the inputs in the same blocks; test_kernels
-	 * checks it), so neither the thread count nor the batch changes it. */
+	 * alternated pairs).  The blocks depend on n alone, so the thread
+	 * count changes no bit; a row's last bits may differ from what a
+	 * batch under TOK_MIN gives it (OpenBLAS's kernels for a block's
+	 * edges sum in another order: 1000 tokens of 384 x 1536 differ), as
+	 * they already could between batches tiled by rows. */
 	if (!j.igemm && !j.vdot && w->type == TFM_TYPE_F32 && n >= TOK_MIN &&
 	    (double)w->out * (double)w->in * sizeof(float) <= TOK_MAX_W) {
 		j.tok_tile = TOK_TILE;
