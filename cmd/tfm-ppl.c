@@ -665,6 +665,7 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 	const uint8_t *base = NULL;
 	int32_t *ids = NULL, *win = NULL;
 	float *logits = NULL;
+	int64_t *nbytes_of = NULL; /* [batch]: the bytes each scored token stands for */
 	double *kls = NULL; /* per-position KL, for the median and p99 */
 	size_t n_ids = 0;
 	struct pairs pr = {0}; /* encoder-decoder models */
@@ -796,7 +797,8 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 		batch = ctx;
 	logits = tfm_malloc((size_t)batch * (size_t)n_vocab * sizeof(float));
 	win = tfm_malloc((size_t)ctx * sizeof(int32_t));
-	if (!logits || !win) {
+	nbytes_of = tfm_malloc((size_t)batch * sizeof(int64_t));
+	if (!logits || !win || !nbytes_of) {
 		st = TFM_E_NOMEM;
 		goto done;
 	}
@@ -866,14 +868,26 @@ static int measure(const struct opts *o, struct meta *m, struct tfm_ppl_acc *tot
 					st = tfm_adderr(TFM_E_FORMAT, "-c %lld", (long long)ctx);
 				goto done;
 			}
+			/* the batch's scored positions [k0, k1): their softmaxes
+			 * on the context's threads, then the records in order */
+			int64_t k0 = first > j0 ? first - j0 : 0;
+			int64_t k1 = last < j0 + nb ? last - j0 : nb;
+			if (need && k1 > k0) {
+				for (int64_t k = k0; k < k1; k++) {
+					char piece[512];
+					int nbytes = tfm_token_decode(tok, win[j0 + k], win[j0 + k + 1], piece,
+								      sizeof(piece));
+					nbytes_of[k - k0] = nbytes > 0 ? nbytes : 0;
+				}
+				if ((st = tfm_ppl_add_rows(&acc, tfm_ctx_pool(c), logits + k0 * n_vocab,
+							   k1 - k0, n_vocab, win + j0 + k0 + 1, nbytes_of)))
+					goto done;
+			}
 			for (int64_t k = 0; need && k < nb; k++) {
 				int64_t j = j0 + k;
 				if (j < first || j >= last)
 					continue;
-				char piece[512];
-				int nbytes = tfm_token_decode(tok, win[j], win[j + 1], piece, sizeof(piece));
 				const float *lg = logits + k * n_vocab;
-				tfm_ppl_add(&acc, lg, n_vocab, win[j + 1], nbytes > 0 ? nbytes : 0);
 				struct tfm_logprobs rec;
 				if (save) {
 					tfm_logprobs_make(lg, n_vocab, win[j + 1], &rec);
@@ -933,6 +947,7 @@ done:
 	free(ids);
 	pairs_free(&pr);
 	free(win);
+	free(nbytes_of);
 	free(logits);
 	tfm_ctx_free(c);
 	tfm_model_close(model);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
+struct tfm_pool;
+
 __extension__ typedef __int128 tfm_i128;
 
 struct tfm_ppl_acc {
@@ -63,6 +65,11 @@ void tfm_ppl_init(struct tfm_ppl_acc *a);
 /* One scored position: logits[n_vocab] predicting target. */
 void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
 		 int32_t target, int64_t n_bytes);
+/* tfm_ppl_add for n rows of logits [n][n_vocab] predicting targets[n]
+ * (bytes[n] each), the rows' softmaxes spread over pool (may be NULL):
+ * the same sums as n calls of tfm_ppl_add in row order. */
+int tfm_ppl_add_rows(struct tfm_ppl_acc *a, struct tfm_pool *pool, const float *logits,
+		     int64_t n, int64_t n_vocab, const int32_t *targets, const int64_t *bytes);
 /* The same from already computed values (nats). */
 void tfm_ppl_add_values(struct tfm_ppl_acc *a, double nll, double entropy, int top1,
 			int64_t n_bytes);

@@ -27,11 +27,12 @@ void tfm_ppl_add_values(struct tfm_ppl_acc *a, double nll, double entropy, int t
 	a->ent += llround(entropy * SCALE);
 }
 
-void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
-		 int32_t target, int64_t n_bytes)
+/* One position's NLL and entropy (nats), and whether the target is the
+ * argmax.  One pass for the max (lowest index on ties, as the sampler's
+ * argmax), one for Z and sum p*l; entropy H = log Z - E[l - max]. */
+static void score(const float *logits, int64_t n_vocab, int32_t target, double *nll,
+		  double *ent, int *top1)
 {
-	/* One pass for the max (lowest index on ties, as the sampler's argmax),
-	 * one for Z and sum p*l; entropy H = log Z - E[l - max]. */
 	int64_t best = 0;
 	for (int64_t i = 1; i < n_vocab; i++)
 		if (logits[i] > logits[best])
@@ -43,9 +44,57 @@ void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
 		pl += e * d;
 	}
 	double logz = log(z);
-	double nll = logz - ((double)logits[target] - mx);
-	double ent = logz - pl / z;
-	tfm_ppl_add_values(a, nll, ent, best == target, n_bytes);
+	*nll = logz - ((double)logits[target] - mx);
+	*ent = logz - pl / z;
+	*top1 = best == target;
+}
+
+void tfm_ppl_add(struct tfm_ppl_acc *a, const float *logits, int64_t n_vocab,
+		 int32_t target, int64_t n_bytes)
+{
+	double nll, ent;
+	int top1;
+	score(logits, n_vocab, target, &nll, &ent, &top1);
+	tfm_ppl_add_values(a, nll, ent, top1, n_bytes);
+}
+
+struct rows_job {
+	const float *logits;
+	int64_t n, n_vocab;
+	const int32_t *targets;
+	double *nll, *ent;
+	int *top1;
+};
+
+static void rows_task(void *ctx, int i, int n_tasks)
+{
+	struct rows_job *j = ctx;
+	for (int64_t r = i; r < j->n; r += n_tasks)
+		score(j->logits + r * j->n_vocab, j->n_vocab, j->targets[r], &j->nll[r], &j->ent[r],
+		      &j->top1[r]);
+}
+
+int tfm_ppl_add_rows(struct tfm_ppl_acc *a, struct tfm_pool *pool, const float *logits,
+		     int64_t n, int64_t n_vocab, const int32_t *targets, const int64_t *bytes)
+{
+	/* each row scored by one thread; the sums (integers) in row order */
+	struct rows_job j = {.logits = logits, .n = n, .n_vocab = n_vocab, .targets = targets};
+	j.nll = tfm_malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+	j.ent = tfm_malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+	j.top1 = tfm_malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+	if (!j.nll || !j.ent || !j.top1) {
+		free(j.nll), free(j.ent), free(j.top1);
+		return TFM_E_NOMEM;
+	}
+	int nt = pool ? tfm_pool_size(pool) : 1;
+	if (nt > 1 && n > 1)
+		tfm_pool_run(pool, rows_task, &j, (int)(n < nt ? n : nt));
+	else
+		rows_task(&j, 0, 1);
+	for (int64_t r = 0; r < n; r++)
+		tfm_ppl_add_values(a, j.nll[r], j.ent[r], j.top1[r], bytes[r]);
+	free(j.nll), free(j.ent), free(j.top1);
+	return TFM_OK;
 }
 
 /* log sum_i exp(logits[i]), computed from the largest logit (whose lowest

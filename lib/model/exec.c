@@ -243,6 +243,8 @@ void tfm_ctx_free(struct tfm_ctx *c)
 
 void tfm_ctx_reset(struct tfm_ctx *c) { c->pos = 0; }
 
+struct tfm_pool *tfm_ctx_pool(struct tfm_ctx *c) { return c->kx.pool; }
+
 int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos)
 {
 	if (pos < 0 || pos > c->pos)

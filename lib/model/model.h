@@ -72,6 +72,9 @@ void tfm_ctx_reset(struct tfm_ctx *c);       /* back to position 0 */
  * then. */
 int tfm_ctx_rewind(struct tfm_ctx *c, int64_t pos);
 int64_t tfm_ctx_pos(const struct tfm_ctx *c); /* tokens in the cache */
+/* The context's thread pool (its kernels' threads; idle between calls), for
+ * work on the results of tfm_eval such as scoring logits. */
+struct tfm_pool *tfm_ctx_pool(struct tfm_ctx *c);
 int64_t tfm_ctx_size(const struct tfm_ctx *c);
 /* Bytes allocated for the KV cache (K and V of every layer, in their types:
  * 4, 2, 34/32, ... bytes per element). */

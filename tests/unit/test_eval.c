@@ -120,6 +120,34 @@ static void t_merge(void)
 	json_decref(j);
 }
 
+/* tfm_ppl_add_rows on a pool of 3 gives the sums of tfm_ppl_add row by row */
+static void t_rows(void)
+{
+	enum { N = 11, V = 37 };
+	float lg[N * V];
+	int32_t tgt[N];
+	int64_t bytes[N];
+	for (int i = 0; i < N * V; i++)
+		lg[i] = (float)((i * 7919) % 211) / 13.0f - 8.0f;
+	for (int r = 0; r < N; r++)
+		tgt[r] = (r * 5) % V, bytes[r] = r % 4;
+	struct tfm_ppl_acc one, rows, none;
+	tfm_ppl_init(&one), tfm_ppl_init(&rows), tfm_ppl_init(&none);
+	for (int r = 0; r < N; r++)
+		tfm_ppl_add(&one, lg + r * V, V, tgt[r], bytes[r]);
+	struct tfm_pool *pool = NULL;
+	CHECK_OK(tfm_pool_new(&pool, 3));
+	CHECK_OK(tfm_ppl_add_rows(&rows, pool, lg, N, V, tgt, bytes));
+	CHECK(acc_eq(&rows, &one));
+	CHECK(rows.n == N);
+	tfm_ppl_init(&rows);
+	CHECK_OK(tfm_ppl_add_rows(&rows, NULL, lg, N, V, tgt, bytes));
+	CHECK(acc_eq(&rows, &one));
+	CHECK_OK(tfm_ppl_add_rows(&none, pool, lg, 0, V, tgt, bytes));
+	CHECK(none.n == 0);
+	tfm_pool_free(pool);
+}
+
 /* KL from a base record built of the base's logits. */
 static double kl_of(struct tfm_ppl_acc *a, const float *base_lg, const float *model_lg,
 		    int64_t n, int32_t target)
@@ -314,7 +342,7 @@ static void t_logprobs_read(void)
 static const struct t_case t_cases[] = {
 	{ "kl", t_kl }, { "kl_topk", t_kl_topk },
 	{ "uniform", t_uniform }, { "two_way", t_two_way }, { "stderr", t_stderr },
-	{ "merge", t_merge }, { "logprobs_read", t_logprobs_read },
+	{ "merge", t_merge }, { "rows", t_rows }, { "logprobs_read", t_logprobs_read },
 	{ "merge_hostile", t_merge_hostile },
 };
 T_MAIN(t_cases)
