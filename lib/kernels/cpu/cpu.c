@@ -780,6 +780,21 @@ static inline int64_t last_key(const struct tfm_attn_args *a, int64_t p)
 	return a->window > 0 && p + a->window / 2 < end ? p + a->window / 2 : end;
 }
 
+/* An item's scratch: K tile [hd][KT] (transposed), V tile [KT][vd], scores
+ * of 4 queries [4][KT], then the scaled queries [nq][hd] (attn_qs) and a
+ * row [hd], which attn_keys uses; its callers' own floats come after
+ * (attn_after). */
+static float *attn_qs(const struct tfm_attn_args *a, float *scr)
+{
+	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
+	return scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT;
+}
+
+static float *attn_after(const struct tfm_attn_args *a, float *scr, int64_t nq)
+{
+	return attn_qs(a, scr) + nq * a->head_dim + a->head_dim;
+}
+
 /* Keys [klo, khi] (positions, within [plo, phi] of the block) of one
  * item's queries through the online softmax, from mx = -inf, ls = 0, o = 0:
  * query i (token t0 + i / grp, head kh grp + i % grp) keeps its running
@@ -791,10 +806,8 @@ static void attn_keys(struct attn_job *j, float *scr, int64_t kh, int64_t t0, in
 	const struct tfm_attn_args *a = j->a;
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
 	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
-	/* scratch (attn_item): K tile [hd][KT] (transposed), V tile [KT][vd],
-	 * scores of 4 queries [4][KT], the scaled queries [nq][hd], then a row [hd] */
-	float *kt = scr, *vt = kt + ATT_KT * hd, *sc = vt + ATT_KT * vd;
-	float *qs = sc + 4 * ATT_KT, *tmp = qs + nq * hd;
+	float *kt = scr, *vt = kt + ATT_KT * hd, *sc = vt + ATT_KT * vd; /* attn_qs says */
+	float *qs = attn_qs(a, scr), *tmp = qs + nq * hd;
 	for (int64_t i = 0; i < nq; i++) {
 		mx[i] = -INFINITY, ls[i] = 0;
 		int64_t t = t0 + i / grp, h = kh * grp + i % grp;
@@ -881,8 +894,8 @@ static void attn_merge(float *o, float *m, float *l, const float *o2, float m2, 
 static void attn_queries(struct attn_job *j, float *scr, int64_t kh, int64_t t0, int64_t t1)
 {
 	const struct tfm_attn_args *a = j->a;
-	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, grp = a->n_head / a->n_head_kv;
-	float *qs = scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT;
+	int64_t hd = a->head_dim, grp = a->n_head / a->n_head_kv;
+	float *qs = attn_qs(a, scr);
 	for (int64_t t = t0; t < t1; t++)
 		for (int64_t g = 0; g < grp; g++) {
 			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
@@ -909,7 +922,7 @@ static void attn_item(struct attn_job *j, float *scr, int64_t it)
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd;
 	int64_t grp = a->n_head / a->n_head_kv, nq = (t1 - t0) * grp;
 	/* after attn_keys' scratch: m, l [nq], and a segment's m, l [nq], o [nq][vd] */
-	float *mx = scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT + nq * hd + hd;
+	float *mx = attn_after(a, scr, nq);
 	float *ls = mx + nq, *m2 = ls + nq, *l2 = m2 + nq, *o2 = l2 + nq;
 	attn_queries(j, scr, kh, t0, t1);
 	/* keys of the block; an encoder's queries all see the whole batch
@@ -967,7 +980,7 @@ static void split_task(void *ctx, int task, int n_tasks)
 	float *scr = j->k->scratch + (size_t)task * j->k->scratch_per_task;
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, grp = a->n_head / a->n_head_kv;
 	int64_t nq = a->n_tok * grp, rows = a->n_tok * a->n_head;
-	float *mx = scr + ATT_KT * hd + ATT_KT * vd + 4 * ATT_KT + nq * hd + hd, *ls = mx + nq;
+	float *mx = attn_after(a, scr, nq), *ls = mx + nq;
 	int64_t plo = first_key(a, a->pos0), phi = last_key(a, a->pos0 + a->n_tok - 1);
 	(void)n_tasks;
 	for (;;) {
