@@ -169,58 +169,6 @@ static void wkv4_blocks(void *ctx, struct tfm_kexec *kt, int task, int64_t u0, i
 	}
 }
 
-/* v5's time mixing of xn = ln1(x) [n][d] into o [n][d]; scr [6][B][d] */
-static void time_mix5(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
-		      float *S, float *scr, float *o)
-{
-	const struct tfm_spec *s = &c->m->spec;
-	const struct tfm_backend *be = c->m->be;
-	int64_t d = s->n_embd, B = c->n_batch, hs = s->rwkv_head_size, nh = d / hs;
-	float *a = scr, *g = a + B * d, *e = g + B * d, *k = e + B * d, *v = k + B * d;
-	float *r = v + B * d;
-	lerp(a, c->xn, shift, L->mix_k, n, d);
-	be->matmul(&c->kx, k, a, &L->rw_k, n);
-	lerp(a, c->xn, shift, L->mix_v, n, d);
-	be->matmul(&c->kx, v, a, &L->rw_v, n);
-	lerp(a, c->xn, shift, L->mix_r, n, d);
-	be->matmul(&c->kx, r, a, &L->rw_r, n);
-	if (s->rwkv_minor == 2) {
-		lerp(a, c->xn, shift, L->mix_g, n, d);
-		be->matmul(&c->kx, g, a, &L->rw_g, n);
-		for (int64_t i = 0; i < n * d; i++)
-			g[i] *= sigm(g[i]);
-	}
-	/* ~0.3 ns per state element and token (mamba.c says the units) */
-	struct wkv_job j = {.be = be, .L = L, .n = n, .d = d, .hs = hs, .eps = 1e-5f, .S = S,
-			    .e = e, .out = a, .r = r, .k = k, .v = v, .w = L->rw_decay, .w_ld = 0};
-	be->parallel(&c->kx, wkv5_heads, &j, nh, 16.0 * (double)n * d * hs);
-	if (s->rwkv_minor == 2)
-		for (int64_t i = 0; i < n * d; i++)
-			a[i] *= g[i];
-	be->matmul(&c->kx, o, a, &L->rw_o, n);
-}
-
-/* v4's time mixing of xn = ln1(x) [n][d] into o [n][d]; st the layer's
- * num, den, max [3][d]; scr [6][B][d] */
-static void time_mix4(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
-		      float *st, float *scr, float *o)
-{
-	const struct tfm_backend *be = c->m->be;
-	int64_t d = c->m->spec.n_embd, B = c->n_batch;
-	float *a = scr, *e = a + B * d, *k = e + B * d, *v = k + B * d, *r = v + B * d;
-	lerp(a, c->xn, shift, L->mix_k, n, d);
-	be->matmul(&c->kx, k, a, &L->rw_k, n);
-	lerp(a, c->xn, shift, L->mix_v, n, d);
-	be->matmul(&c->kx, v, a, &L->rw_v, n);
-	lerp(a, c->xn, shift, L->mix_r, n, d);
-	be->matmul(&c->kx, r, a, &L->rw_r, n);
-	/* ~2 ns per channel and token, four exps (mamba.c says the units) */
-	struct wkv_job j = {.be = be, .L = L, .n = n, .d = d, .S = st, .e = e, .r = r, .k = k,
-			    .v = v};
-	be->parallel(&c->kx, wkv4_blocks, &j, (d + WKV_BLOCK - 1) / WKV_BLOCK, 100.0 * (double)n * d);
-	be->matmul(&c->kx, o, e, &L->rw_o, n);
-}
-
 /* dst[t] = x[t] + (prev(t) - x[t]) * mix (v7's form of the lerp) */
 static void lerp7(float *dst, const float *x, const float *shift, const float *mix, int64_t n,
 		  int64_t d)
@@ -402,6 +350,59 @@ static void ew_gate(const struct ew *e, int64_t t0, int64_t t1)
 {
 	for (int64_t i = t0 * e->d; i < t1 * e->d; i++)
 		e->xx[i] *= e->g[i];
+}
+
+/* v5's time mixing of xn = ln1(x) [n][d] into o [n][d]; scr [6][B][d] */
+static void time_mix5(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
+		      float *S, float *scr, float *o)
+{
+	const struct tfm_spec *s = &c->m->spec;
+	const struct tfm_backend *be = c->m->be;
+	int64_t d = s->n_embd, B = c->n_batch, hs = s->rwkv_head_size, nh = d / hs;
+	float *a = scr, *g = a + B * d, *e = g + B * d, *k = e + B * d, *v = k + B * d;
+	float *r = v + B * d;
+	struct ew E = {.be = be, .xn = c->xn, .shift = shift, .xx = a, .g = g, .d = d};
+	const float *mix[4] = {L->mix_k, L->mix_v, L->mix_r, L->mix_g};
+	float *dst[4] = {k, v, r, g};
+	const struct tfm_mat *proj[4] = {&L->rw_k, &L->rw_v, &L->rw_r, &L->rw_g};
+	for (int j = 0; j < (s->rwkv_minor == 2 ? 4 : 3); j++) {
+		E.mix = mix[j];
+		ew_par(c, ew_lerp, &E, n, d);
+		be->matmul(&c->kx, dst[j], a, proj[j], n);
+	}
+	if (s->rwkv_minor == 2)
+		ew_par(c, ew_silu_g, &E, n, 10.0 * d);
+	/* ~0.3 ns per state element and token (mamba.c says the units) */
+	struct wkv_job j = {.be = be, .L = L, .n = n, .d = d, .hs = hs, .eps = 1e-5f, .S = S,
+			    .e = e, .out = a, .r = r, .k = k, .v = v, .w = L->rw_decay, .w_ld = 0};
+	be->parallel(&c->kx, wkv5_heads, &j, nh, 16.0 * (double)n * d * hs);
+	if (s->rwkv_minor == 2)
+		ew_par(c, ew_gate, &E, n, d);
+	be->matmul(&c->kx, o, a, &L->rw_o, n);
+}
+
+/* v4's time mixing of xn = ln1(x) [n][d] into o [n][d]; st the layer's
+ * num, den, max [3][d]; scr [6][B][d] */
+static void time_mix4(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, const float *shift,
+		      float *st, float *scr, float *o)
+{
+	const struct tfm_backend *be = c->m->be;
+	int64_t d = c->m->spec.n_embd, B = c->n_batch;
+	float *a = scr, *e = a + B * d, *k = e + B * d, *v = k + B * d, *r = v + B * d;
+	struct ew E = {.be = be, .xn = c->xn, .shift = shift, .xx = a, .d = d};
+	const float *mix[3] = {L->mix_k, L->mix_v, L->mix_r};
+	float *dst[3] = {k, v, r};
+	const struct tfm_mat *proj[3] = {&L->rw_k, &L->rw_v, &L->rw_r};
+	for (int j = 0; j < 3; j++) {
+		E.mix = mix[j];
+		ew_par(c, ew_lerp, &E, n, d);
+		be->matmul(&c->kx, dst[j], a, proj[j], n);
+	}
+	/* ~2 ns per channel and token, four exps (mamba.c says the units) */
+	struct wkv_job j = {.be = be, .L = L, .n = n, .d = d, .S = st, .e = e, .r = r, .k = k,
+			    .v = v};
+	be->parallel(&c->kx, wkv4_blocks, &j, (d + WKV_BLOCK - 1) / WKV_BLOCK, 100.0 * (double)n * d);
+	be->matmul(&c->kx, o, e, &L->rw_o, n);
 }
 
 /* v6's time mixing of xn = ln1(x) [n][d] into o [n][d]: scr [8][B][d], lr
