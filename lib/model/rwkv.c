@@ -47,7 +47,20 @@
  * no receptance.  State per layer as v5.
  *
  * The WKV recurrences run on the backend's pool (be->parallel): v5-v7 a
- * head per thread, v4 blocks of channels. */
+ * head per thread, v4 blocks of channels.
+ *
+ * Prefill runs v7's step token by token, not its chunked form.  Over a
+ * chunk of L tokens (decays cumulated within it, u_t = S_{t-1} a_t) the
+ * chunked form is four L x L score matrices (r and a against k and b),
+ * the triangular solve of (I - A_ab) U = A_ak V + Â S^T, and the state's
+ * products: about 4 L N^2 + 7.5 L^2 N multiply-adds per head and chunk,
+ * against the step's 5 L N^2 (N = hs = 64).  Its matrix products alone
+ * (12 heads, 512 tokens, OpenBLAS sgemm on one thread of a 2-core Zen 3
+ * EPYC, five runs) took 0.79-1.49x the step kernel's time at L = 16,
+ * 0.76-0.95x at L = 32 and 0.98-1.16x at L = 64, before the solve's
+ * sequential part and the decay scalings; and the step kernel is 7% of
+ * RWKV-7 0.1B-shaped pp512 (perf).  At most about 1% of prefill to win:
+ * the chunked form pays where matrix units make products cheap, not here. */
 #include "model/model-impl.h"
 #include "model/mamba.h"
 
