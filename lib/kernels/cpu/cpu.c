@@ -1064,8 +1064,12 @@ static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int
 	int64_t hd = a->head_dim, vd = a->v_dim ? a->v_dim : hd, ns = a->n_slots;
 	size_t krow = tfm_k_kv_bytes(a->k_type, 1, 1, hd), vrow = tfm_k_kv_bytes(a->v_type, 1, 1, vd);
 	for (int64_t h = 0; h < a->n_head_kv; h++) {
-		if (a->k_type == TFM_TYPE_F32 || a->k_type == TFM_TYPE_F16) {
-			size_t es = a->k_type == TFM_TYPE_F32 ? 4 : 2;
+		if (a->k_type == TFM_TYPE_F32) { /* a column of K^T, element by element */
+			float *col = (float *)kc + h * hd * ns + slot;
+			for (int64_t d = 0; d < hd; d++)
+				col[d * ns] = k[h * hd + d];
+		} else if (a->k_type == TFM_TYPE_F16) {
+			size_t es = 2;
 			uint8_t *col = (uint8_t *)kc + (size_t)(h * hd * ns + slot) * es;
 			for (int64_t d = 0; d < hd; d++)
 				tfm_k_kv_put(a->k_type, col + (size_t)(d * ns) * es, k + h * hd + d, 1);
