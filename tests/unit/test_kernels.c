@@ -1072,6 +1072,9 @@ static void t_qgemv_neon(void)
 		{TFM_TYPE_Q5_0, tfm_cpu_qgemv_q5_0_##isa, tfm_vec_dot_q5_0_q8_0_##isa, 32, 352}, \
 		{TFM_TYPE_Q5_1, tfm_cpu_qgemv_q5_1_##isa, tfm_vec_dot_q5_1_q8_1_##isa, 32, 352}, \
 		{TFM_TYPE_Q8_0, tfm_cpu_qgemv_q8_0_##isa, tfm_vec_dot_q8_0_q8_0_##isa, 32, 352}, \
+		{TFM_TYPE_Q4_K, tfm_cpu_qgemv_q4_K_##isa, tfm_vec_dot_q4_K_q8_K_##isa, 256, 768}, \
+		{TFM_TYPE_Q5_K, tfm_cpu_qgemv_q5_K_##isa, tfm_vec_dot_q5_K_q8_K_##isa, 256, 768}, \
+		{TFM_TYPE_Q6_K, tfm_cpu_qgemv_q6_K_##isa, tfm_vec_dot_q6_K_q8_K_##isa, 256, 768}, \
 	}
 	static const struct qgemv_case neon[] = QGEMV_NEON(neon), dotprod[] = QGEMV_NEON(dotprod);
 #undef QGEMV_NEON

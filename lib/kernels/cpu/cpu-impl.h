@@ -115,7 +115,10 @@ void tfm_cpu_attn_pv_neon(float *const *o, const float *corr, const float *p, in
 	void tfm_cpu_qgemv_q4_1_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
 	void tfm_cpu_qgemv_q5_0_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
 	void tfm_cpu_qgemv_q5_1_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
-	void tfm_cpu_qgemv_q8_0_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+	void tfm_cpu_qgemv_q8_0_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q4_K_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q5_K_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q6_K_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 TFM_CPU_QGEMV_NEON(neon)
 TFM_CPU_QGEMV_NEON(dotprod)
 #undef TFM_CPU_QGEMV_NEON

@@ -1,5 +1,5 @@
 /* qgemv-neon.c: the four-row decode products of quantized weight rows
- * (qgemv-neon.h) with 8-bit products widened to 16 bits
+ * (qgemv-neon.h, qgemv-k-neon.h) with 8-bit products widened to 16 bits
  * (SMULL) and added pairwise into 32 (SADALP), as lib/quant's dot-neon.c:
  * each row bit-identical to its tfm_vec_dot_*_neon. */
 #include <arm_neon.h>
@@ -13,3 +13,4 @@ static inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b)
 }
 
 #include "kernels/cpu/qgemv-neon.h"
+#include "kernels/cpu/qgemv-k-neon.h"
