@@ -161,7 +161,8 @@ deps:
 # the dot product instructions (QEMU_CPU=max) and on one without
 # (Cortex-A57, ARMv8.0), so that both NEON paths run; the kernel tests
 # (every CPU instruction set: scalar, neon, dotprod) once, on max, and
-# their scans on Cortex-A57.  TFM_TEST_QUICK=1: test_kernels' reduced grid
+# their scans and four-row decode kernels (qgemv_neon: the SMULL ones
+# there) on Cortex-A57.  TFM_TEST_QUICK=1: test_kernels' reduced grid
 # (fewer attention cases of 17 tokens, see tests/unit/test_kernels.c);
 # make check runs the whole grid natively.  The whole of check-arm64,
 # cross-build included, took 3.4 minutes on a 2-core AVX2 EPYC.  The loader and libc come from Debian's
@@ -177,7 +178,8 @@ check-arm64:
 	  all $(ARM64_B)/tests/test_kernels $(ARM64_B)/tests/test_quant $(ARM64_B)/tests/test_model_real
 	@set -e; for run in "max test_quant" "max test_model_real stories260k" \
 	    "cortex-a57 test_quant" "cortex-a57 test_model_real stories260k" \
-	    "cortex-a57 test_kernels scans" "max test_kernels"; do \
+	    "cortex-a57 test_kernels scans" "cortex-a57 test_kernels qgemv_neon" \
+	    "max test_kernels"; do \
 	  set -- $$run; cpu=$$1; shift; \
 	  echo "check-arm64: QEMU_CPU=$$cpu $$*" >&2; \
 	  QEMU_CPU=$$cpu $(ARM64_RUN) $(ARM64_B)/tests/$$* >$(ARM64_B)/check.log 2>&1 || \

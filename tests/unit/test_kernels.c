@@ -984,42 +984,27 @@ static void t_qgemv_k(void)
 #endif
 }
 
-/* The AVX2 4-row decode kernels (qgemv-avx2.c, qgemv-k-avx2.c): every row
- * bit-identical to lib/quant's one-row AVX2 dot, alone or grouped, on odd
- * row counts and two row lengths; within 1e-5 of the scalar reference.  The
- * last row count has the weights and activations at their extremes (all -1,
- * or alternating +-1, against all -1), the largest 16-bit partial sums. */
-static void t_qgemv_avx2(void)
+#if defined(__x86_64__) || defined(__aarch64__)
+struct qgemv_case {
+	int type;
+	tfm_cpu_qgemv_fn fn;
+	tfm_vec_dot_fn one;   /* lib/quant's one-row dot of the same instruction set */
+	int64_t n0, n1;       /* row lengths */
+};
+
+/* Four-row decode kernels k[nk] of instruction set isa: every row
+ * bit-identical to the one-row dot, alone or grouped, on odd row counts and
+ * two row lengths; within 1e-5 of the scalar reference.  The last row count
+ * has the weights and activations at their extremes (all -1, or
+ * alternating +-1, against all -1), the largest partial sums. */
+static void qgemv_rows(const struct qgemv_case *k, size_t nk, const char *isa)
 {
-#if !defined(__x86_64__)
-	fprintf(stderr, "  qgemv avx2: x86-64 only, not run\n");
-#else
-	if (strcmp(tfm_quant_isa(), "avx2") && strcmp(tfm_quant_isa(), "avx512")) {
-		fprintf(stderr, "  qgemv avx2: lib/quant runs scalar here (no AVX2, or TFM_ISA=scalar), "
-			"not run\n");
-		return;
-	}
-	static const struct {
-		int type;
-		tfm_cpu_qgemv_fn fn;
-		tfm_vec_dot_fn one;
-		int64_t n0, n1; /* row lengths */
-	} k[] = {
-		{TFM_TYPE_Q4_0, tfm_cpu_qgemv_q4_0_avx2, tfm_vec_dot_q4_0_q8_0_avx2, 32, 352},
-		{TFM_TYPE_Q4_1, tfm_cpu_qgemv_q4_1_avx2, tfm_vec_dot_q4_1_q8_1_avx2, 32, 352},
-		{TFM_TYPE_Q5_0, tfm_cpu_qgemv_q5_0_avx2, tfm_vec_dot_q5_0_q8_0_avx2, 32, 352},
-		{TFM_TYPE_Q5_1, tfm_cpu_qgemv_q5_1_avx2, tfm_vec_dot_q5_1_q8_1_avx2, 32, 352},
-		{TFM_TYPE_Q8_0, tfm_cpu_qgemv_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx2, 32, 352},
-		{TFM_TYPE_Q4_K, tfm_cpu_qgemv_q4_K_avx2, tfm_vec_dot_q4_K_q8_K_avx2, 256, 768},
-		{TFM_TYPE_Q5_K, tfm_cpu_qgemv_q5_K_avx2, tfm_vec_dot_q5_K_q8_K_avx2, 256, 768},
-		{TFM_TYPE_Q6_K, tfm_cpu_qgemv_q6_K_avx2, tfm_vec_dot_q6_K_q8_K_avx2, 256, 768},
-	};
 	static const int64_t rowsv[] = {1, 3, 4, 5, 7, 9};
 	enum { MAXN = 768, MAXR = 9, NR = 6 };
 	float *w = malloc(MAXN * MAXR * sizeof *w), *x = malloc(MAXN * sizeof *x);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN);
 	float y[MAXR], y1[MAXR];
-	for (size_t ti = 0; ti < sizeof k / sizeof k[0]; ti++) {
+	for (size_t ti = 0; ti < nk; ti++) {
 		const int xt = tfm_vec_dot_type(k[ti].type);
 		int same = 1;
 		for (int ni = 0; ni < 2; ni++)
@@ -1045,10 +1030,71 @@ static void t_qgemv_avx2(void)
 						    1e-5);
 				}
 			}
-		CHECK_MSG(same, "qgemv %s avx2: a row differs from the one-row dot or alone",
-			  tfm_type_name(k[ti].type));
+		CHECK_MSG(same, "qgemv %s %s: a row differs from the one-row dot or alone",
+			  tfm_type_name(k[ti].type), isa);
 	}
 	free(w), free(x), free(wq), free(xq);
+}
+#endif
+
+/* The AVX2 4-row decode kernels (qgemv-avx2.c, qgemv-k-avx2.c) against
+ * lib/quant's one-row AVX2 dots (qgemv_rows) */
+static void t_qgemv_avx2(void)
+{
+#if !defined(__x86_64__)
+	fprintf(stderr, "  qgemv avx2: x86-64 only, not run\n");
+#else
+	if (strcmp(tfm_quant_isa(), "avx2") && strcmp(tfm_quant_isa(), "avx512")) {
+		fprintf(stderr, "  qgemv avx2: lib/quant runs scalar here (no AVX2, or TFM_ISA=scalar), "
+			"not run\n");
+		return;
+	}
+	static const struct qgemv_case k[] = {
+		{TFM_TYPE_Q4_0, tfm_cpu_qgemv_q4_0_avx2, tfm_vec_dot_q4_0_q8_0_avx2, 32, 352},
+		{TFM_TYPE_Q4_1, tfm_cpu_qgemv_q4_1_avx2, tfm_vec_dot_q4_1_q8_1_avx2, 32, 352},
+		{TFM_TYPE_Q5_0, tfm_cpu_qgemv_q5_0_avx2, tfm_vec_dot_q5_0_q8_0_avx2, 32, 352},
+		{TFM_TYPE_Q5_1, tfm_cpu_qgemv_q5_1_avx2, tfm_vec_dot_q5_1_q8_1_avx2, 32, 352},
+		{TFM_TYPE_Q8_0, tfm_cpu_qgemv_q8_0_avx2, tfm_vec_dot_q8_0_q8_0_avx2, 32, 352},
+		{TFM_TYPE_Q4_K, tfm_cpu_qgemv_q4_K_avx2, tfm_vec_dot_q4_K_q8_K_avx2, 256, 768},
+		{TFM_TYPE_Q5_K, tfm_cpu_qgemv_q5_K_avx2, tfm_vec_dot_q5_K_q8_K_avx2, 256, 768},
+		{TFM_TYPE_Q6_K, tfm_cpu_qgemv_q6_K_avx2, tfm_vec_dot_q6_K_q8_K_avx2, 256, 768},
+	};
+	qgemv_rows(k, sizeof k / sizeof k[0], "avx2");
+#endif
+}
+
+/* The aarch64 4-row decode kernels (qgemv-neon.h, qgemv-k-neon.h) against
+ * lib/quant's one-row dots of the same instruction set (qgemv_rows): the
+ * SMULL ones ("neon") on every processor, the SDOT ones where lib/quant
+ * runs "dotprod".  check-arm64 runs this on QEMU_CPU=max and cortex-a57. */
+static void t_qgemv_neon(void)
+{
+#if !defined(__aarch64__)
+	fprintf(stderr, "  qgemv neon: aarch64 only, not run\n");
+#else
+	const char *isa = tfm_quant_isa();
+	if (strcmp(isa, "neon") && strcmp(isa, "dotprod")) {
+		fprintf(stderr, "  qgemv neon: lib/quant runs %s here (TFM_ISA=scalar), not run\n", isa);
+		return;
+	}
+#define QGEMV_NEON(isa) { \
+		{TFM_TYPE_Q4_0, tfm_cpu_qgemv_q4_0_##isa, tfm_vec_dot_q4_0_q8_0_##isa, 32, 352}, \
+		{TFM_TYPE_Q4_1, tfm_cpu_qgemv_q4_1_##isa, tfm_vec_dot_q4_1_q8_1_##isa, 32, 352}, \
+		{TFM_TYPE_Q5_0, tfm_cpu_qgemv_q5_0_##isa, tfm_vec_dot_q5_0_q8_0_##isa, 32, 352}, \
+		{TFM_TYPE_Q5_1, tfm_cpu_qgemv_q5_1_##isa, tfm_vec_dot_q5_1_q8_1_##isa, 32, 352}, \
+		{TFM_TYPE_Q8_0, tfm_cpu_qgemv_q8_0_##isa, tfm_vec_dot_q8_0_q8_0_##isa, 32, 352}, \
+		{TFM_TYPE_Q4_K, tfm_cpu_qgemv_q4_K_##isa, tfm_vec_dot_q4_K_q8_K_##isa, 256, 768}, \
+		{TFM_TYPE_Q5_K, tfm_cpu_qgemv_q5_K_##isa, tfm_vec_dot_q5_K_q8_K_##isa, 256, 768}, \
+		{TFM_TYPE_Q6_K, tfm_cpu_qgemv_q6_K_##isa, tfm_vec_dot_q6_K_q8_K_##isa, 256, 768}, \
+	}
+	static const struct qgemv_case neon[] = QGEMV_NEON(neon), dotprod[] = QGEMV_NEON(dotprod);
+#undef QGEMV_NEON
+	qgemv_rows(neon, sizeof neon / sizeof neon[0], "neon");
+	if (!strcmp(isa, "dotprod"))
+		qgemv_rows(dotprod, sizeof dotprod / sizeof dotprod[0], "dotprod");
+	else
+		fprintf(stderr, "  qgemv neon: no dot product instructions here (or TFM_ISA=neon): "
+			"the SDOT kernels not run\n");
 #endif
 }
 
@@ -1113,6 +1159,7 @@ static const struct t_case t_cases[] = {
 	{"scans", t_scans},
 	{"qgemv_k", t_qgemv_k},
 	{"qgemv_avx2", t_qgemv_avx2},
+	{"qgemv_neon", t_qgemv_neon},
 	{"xbuf", t_xbuf},
 	{"teardown", t_teardown},
 };

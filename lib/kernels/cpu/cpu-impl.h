@@ -107,6 +107,21 @@ void tfm_cpu_attn_qk_neon(float *s, int64_t lds, const float *q, int64_t nq, con
 			  int64_t ldk, int64_t hd, int64_t nk);
 void tfm_cpu_attn_pv_neon(float *const *o, const float *corr, const float *p, int64_t ldp,
 			  int64_t nq, const float *v, int64_t nk, int64_t vd);
+/* qgemv-neon.c, qgemv-dotprod.c (qgemv-neon.h, qgemv-k-neon.h): the
+ * four-row decode kernels, each row bit-identical to lib/quant's
+ * tfm_vec_dot_*_neon / _dotprod (dotprod: only where the processor has it) */
+#define TFM_CPU_QGEMV_NEON(isa) \
+	void tfm_cpu_qgemv_q4_0_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q4_1_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q5_0_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q5_1_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q8_0_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q4_K_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q5_K_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows); \
+	void tfm_cpu_qgemv_q6_K_##isa(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
+TFM_CPU_QGEMV_NEON(neon)
+TFM_CPU_QGEMV_NEON(dotprod)
+#undef TFM_CPU_QGEMV_NEON
 
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);

@@ -16,11 +16,13 @@
  *
  * aarch64: the float kernels (dots, f16 rows, softmax, activations,
  * attention tiles, the recurrent scans) are NEON (*-neon.c), the same on
- * "neon" and "dotprod"; the two differ only in lib/quant's integer dots,
- * which decode and small batches of quantized weights use one row at a
- * time (with SDOT where the processor has it).  No 8-bit GEMM or multi-row
- * kernel there yet: prefill of quantized weights is sgemm on dequantized
- * tiles.
+ * "neon" and "dotprod"; the two differ only in the integer dots of
+ * decode and small batches of quantized weights (SDOT where the processor
+ * has it): four rows at a time for q4_0, q4_1, q5_0, q5_1, q4_K, q5_K
+ * (qgemv-neon.h, qgemv-k-neon.h, built as qgemv-neon.c and
+ * qgemv-dotprod.c), lib/quant's one-row dots for the others (qgemv_for).
+ * No 8-bit GEMM there yet: prefill of quantized weights is sgemm on
+ * dequantized tiles.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -552,9 +554,40 @@ int tfm_cpu_igemm_takes(int type)
  * EPYC, three alternated pairs).  qgemv-k-avx2.c's q6_K is not used: it
  * measured 0.98x before and 0.97-1.03x after (decode streams its weights
  * from memory about as fast one row at a time; its four rows' compute
- * saving, 1.7x in cache, does not show). */
+ * saving, 1.7x in cache, does not show).
+ * aarch64 (qgemv-neon.h, qgemv-k-neon.h): the kernels of the ISA lib/quant
+ * runs, so that each row has the bits of tfm_vec_dot's one-row dot.  Their
+ * speed is unmeasured: they were written and checked under qemu-user only.
+ * Wired for the types whose four-row kernels paid off on AVX2; q8_0 and
+ * q6_K are not, as on AVX2 (their decode streams the most bytes per
+ * product, so sharing the activation loads saves least, and four
+ * interleaved row streams were slower than one on that machine), until
+ * an arm64 processor measures them: both are built and tested
+ * (test_kernels qgemv_neon) like the others. */
 static tfm_cpu_qgemv_fn qgemv_for(int type)
 {
+#if defined(__aarch64__)
+	if (!strcmp(tfm_quant_isa(), "dotprod"))
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_dotprod;
+		case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_dotprod;
+		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_dotprod;
+		case TFM_TYPE_Q5_1: return tfm_cpu_qgemv_q5_1_dotprod;
+		case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4_K_dotprod;
+		case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5_K_dotprod;
+		default: return NULL;
+		}
+	if (!strcmp(tfm_quant_isa(), "neon"))
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4_0_neon;
+		case TFM_TYPE_Q4_1: return tfm_cpu_qgemv_q4_1_neon;
+		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5_0_neon;
+		case TFM_TYPE_Q5_1: return tfm_cpu_qgemv_q5_1_neon;
+		case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4_K_neon;
+		case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5_K_neon;
+		default: return NULL;
+		}
+#endif
 #if defined(__x86_64__)
 	if (g_isa.qgemv_avx2)
 		switch (type) {
