@@ -98,6 +98,11 @@ $(B)/lib/quant/%-avx512.o: XCFLAGS += -mavx512f -mavx512bw -mavx512vl \
 # (vdotq_s32, ARMv8.2-A's optional dot product), chosen when HWCAP says so
 $(B)/lib/kernels/cpu/%-neon.o $(B)/lib/quant/%-neon.o: XCFLAGS += -march=armv8-a
 $(B)/lib/kernels/cpu/%-dotprod.o $(B)/lib/quant/%-dotprod.o: XCFLAGS += -march=armv8.2-a+dotprod
+# GCC 12's scheduler before register allocation hoists the 64 LD1R of a
+# block of igemm-neon.c's kernel and spills its accumulators to the stack
+# (580 q-register stack accesses, most in the inner loop; without it 130,
+# none in the loop)
+$(B)/lib/kernels/cpu/igemm-neon.o: XCFLAGS += -fno-schedule-insns
 
 # The programs' and tests' objects are made by a chain of pattern rules;
 # kept (not deleted as intermediate) so that a second make rebuilds nothing.

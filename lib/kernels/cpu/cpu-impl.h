@@ -76,6 +76,22 @@ void tfm_cpu_igemm_prep_w_avx2(uint8_t *wp, int type, const void *w, size_t rb, 
 void tfm_cpu_igemm_avx2(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
 			int64_t rows, int64_t in, int type);
 
+/* igemm-neon.c, igemm-dotprod.c (aarch64): the same GEMM with NEON, groups
+ * of 8 tokens and of 4 weight rows (layout: igemm-neon.h), one packing for
+ * both kernels; same arguments as the AVX2 one.  tfm_cpu_igemm_neon
+ * multiplies with SMULL, tfm_cpu_igemm_dotprod with SDOT (only where the
+ * processor has it). */
+size_t tfm_cpu_igemm_x_bytes_neon(int64_t n, int64_t in);
+size_t tfm_cpu_igemm_w_bytes_neon(int64_t rows, int64_t in);
+void tfm_cpu_igemm_pack_x_neon(uint8_t *xp, const float *x, int64_t n, int64_t in, int64_t group,
+			       void *q8, int k256); /* tokens 8 group .. */
+void tfm_cpu_igemm_prep_w_neon(uint8_t *wp, int type, const void *w, size_t rb, int64_t rows,
+			       int64_t in);
+void tfm_cpu_igemm_neon(float *y, int64_t ldy, const uint8_t *xp, int64_t n, const uint8_t *wp,
+			int64_t rows, int64_t in, int type);
+void tfm_cpu_igemm_dotprod(float *y, int64_t ldy, const uint8_t *xp, int64_t n,
+			   const uint8_t *wp, int64_t rows, int64_t in, int type);
+
 /* whether a prefill (more than 16 tokens) of weights of type runs one of
  * the 8-bit GEMMs on the instruction set in use (cpu.c) */
 int tfm_cpu_igemm_takes(int type);

@@ -4,7 +4,8 @@
  * integer dots against the activations quantized once per matmul to q8_0 /
  * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
  * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
- * q6_K (AVX2: qgemv-avx2.c for q4_0, q8_0, qgemv-k-avx2.c for q4_K, q5_K),
+ * q6_K (AVX2: qgemv-avx2.c for q4_0, q4_1, q5_0, q5_1, qgemv-k-avx2.c for
+ * q4_K, q5_K; qgemv_for says why not q8_0 and q6_K),
  * lib/quant's one-row dots for the others.  Prefill (more tokens) of every
  * quantized type is an 8-bit GEMM (x quantized to q8_0 once, as
  * llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any other AVX2
@@ -16,13 +17,14 @@
  *
  * aarch64: the float kernels (dots, f16 rows, softmax, activations,
  * attention tiles, the recurrent scans) are NEON (*-neon.c), the same on
- * "neon" and "dotprod"; the two differ only in the integer dots of
- * decode and small batches of quantized weights (SDOT where the processor
- * has it): four rows at a time for q4_0, q4_1, q5_0, q5_1, q4_K, q5_K
- * (qgemv-neon.h, qgemv-k-neon.h, built as qgemv-neon.c and
- * qgemv-dotprod.c), lib/quant's one-row dots for the others (qgemv_for).
- * No 8-bit GEMM there yet: prefill of quantized weights is sgemm on
- * dequantized tiles.
+ * "neon" and "dotprod"; the two differ in the integer kernels of quantized
+ * weights (SDOT where the processor has it).  Decode and small batches:
+ * four rows at a time for q4_0, q4_1, q5_0, q5_1, q4_K, q5_K (qgemv-neon.h,
+ * qgemv-k-neon.h, built as qgemv-neon.c and qgemv-dotprod.c), lib/quant's
+ * one-row dots for the others (qgemv_for).  Prefill: the 8-bit GEMM of all
+ * eight quantized types (x to q8_0 or q8_K as on x86): igemm-neon.c (SMULL)
+ * on "neon", igemm-dotprod.c (SDOT) on "dotprod", one packing for both.
+ * Their speed is unmeasured: written and checked under qemu-user only.
  *
  * Threads: our pool does all the parallel work and OpenBLAS is pinned to one
  * thread (openblas_set_num_threads(1) when the backend is first used).  Each
@@ -77,7 +79,8 @@ static float dot_bf16_scalar(const void *wv, const float *x, int64_t n)
 	return s;
 }
 
-/* an 8-bit prefill GEMM: igemm-avx512.c (VNNI) or igemm-avx2.c */
+/* an 8-bit prefill GEMM: igemm-avx512.c (VNNI) or igemm-avx2.c; aarch64:
+ * igemm-neon.c, with SDOT igemm-dotprod.c */
 struct igemm_fns {
 	size_t (*x_bytes)(int64_t n, int64_t in);
 	size_t (*w_bytes)(int64_t rows, int64_t in);
@@ -104,6 +107,13 @@ static const struct igemm_fns igemm_avx512 = {
 static const struct igemm_fns igemm_avx2 = {
 	tfm_cpu_igemm_x_bytes_avx2, tfm_cpu_igemm_w_bytes_avx2, tfm_cpu_igemm_pack_x_avx2, 8,
 	tfm_cpu_igemm_prep_w_avx2, tfm_cpu_igemm_avx2, 1};
+#elif defined(__aarch64__)
+static const struct igemm_fns igemm_neon = {
+	tfm_cpu_igemm_x_bytes_neon, tfm_cpu_igemm_w_bytes_neon, tfm_cpu_igemm_pack_x_neon, 8,
+	tfm_cpu_igemm_prep_w_neon, tfm_cpu_igemm_neon, 1};
+static const struct igemm_fns igemm_dotprod = {
+	tfm_cpu_igemm_x_bytes_neon, tfm_cpu_igemm_w_bytes_neon, tfm_cpu_igemm_pack_x_neon, 8,
+	tfm_cpu_igemm_prep_w_neon, tfm_cpu_igemm_dotprod, 1};
 #endif
 
 static struct {
@@ -292,6 +302,7 @@ static void isa_fill(const char *isa)
 		g_isa.scan.rwkv5_wkv = tfm_cpu_rwkv5_wkv_neon;
 		g_isa.scan.rwkv7_wkv = tfm_cpu_rwkv7_wkv_neon;
 		g_isa.scan.mlstm_step = tfm_cpu_mlstm_step_neon;
+		g_isa.igemm = !strcmp(isa, "dotprod") ? &igemm_dotprod : &igemm_neon;
 	} else
 #endif
 	{
@@ -508,7 +519,6 @@ static void mm_task(void *ctx, int task, int n_tasks)
  * packed fits the scratch) */
 static const struct igemm_fns *igemm_for(int type)
 {
-#if defined(__x86_64__)
 	if (!g_isa.igemm)
 		return NULL;
 	switch (type) {
@@ -516,10 +526,12 @@ static const struct igemm_fns *igemm_for(int type)
 	case TFM_TYPE_Q4_1: case TFM_TYPE_Q4_K: case TFM_TYPE_Q5_K:
 		return g_isa.igemm;
 	case TFM_TYPE_Q5_1: case TFM_TYPE_Q6_K: /* the AVX-512 GEMM has neither */
+#if defined(__x86_64__)
 		return g_isa.igemm->more ? g_isa.igemm : &igemm_avx2;
-	}
+#else
+		return g_isa.igemm;
 #endif
-	(void)type; /* aarch64: no 8-bit GEMM yet (sgemm) */
+	}
 	return NULL;
 }
 
@@ -1123,17 +1135,15 @@ static void cpu_kv_store(void *kc, void *vc, const float *k, const float *v, int
 static size_t cpu_xbuf_need(int64_t max_in, int64_t max_tok)
 {
 	size_t b = 0;
-#if defined(__x86_64__)
 	pthread_once(&g_once, cpu_init);
 	if (g_isa.igemm && max_tok > VDOT_MAX_BATCH) {
-		size_t a = igemm_avx2.x_bytes(max_tok, max_in);
 		b = g_isa.igemm->x_bytes(max_tok, max_in);
+#if defined(__x86_64__)
+		size_t a = igemm_avx2.x_bytes(max_tok, max_in);
 		if (a > b)
 			b = a;
-	}
-#else
-	(void)max_in, (void)max_tok;
 #endif
+	}
 	return b;
 }
 
