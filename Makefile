@@ -170,7 +170,7 @@ deps:
 # there) on Cortex-A57.  TFM_TEST_QUICK=1: test_kernels' reduced grid
 # (fewer attention cases of 17 tokens, see tests/unit/test_kernels.c);
 # make check runs the whole grid natively.  The whole of check-arm64,
-# cross-build included, took 3.4 minutes on a 2-core AVX2 EPYC.  The loader and libc come from Debian's
+# cross-build included, took 4.6 minutes on a 2-core AVX2 EPYC (the full test_kernels on max, 4 of them).  The loader and libc come from Debian's
 # arm64 multiarch root (/), not the cross toolchain's /usr/aarch64-linux-gnu:
 # the arm64 libraries bring libc6:arm64, whose libc must not meet another
 # build's ld.so.
