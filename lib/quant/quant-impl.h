@@ -6,6 +6,8 @@
 
 #include "quant/quant.h"
 
+#include <string.h>
+
 #define TFM_QUANT_TYPES(X) X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1) \
 	X(q4_K) X(q5_K) X(q6_K) X(q8_K)
 
@@ -89,6 +91,21 @@ static inline void tfm_k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t
 		*d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
 		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
 	}
+}
+
+/* All 8 scales (bytes 0-7) and 8 minimums (bytes 8-15) of a q4_K / q5_K
+ * block's 12 packed bytes at once, into u as 16 bytes: ggml's mask trick
+ * (ggml_vec_dot_q4_K_q8_K), the same 6-bit values as tfm_k4_scale_min.
+ * The four-row decode kernels load u as one vector. */
+static inline void tfm_k4_unpack(uint32_t u[4], const uint8_t *scales)
+{
+	memcpy(u, scales, 12);
+	const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+	u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+	uint32_t a = u[1] & k1;
+	u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+	u[2] = a;
+	u[0] &= k1;
 }
 
 #endif

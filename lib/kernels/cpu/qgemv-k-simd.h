@@ -5,6 +5,7 @@
 #ifndef TFM_CPU_QGEMV_K_SIMD_H
 #define TFM_CPU_QGEMV_K_SIMD_H
 
+#include "quant/quant-impl.h"
 #include "quant/quant.h"
 
 #include <immintrin.h>
@@ -26,13 +27,7 @@ static inline int hsum4(__m128i v)
 static inline __m128i k4_unpack(const uint8_t *scales)
 {
 	uint32_t u[4];
-	memcpy(u, scales, 12);
-	const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-	u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-	uint32_t a = u[1] & k1;
-	u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-	u[2] = a;
-	u[0] &= k1;
+	tfm_k4_unpack(u, scales);
 	return _mm_loadu_si128((const __m128i *)u);
 }
 
