@@ -10,6 +10,7 @@
  * order: the result equals the reference's bits where the compiler
  * contracts neither (C11 mode: GCC does not). */
 #include "quant/quant-impl.h"
+#include "quant/simd-neon-inl.h"
 
 #include <arm_neon.h>
 #include <string.h>
@@ -32,15 +33,6 @@ static inline int dot32(int8x16_t a0, int8x16_t a1, const int8_t *b)
 static inline int dot16i(int8x16_t a, const int8_t *b)
 {
 	return vaddvq_s32(dot16(vdupq_n_s32(0), a, vld1q_s8(b)));
-}
-
-/* 16 lanes of 0x10 where bit l of the little-endian qh[4] (l = 16 hi ..
- * 16 hi + 15) is set, 0 elsewhere: q5's fifth bits */
-static inline uint8x16_t fifth16(const uint8_t *qh, int hi)
-{
-	static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-	uint8x16_t v = vcombine_u8(vdup_n_u8(qh[2 * hi]), vdup_n_u8(qh[2 * hi + 1]));
-	return vandq_u8(vtstq_u8(v, vld1q_u8(bit)), vdupq_n_u8(0x10));
 }
 
 float FN(q8_0_q8_0)(int64_t n, const void *vx, const void *vy)

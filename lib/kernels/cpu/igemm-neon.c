@@ -14,6 +14,7 @@
 #include "kernels/cpu/igemm-neon.h"
 #include "quant/quant-impl.h"
 #include "quant/quant.h"
+#include "quant/simd-neon-inl.h"
 
 #include <arm_neon.h>
 #include <string.h>
@@ -66,15 +67,6 @@ void tfm_cpu_igemm_pack_x_neon(uint8_t *xp, const float *x, int64_t n, int64_t i
 				memcpy(blk + s * 32 + t * 4, qs + 4 * s, 4);
 		}
 	}
-}
-
-/* 16 lanes of 0x10 where bit l of the little-endian qh[4] (l = 16 hi ..
- * 16 hi + 15) is set: q5_0's and q5_1's fifth bits */
-static inline uint8x16_t fifth16(const uint8_t *qh, int hi)
-{
-	static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-	uint8x16_t v = vcombine_u8(vdup_n_u8(qh[2 * hi]), vdup_n_u8(qh[2 * hi + 1]));
-	return vandq_u8(vtstq_u8(v, vld1q_u8(bit)), vdupq_n_u8(0x10));
 }
 
 /* Block b (32 elements) of a row of type as signed bytes v[32] with

@@ -24,6 +24,7 @@
 
 #include "kernels/cpu/cpu-impl.h"
 #include "quant/quant-impl.h"
+#include "quant/simd-neon-inl.h"
 
 #include <arm_neon.h>
 #include <stddef.h>
@@ -68,15 +69,6 @@ static inline void store_rows(float *y, int64_t r, int64_t rows, float32x4_t v)
 static inline int sum32(int8x16_t b0, int8x16_t b1)
 {
 	return vaddlvq_s8(b0) + vaddlvq_s8(b1);
-}
-
-/* 16 lanes of 0x10 where bit l of the little-endian qh[4] (l = 16 hi ..
- * 16 hi + 15) is set, 0 elsewhere: q5's fifth bits (lib/quant/dot-neon.h) */
-static inline uint8x16_t fifth16(const uint8_t *qh, int hi)
-{
-	static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-	uint8x16_t v = vcombine_u8(vdup_n_u8(qh[2 * hi]), vdup_n_u8(qh[2 * hi + 1]));
-	return vandq_u8(vtstq_u8(v, vld1q_u8(bit)), vdupq_n_u8(0x10));
 }
 
 /* The four row sums of one block, sum over l < 32 of u[l] x[l] for the
