@@ -42,10 +42,30 @@ static inline __m256i dot_u8(__m256i x, __m256i y)
  * lane, high nibbles (16-31) in the high lane. */
 static inline __m256i nibbles32(const uint8_t *q)
 {
-	__m128i v = _mm_loadu_si128((const __m128i *)q);
-	__m256i t = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
-	return _mm256_and_si256(t, _mm256_set1_epi8(0x0F));
+	/* the 16 bytes in both lanes (one load), the high lane's 32-bit
+	 * words shifted right by 4: each byte's high nibble is then in its
+	 * low bits (the next byte's low nibble above it, masked off).  Three
+	 * instructions where a load, shift, insert and mask were four. */
+	__m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q));
+	v = _mm256_srlv_epi32(v, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
 }
+
+/* the f16 scales at a, b, c, d (four rows' blocks) as 4 floats: one
+ * conversion where four scalar ones were */
+static inline __m128 fh4(const void *a, const void *b, const void *c, const void *d)
+{
+	uint16_t h[4];
+	memcpy(&h[0], a, 2), memcpy(&h[1], b, 2), memcpy(&h[2], c, 2), memcpy(&h[3], d, 2);
+	__m128i v = _mm_cvtsi32_si128(h[0]);
+	v = _mm_insert_epi16(v, h[1], 1);
+	v = _mm_insert_epi16(v, h[2], 2);
+	v = _mm_insert_epi16(v, h[3], 3);
+	return _mm_cvtph_ps(v);
+}
+
+/* lane q of s, in all 8 lanes of a 256-bit vector (q a constant) */
+#define BCAST4(s8, q) _mm256_permute_ps((s8), (q) * 0x55)
 
 /* 32 bits -> 32 bytes of 0xFF (bit set) or 0 */
 static inline __m256i bits32(const uint8_t *p)
