@@ -75,6 +75,12 @@ struct tfm_backend {
 	/* y[n][w->out] = x[n][w->in] . W^T.  y must not alias x. */
 	void (*matmul)(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
 		       int64_t n);
+	/* The same plus b [w->out] on every row, added while each tile is in
+	 * cache (NULL: the caller runs matmul, then add).  A row's sums may
+	 * round otherwise than matmul then add (an f32 tile can start as the
+	 * bias), never by the thread count. */
+	void (*matmul_bias)(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
+			    const float *b, int64_t n);
 	/* One row of n: y = x / rms(x) * w  (w NULL: 1; plus_one: 1 + w).  y may be x. */
 	void (*rmsnorm)(float *y, const float *x, const float *w, int64_t n, float eps,
 			int plus_one);

@@ -393,6 +393,21 @@ static void add_bias(struct tfm_ctx *c, float *y, const float *b, int64_t n, int
 		rows_par(c, &j, n, 1.0);
 }
 
+/* y = x . W^T + b for n rows (b NULL: none): the backend adds b to each
+ * tile while it is in cache where it can (be->matmul_bias), else a pass
+ * over y after the matmul */
+static void matmul_b(struct tfm_ctx *c, float *y, const float *x, const struct tfm_mat *w,
+		     const float *b, int64_t n)
+{
+	const struct tfm_backend *be = c->m->be;
+	if (b && be->matmul_bias) {
+		be->matmul_bias(&c->kx, y, x, w, b, n);
+	} else {
+		be->matmul(&c->kx, y, x, w, n);
+		add_bias(c, y, b, n, w->out);
+	}
+}
+
 /* y = a + b, n rows of width w (y may be a or b) */
 static void add_rows(struct tfm_ctx *c, float *y, const float *a, const float *b, int64_t n,
 		     int64_t w)
@@ -561,20 +576,17 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	int64_t qd = m->q_dim, kvd = m->kv_dim, hd = m->head_dim, vvd = m->vv_dim;
 	if (s->pos_attn == TFM_POS_DEBERTA) { /* disentangled attention: deberta.c */
 		tfm_deberta_attention(c, l, n);
-		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
-		add_bias(c, c->h, L->bo, n, s->n_embd);
+		matmul_b(c, c->h, c->att, &L->wo, L->bo, n);
 		return;
 	}
 	if (m->mla) {
 		mla_attention(c, l, n, pos0);
-		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
-		add_bias(c, c->h, L->bo, n, s->n_embd);
+		matmul_b(c, c->h, c->att, &L->wo, L->bo, n);
 		return;
 	}
 	if (L->wqkv.data) {
 		int64_t w = qd + 2 * kvd;
-		be->matmul(&c->kx, c->qkv, c->xn, &L->wqkv, n);
-		add_bias(c, c->qkv, L->bqkv, n, w);
+		matmul_b(c, c->qkv, c->xn, &L->wqkv, L->bqkv, n);
 		for (int64_t t = 0; t < n; t++) {
 			memcpy(c->q + t * qd, c->qkv + t * w, (size_t)qd * sizeof(float));
 			memcpy(c->k + t * kvd, c->qkv + t * w + qd, (size_t)kvd * sizeof(float));
@@ -587,17 +599,12 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 			for (int64_t h = 0; h < s->n_head; h++)
 				memcpy(c->q + t * qd + h * hd, c->qkv + t * 2 * qd + h * 2 * hd,
 				       (size_t)hd * sizeof(float));
-		be->matmul(&c->kx, c->k, c->xn, &L->wk, n);
-		be->matmul(&c->kx, c->v, c->xn, &L->wv, n);
-		add_bias(c, c->k, L->bk, n, kvd);
-		add_bias(c, c->v, L->bv, n, kvd);
+		matmul_b(c, c->k, c->xn, &L->wk, L->bk, n);
+		matmul_b(c, c->v, c->xn, &L->wv, L->bv, n);
 	} else {
-		be->matmul(&c->kx, c->q, c->xn, &L->wq, n);
-		be->matmul(&c->kx, c->k, c->xn, &L->wk, n);
-		be->matmul(&c->kx, c->v, c->xn, &L->wv, n);
-		add_bias(c, c->q, L->bq, n, qd);
-		add_bias(c, c->k, L->bk, n, kvd);
-		add_bias(c, c->v, L->bv, n, kvd);
+		matmul_b(c, c->q, c->xn, &L->wq, L->bq, n);
+		matmul_b(c, c->k, c->xn, &L->wk, L->bk, n);
+		matmul_b(c, c->v, c->xn, &L->wv, L->bv, n);
 	}
 	if (s->qk_norm == TFM_QK_NORM_HEAD) {
 		norm_rows(c, c->q, c->q, n * s->n_head, hd, &L->q_norm);
@@ -678,11 +685,10 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 			}
 	if (s->diff_attn) {
 		diff_combine(c, L, n, c->qkv);
-		be->matmul(&c->kx, c->h, c->qkv, &L->wo, n);
+		matmul_b(c, c->h, c->qkv, &L->wo, L->bo, n);
 	} else {
-		be->matmul(&c->kx, c->h, c->att, &L->wo, n);
+		matmul_b(c, c->h, c->att, &L->wo, L->bo, n);
 	}
-	add_bias(c, c->h, L->bo, n, s->n_embd);
 }
 
 /* The arguments of decoder layer l's cross-attention: n queries, every
@@ -706,16 +712,14 @@ static void cross_attention(struct tfm_ctx *c, int64_t l, int64_t n)
 	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
 	struct tfm_attn_args a = cross_args(c, n);
-	be->matmul(&c->kx, c->q, c->xn, &L->cq, n);
-	add_bias(c, c->q, L->cbq, n, m->q_dim);
+	matmul_b(c, c->q, c->xn, &L->cq, L->cbq, n);
 	if (m->k_rot)
 		tfm_kvrot(c->q, n * s->n_head, m->head_dim, m->k_rot);
 	be->attn(&c->kx, c->att, c->q, (uint8_t *)c->kc + c->ck_off[l],
 		 (uint8_t *)c->vc + c->cv_off[l], &a);
 	if (m->v_rot)
 		tfm_kvrot(c->att, n * s->n_head, m->v_dim, m->v_rot);
-	be->matmul(&c->kx, c->h, c->att, &L->co, n);
-	add_bias(c, c->h, L->cbo, n, s->n_embd);
+	matmul_b(c, c->h, c->att, &L->co, L->cbo, n);
 }
 
 /* out[n][d] = down(act(gate(in)) * up(in)) for n rows of in */
@@ -781,8 +785,7 @@ static void moe(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
 	int64_t d = s->n_embd, E = s->n_expert, K = s->n_expert_used;
-	be->matmul(&c->kx, c->rl, in, &L->router, n);
-	add_bias(c, c->rl, L->router_b, n, E);
+	matmul_b(c, c->rl, in, &L->router, L->router_b, n);
 	for (int64_t t = 0; t < n; t++) {
 		float *p = c->rl + t * E, sum = 0;
 		if (s->moe_gate == TFM_MOE_GATE_SIGMOID)
@@ -864,26 +867,22 @@ static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 {
 	struct tfm_model *m = c->m;
 	const struct tfm_spec *s = &m->spec;
-	const struct tfm_backend *be = m->be;
 	struct tfm_layer *L = &m->layers[l];
 	int64_t ff = s->n_ff;
 	if (L->moe) {
 		moe(c, l, n, out, in);
 		return;
 	}
-	be->matmul(&c->kx, c->u, in, &L->up, n);
-	add_bias(c, c->u, L->up_b, n, ff);
+	matmul_b(c, c->u, in, &L->up, L->up_b, n);
 	float *a = c->u;
 	if (L->gate.data) {
-		be->matmul(&c->kx, c->g, in, &L->gate, n);
-		add_bias(c, c->g, L->gate_b, n, ff);
+		matmul_b(c, c->g, in, &L->gate, L->gate_b, n);
 		act_rows(c, c->g, c->u, n, ff, s->act);
 		a = c->g;
 	} else {
 		act_rows(c, c->u, NULL, n, ff, s->act);
 	}
-	be->matmul(&c->kx, out, a, &L->down, n);
-	add_bias(c, out, L->down_b, n, s->n_embd);
+	matmul_b(c, out, a, &L->down, L->down_b, n);
 }
 
 /* the position of token t of this call: its own sequence's in a batch of
@@ -916,8 +915,7 @@ static void embed(struct tfm_ctx *c, const int32_t *tok, int64_t n, int64_t pos0
 		}
 		if (s->embd_norm && !s->embd_proj_first)
 			norm_rows(c, c->xn, c->xn, n, io, &m->embd_norm);
-		m->be->matmul(&c->kx, c->x, c->xn, &m->proj_in, n);
-		add_bias(c, c->x, m->proj_in_b, n, d);
+		matmul_b(c, c->x, c->xn, &m->proj_in, m->proj_in_b, n);
 		if (s->embd_norm && s->embd_proj_first)
 			norm_rows(c, c->x, c->x, n, d, &m->embd_norm);
 		goto rope;
@@ -1214,10 +1212,8 @@ int tfm_seq2seq_encode(struct tfm_ctx *c, const int32_t *src, int64_t n, float *
 	struct tfm_attn_args a = cross_args(c, n);
 	for (int64_t l = s->n_layer; l < s->n_layer + s->n_layer_dec; l++) {
 		struct tfm_layer *L = &m->layers[l];
-		be->matmul(&c->kx, c->k, c->x, &L->ck, n);
-		be->matmul(&c->kx, c->v, c->x, &L->cv, n);
-		add_bias(c, c->k, L->cbk, n, qd);
-		add_bias(c, c->v, L->cbv, n, qd);
+		matmul_b(c, c->k, c->x, &L->ck, L->cbk, n);
+		matmul_b(c, c->v, c->x, &L->cv, L->cbv, n);
 		if (m->k_rot)
 			tfm_kvrot(c->k, n * s->n_head, m->head_dim, m->k_rot);
 		if (m->v_rot)

@@ -1148,6 +1148,46 @@ static void setup(void)
 	quick = q && *q && strcmp(q, "0");
 }
 
+/* tfm_cpu_add's kernels for each instruction set this processor has,
+ * against the scalar loop, bit for bit (every one is the same IEEE sums),
+ * on sizes around their vector widths, with y apart, y = a and y = b */
+static void t_add(void)
+{
+	struct { const char *isa; void (*f)(float *, const float *, const float *, int64_t); } k[4];
+	int nk = 0;
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("avx2"))
+		k[nk].isa = "avx2", k[nk++].f = tfm_cpu_add_avx2;
+	if (__builtin_cpu_supports("avx512f"))
+		k[nk].isa = "avx512", k[nk++].f = tfm_cpu_add_avx512;
+#elif defined(__aarch64__)
+	k[nk].isa = "neon", k[nk++].f = tfm_cpu_add_neon;
+#endif
+	enum { N = 301 };
+	float a[N], b[N], want[N], got[N];
+	for (int i = 0; i < nk; i++) {
+		int bad = 0;
+		for (int64_t n = 0; n <= N; n += n < 40 ? 1 : 87) {
+			int64_t m = n < N ? n : N;
+			for (int alias = 0; alias < 3; alias++) {
+				fill(a, N, 3.0f), fill(b, N, 1e-3f);
+				tfm_cpu_add_scalar(want, a, b, m);
+				float *y = got;
+				if (alias == 1)
+					y = a; /* y = a + b into a */
+				else if (alias == 2)
+					y = b;
+				memset(got, 0, sizeof got);
+				k[i].f(y, a, b, m);
+				bad += memcmp(y, want, (size_t)m * sizeof(float)) != 0;
+			}
+		}
+		CHECK_MSG(!bad, "add %s: %d cases differ from the scalar sums", k[i].isa, bad);
+	}
+	if (!nk)
+		fprintf(stderr, "  add: no SIMD kernel for this processor, not run\n");
+}
+
 static void t_setup(void) { setup(); CHECK(pool && scratch); }
 static void t_teardown(void) { tfm_pool_free(pool); free(scratch); }
 
@@ -1159,6 +1199,7 @@ static const struct t_case t_cases[] = {
 	{"scans", t_scans},
 	{"qgemv_k", t_qgemv_k},
 	{"qgemv_avx2", t_qgemv_avx2},
+	{"add", t_add},
 	{"qgemv_neon", t_qgemv_neon},
 	{"xbuf", t_xbuf},
 	{"teardown", t_teardown},

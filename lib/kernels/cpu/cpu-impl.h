@@ -222,6 +222,13 @@ void tfm_cpu_act(float *x, int64_t n, int act);
 void tfm_cpu_act_scalar(float *g, const float *u, int64_t n, int act); /* u may be NULL */
 void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act);
 void tfm_cpu_add(float *y, const float *a, const float *b, int64_t n);
+/* y = a + b, n floats (y may be a or b): scalar (cpu-ops.c), AVX2
+ * (dot-avx2.c), AVX-512 (dot-avx512.c), NEON (dot-neon.c); every one the
+ * same IEEE sums, so tfm_cpu_add's choice changes no bit */
+void tfm_cpu_add_scalar(float *y, const float *a, const float *b, int64_t n);
+void tfm_cpu_add_avx2(float *y, const float *a, const float *b, int64_t n);
+void tfm_cpu_add_avx512(float *y, const float *a, const float *b, int64_t n);
+void tfm_cpu_add_neon(float *y, const float *a, const float *b, int64_t n);
 void tfm_cpu_mul(float *y, const float *a, const float *b, int64_t n);
 
 #endif

@@ -97,7 +97,7 @@ void tfm_cpu_act_scalar(float *g, const float *u, int64_t n, int act)
 			g[i] = act1(g[i], act);
 }
 
-void tfm_cpu_add(float *y, const float *a, const float *b, int64_t n)
+void tfm_cpu_add_scalar(float *y, const float *a, const float *b, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
 		y[i] = a[i] + b[i];

@@ -127,6 +127,7 @@ static struct {
 	void (*attn_pv)(float *const *o, const float *corr, const float *p, int64_t ldp,
 			int64_t nq, const float *v, int64_t nk, int64_t vd);
 	void (*act_mul)(float *g, const float *u, int64_t n, int act); /* SiLU, GELU-tanh; may be NULL */
+	void (*add)(float *y, const float *a, const float *b, int64_t n); /* y = a + b */
 	int qgemv_ok;             /* the AVX-512 VNNI decode kernels (lib/quant says "avx512":
 				   * each row bit-identical to its one-row dot) */
 	const struct igemm_fns *igemm; /* the 8-bit prefill GEMM, or NULL (sgemm) */
@@ -225,6 +226,7 @@ static void isa_fill(const char *isa)
 {
 	memset(&g_isa, 0, sizeof g_isa); /* NULL entries fall back to generic code */
 	g_isa.attn_qk = attn_qk_generic;
+	g_isa.add = tfm_cpu_add_scalar;
 	g_isa.attn_pv = attn_pv_generic;
 	/* the recurrent steps, scalar: the references themselves */
 	g_isa.scan.mamba_scan = tfm_ref_mamba_scan;
@@ -244,6 +246,7 @@ static void isa_fill(const char *isa)
 		g_isa.expsum = tfm_cpu_expsum_avx512;
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx512;
+		g_isa.add = tfm_cpu_add_avx512;
 		g_isa.qgemv_ok = !strcmp(tfm_quant_isa(), "avx512");
 		/* the GEMM needs VNNI, not the BF16 that lib/quant's AVX-512
 		 * path also wants (Cascade Lake has one and not the other) */
@@ -269,6 +272,7 @@ static void isa_fill(const char *isa)
 		g_isa.expsum = tfm_cpu_expsum_avx2;
 		g_isa.f16row = tfm_cpu_f16_row_avx2;
 		g_isa.act_mul = tfm_cpu_act_mul_avx2;
+		g_isa.add = tfm_cpu_add_avx2;
 		g_isa.attn_qk = tfm_cpu_attn_qk_avx2;
 		g_isa.attn_pv = tfm_cpu_attn_pv_avx2;
 		g_isa.qgemv_avx2 = !strcmp(tfm_quant_isa(), "avx2");
@@ -293,6 +297,7 @@ static void isa_fill(const char *isa)
 		g_isa.expsum = tfm_cpu_expsum_neon;
 		g_isa.f16row = tfm_cpu_f16_row_neon;
 		g_isa.act_mul = tfm_cpu_act_mul_neon;
+		g_isa.add = tfm_cpu_add_neon;
 		g_isa.attn_qk = tfm_cpu_attn_qk_neon;
 		g_isa.attn_pv = tfm_cpu_attn_pv_neon;
 		g_isa.scan.mamba_scan = tfm_cpu_mamba_scan_neon;
@@ -381,6 +386,12 @@ void tfm_cpu_act(float *x, int64_t n, int act)
 		tfm_cpu_act_scalar(x, NULL, n, act);
 }
 
+void tfm_cpu_add(float *y, const float *a, const float *b, int64_t n)
+{
+	pthread_once(&g_once, cpu_init);
+	g_isa.add(y, a, b, n);
+}
+
 void tfm_cpu_act_mul(float *g, const float *u, int64_t n, int act)
 {
 	pthread_once(&g_once, cpu_init);
@@ -424,17 +435,38 @@ struct mm_job {
 	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
 	size_t xq_bytes;
 	int64_t tok_tile;         /* > 0: chunk c is tokens [c tok_tile, ...) times every row */
+	const float *bias;        /* [out], added to each tile while it is in cache, or NULL */
 	atomic_llong next;
 };
+
+/* y[t][o0, o1) = bias[o0, o1) for tokens [t0, t1) (y's rows out apart): a
+ * tile's C before sgemm adds to it (beta 1), in place of the pass that
+ * zeroes it (beta 0) and the pass that adds the bias afterwards */
+static void bias_fill(float *y, int64_t out, const float *bias, int64_t t0, int64_t t1,
+		      int64_t o0, int64_t o1)
+{
+	for (int64_t t = t0; t < t1; t++)
+		memcpy(y + t * out + o0, bias + o0, (size_t)(o1 - o0) * sizeof(float));
+}
+
+/* y[t][o0, o1) += bias[o0, o1): the same sums as adding it after the matmul */
+static void bias_add(float *y, int64_t out, const float *bias, int64_t t0, int64_t t1,
+		     int64_t o0, int64_t o1)
+{
+	for (int64_t t = t0; t < t1; t++)
+		tfm_cpu_add(y + t * out + o0, y + t * out + o0, bias + o0, o1 - o0);
+}
 
 static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 {
 	const struct tfm_mat *w = j->w;
 	if (j->tok_tile) {
 		int64_t t0 = c * j->tok_tile, nt = j->n - t0 < j->tok_tile ? j->n - t0 : j->tok_tile;
+		if (j->bias)
+			bias_fill(j->y, w->out, j->bias, t0, t0 + nt, 0, w->out);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nt, (int)w->out, (int)w->in,
 			    1.0f, j->x + t0 * w->in, (int)w->in, (const float *)w->data, (int)w->in,
-			    0.0f, j->y + t0 * w->out, (int)w->out);
+			    j->bias ? 1.0f : 0.0f, j->y + t0 * w->out, (int)w->out);
 		return;
 	}
 	int64_t o0 = c * j->rows, o1 = c == j->n_chunks - 1 ? j->last : o0 + j->rows;
@@ -443,6 +475,8 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		j->igemm->prep_w((uint8_t *)scr, w->type, wd, w->row_bytes, o1 - o0, w->in);
 		j->igemm->gemm(j->y + o0, w->out, j->xq, j->n, (const uint8_t *)scr, o1 - o0, w->in,
 			       w->type);
+		if (j->bias)
+			bias_add(j->y, w->out, j->bias, 0, j->n, o0, o1);
 		return;
 	}
 	if (j->vdot) {
@@ -452,11 +486,13 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 			for (int64_t t = 0; t < j->n; t++)
 				j->qgemv(j->y + t * w->out + o0, wd, w->row_bytes,
 					 j->xq + t * j->xq_bytes, w->in, o1 - o0);
-			return;
+		} else {
+			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
+				for (int64_t t = 0; t < j->n; t++)
+					j->y[t * w->out + o] = j->vdot(w->in, wd, j->xq + t * j->xq_bytes);
 		}
-		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
-			for (int64_t t = 0; t < j->n; t++)
-				j->y[t * w->out + o] = j->vdot(w->in, wd, j->xq + t * j->xq_bytes);
+		if (j->bias)
+			bias_add(j->y, w->out, j->bias, 0, j->n, o0, o1);
 		return;
 	}
 	if (j->n == 1) {
@@ -465,12 +501,14 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 			       * 12 GB/s, f32 23-28 against 19, one thread) */
 			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes)
 				j->y[o] = j->dot(wd, j->x, w->in);
-			return;
+		} else {
+			for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
+				tfm_k_row_to_f32(w->type, wd, scr, w->in);
+				j->y[o] = j->dot_f32(scr, j->x, w->in);
+			}
 		}
-		for (int64_t o = o0; o < o1; o++, wd += w->row_bytes) {
-			tfm_k_row_to_f32(w->type, wd, scr, w->in);
-			j->y[o] = j->dot_f32(scr, j->x, w->in);
-		}
+		if (j->bias)
+			bias_add(j->y, w->out, j->bias, 0, 1, o0, o1);
 		return;
 	}
 	const float *a = (const float *)wd;
@@ -485,9 +523,11 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		}
 		a = scr;
 	}
+	if (j->bias)
+		bias_fill(j->y, w->out, j->bias, 0, j->n, o0, o1);
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->n, (int)(o1 - o0),
-		    (int)w->in, 1.0f, j->x, (int)w->in, a, (int)w->in, 0.0f, j->y + o0,
-		    (int)w->out);
+		    (int)w->in, 1.0f, j->x, (int)w->in, a, (int)w->in, j->bias ? 1.0f : 0.0f,
+		    j->y + o0, (int)w->out);
 }
 
 /* x packed for the 8-bit GEMM, groups of 8 or 16 tokens split over the tasks
@@ -625,10 +665,13 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 	return NULL;
 }
 
-static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
-		       int64_t n)
+/* y = x . W^T (+ bias: NULL or [w->out], added to each tile while it is
+ * in cache, by the task that computed it; an f32 tile starts as the bias
+ * and sgemm adds to it) */
+static void cpu_matmul_bias(struct tfm_kexec *k, float *y, const float *x,
+			    const struct tfm_mat *w, const float *bias, int64_t n)
 {
-	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n};
+	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n, .bias = bias};
 	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
 	j.dot = tfm_cpu_dot(w->type);
 	/* lib/quant's integer dots for decode and small batches (as llama.cpp
@@ -716,6 +759,12 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		mm_task(&j, 0, 1);
 	else
 		tfm_pool_run(k->pool, mm_task, &j, k->n_tasks);
+}
+
+static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
+		       int64_t n)
+{
+	cpu_matmul_bias(k, y, x, w, NULL, n);
 }
 
 /* ---- attention ----
@@ -1262,6 +1311,7 @@ const struct tfm_backend tfm_cpu_backend = {
 	.name = "cpu",
 	.variant = tfm_cpu_isa,
 	.matmul = cpu_matmul,
+	.matmul_bias = cpu_matmul_bias,
 	.rmsnorm = tfm_cpu_rmsnorm,
 	.layernorm = tfm_cpu_layernorm,
 	.rope = tfm_cpu_rope,

@@ -168,3 +168,12 @@ void tfm_cpu_act_mul_avx2(float *g, const float *u, int64_t n, int act)
 		memcpy(g + i, tg, (size_t)(n - i) * sizeof *g);
 	}
 }
+
+void tfm_cpu_add_avx2(float *y, const float *a, const float *b, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+	for (; i < n; i++)
+		y[i] = a[i] + b[i];
+}

@@ -136,3 +136,12 @@ void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act)
 		_mm512_mask_storeu_ps(g + i, m, r);
 	}
 }
+
+void tfm_cpu_add_avx512(float *y, const float *a, const float *b, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+	for (; i < n; i++)
+		y[i] = a[i] + b[i];
+}

@@ -163,3 +163,12 @@ void tfm_cpu_act_mul_neon(float *g, const float *u, int64_t n, int act)
 		memcpy(g + i, tg, (size_t)(n - i) * sizeof *g);
 	}
 }
+
+void tfm_cpu_add_neon(float *y, const float *a, const float *b, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 4 <= n; i += 4)
+		vst1q_f32(y + i, vaddq_f32(vld1q_f32(a + i), vld1q_f32(b + i)));
+	for (; i < n; i++)
+		y[i] = a[i] + b[i];
+}
