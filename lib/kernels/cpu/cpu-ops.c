@@ -1,21 +1,37 @@
 /* cpu-ops.c: the CPU backend's row kernels (norms, RoPE, softmax,
- * activations, element-wise).  Single-threaded float code written so the
- * compiler vectorises the element-wise loops; reductions use 8 partial sums
- * (a fixed order, so results do not depend on anything but n). */
+ * activations, element-wise).  Single-threaded float code; the norms in
+ * four-float vectors of the compiler's vector extension (v4f), the rest
+ * left to its auto-vectoriser; reductions use 8 partial sums (a fixed
+ * order, so results do not depend on anything but n). */
 #include "kernels/cpu/cpu-impl.h"
 
 #include <math.h>
+#include <string.h>
 
+/* four floats as one vector of GCC's and clang's vector extension: the
+ * lanes' arithmetic is the scalar code's, element by element, and the
+ * compiler gives it SSE on x86-64 and NEON on aarch64 whatever its
+ * auto-vectoriser decides (GCC 12 at -O2 left these loops scalar: layer
+ * norms were 3.6% of an encoder batch's samples) */
+typedef float v4f __attribute__((vector_size(16)));
+static inline v4f ld4(const float *p) { v4f v; memcpy(&v, p, sizeof v); return v; }
+static inline void st4(float *p, v4f v) { memcpy(p, &v, sizeof v); }
+
+/* the sum of x - mean (or its square) in 8 partial sums, lane l taking
+ * elements 8k + l, combined in a fixed order, then the tail */
 static float sum8(const float *x, int64_t n, float mean, int sq)
 {
-	float p[8] = {0};
+	v4f p0 = {0, 0, 0, 0}, p1 = p0, mv = {mean, mean, mean, mean};
 	int64_t i = 0;
-	for (; i + 8 <= n; i += 8)
-		for (int l = 0; l < 8; l++) {
-			float v = x[i + l] - mean;
-			p[l] += sq ? v * v : v;
+	if (sq)
+		for (; i + 8 <= n; i += 8) {
+			v4f a = ld4(x + i) - mv, b = ld4(x + i + 4) - mv;
+			p0 += a * a, p1 += b * b;
 		}
-	float s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+	else
+		for (; i + 8 <= n; i += 8)
+			p0 += ld4(x + i) - mv, p1 += ld4(x + i + 4) - mv;
+	float s = ((p0[0] + p0[1]) + (p0[2] + p0[3])) + ((p1[0] + p1[1]) + (p1[2] + p1[3]));
 	for (; i < n; i++) {
 		float v = x[i] - mean;
 		s += sq ? v * v : v;
@@ -27,12 +43,19 @@ void tfm_cpu_rmsnorm(float *y, const float *x, const float *w, int64_t n, float 
 {
 	float r = 1.0f / sqrtf(sum8(x, n, 0, 1) / (float)n + eps);
 	float add = plus_one ? 1.0f : 0.0f;
-	if (w)
-		for (int64_t i = 0; i < n; i++)
+	v4f rv = {r, r, r, r}, av = {add, add, add, add};
+	int64_t i = 0;
+	if (w) {
+		for (; i + 4 <= n; i += 4)
+			st4(y + i, ld4(x + i) * rv * (ld4(w + i) + av));
+		for (; i < n; i++)
 			y[i] = x[i] * r * (w[i] + add);
-	else
-		for (int64_t i = 0; i < n; i++)
+	} else {
+		for (; i + 4 <= n; i += 4)
+			st4(y + i, ld4(x + i) * rv);
+		for (; i < n; i++)
 			y[i] = x[i] * r;
+	}
 }
 
 void tfm_cpu_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n,
@@ -41,7 +64,17 @@ void tfm_cpu_layernorm(float *y, const float *x, const float *w, const float *b,
 	float m = sum8(x, n, 0, 0) / (float)n;
 	float r = 1.0f / sqrtf(sum8(x, n, m, 1) / (float)n + eps);
 	float add = plus_one ? 1.0f : 0.0f;
-	for (int64_t i = 0; i < n; i++) {
+	v4f mv = {m, m, m, m}, rv = {r, r, r, r}, av = {add, add, add, add};
+	int64_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		v4f v = (ld4(x + i) - mv) * rv;
+		if (w)
+			v *= ld4(w + i) + av;
+		if (b)
+			v += ld4(b + i);
+		st4(y + i, v);
+	}
+	for (; i < n; i++) {
 		float v = (x[i] - m) * r;
 		if (w)
 			v *= w[i] + add;

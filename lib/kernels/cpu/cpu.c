@@ -990,12 +990,14 @@ static void attn_queries(struct attn_job *j, float *scr, int64_t kh, int64_t t0,
 	const struct tfm_attn_args *a = j->a;
 	int64_t hd = a->head_dim, grp = a->n_head / a->n_head_kv;
 	float *qs = attn_qs(a, scr);
+	const float sc = a->scale; /* a local: the stores to qs could alias a->scale */
 	for (int64_t t = t0; t < t1; t++)
 		for (int64_t g = 0; g < grp; g++) {
 			int64_t i = (t - t0) * grp + g, h = kh * grp + g;
 			const float *qv = j->q + (t * a->n_head + h) * hd;
-			for (int64_t d = 0; d < hd; d++)
-				qs[i * hd + d] = qv[d] * a->scale;
+			float *d = qs + i * hd;
+			for (int64_t e = 0; e < hd; e++)
+				d[e] = qv[e] * sc;
 		}
 }
 
