@@ -24,7 +24,30 @@ void tfm_cpu_attn_qk_avx2(float *s, int64_t lds, const float *q, int64_t nq, con
 	const float *qr[4];
 	for (int i = 0; i < 4; i++)
 		qr[i] = q + (i < nq ? i : 0) * hd;
-	for (int64_t j = 0; j < nk; j += 8) {
+	int64_t j = 0;
+	/* 16 keys at a time while they last: eight independent chains, each
+	 * broadcast used twice (four chains of 4-cycle FMAs left the two FMA
+	 * units half idle); every lane's sum is the one the 8-key loop makes */
+	for (; j + 16 <= nk; j += 16) {
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		__m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+		for (int64_t d = 0; d < hd; d++) {
+			const float *kp = kt + d * ldk + j;
+			__m256 k = _mm256_loadu_ps(kp), l = _mm256_loadu_ps(kp + 8);
+			__m256 x0 = _mm256_set1_ps(qr[0][d]), x1 = _mm256_set1_ps(qr[1][d]);
+			__m256 x2 = _mm256_set1_ps(qr[2][d]), x3 = _mm256_set1_ps(qr[3][d]);
+			a0 = _mm256_fmadd_ps(x0, k, a0), b0 = _mm256_fmadd_ps(x0, l, b0);
+			a1 = _mm256_fmadd_ps(x1, k, a1), b1 = _mm256_fmadd_ps(x1, l, b1);
+			a2 = _mm256_fmadd_ps(x2, k, a2), b2 = _mm256_fmadd_ps(x2, l, b2);
+			a3 = _mm256_fmadd_ps(x3, k, a3), b3 = _mm256_fmadd_ps(x3, l, b3);
+		}
+		__m256 acc[8] = {a0, b0, a1, b1, a2, b2, a3, b3};
+		for (int i = 0; i < nq; i++) {
+			_mm256_storeu_ps(s + i * lds + j, acc[2 * i]);
+			_mm256_storeu_ps(s + i * lds + j + 8, acc[2 * i + 1]);
+		}
+	}
+	for (; j < nk; j += 8) {
 		int full = nk - j >= 8;
 		__m256i m = full ? _mm256_set1_epi32(-1) : tail_mask(nk - j);
 		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -55,7 +78,29 @@ void tfm_cpu_attn_pv_avx2(float *const *o, const float *corr, const float *p, in
 	const float *pr[4];
 	for (int i = 0; i < 4; i++)
 		pr[i] = p + (i < nq ? i : 0) * ldp;
-	for (int64_t d = 0; d < vd; d += 8) {
+	int64_t d = 0;
+	for (; d + 16 <= vd; d += 16) { /* as the scores: 16 lanes, eight chains */
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		__m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+		for (int64_t j = 0; j < nk; j++) {
+			const float *vp = v + j * vd + d;
+			__m256 x = _mm256_loadu_ps(vp), y = _mm256_loadu_ps(vp + 8);
+			__m256 p0 = _mm256_set1_ps(pr[0][j]), p1 = _mm256_set1_ps(pr[1][j]);
+			__m256 p2 = _mm256_set1_ps(pr[2][j]), p3 = _mm256_set1_ps(pr[3][j]);
+			a0 = _mm256_fmadd_ps(p0, x, a0), b0 = _mm256_fmadd_ps(p0, y, b0);
+			a1 = _mm256_fmadd_ps(p1, x, a1), b1 = _mm256_fmadd_ps(p1, y, b1);
+			a2 = _mm256_fmadd_ps(p2, x, a2), b2 = _mm256_fmadd_ps(p2, y, b2);
+			a3 = _mm256_fmadd_ps(p3, x, a3), b3 = _mm256_fmadd_ps(p3, y, b3);
+		}
+		__m256 acc[8] = {a0, b0, a1, b1, a2, b2, a3, b3};
+		for (int i = 0; i < nq; i++) {
+			__m256 c = _mm256_set1_ps(corr[i]);
+			__m256 o0 = _mm256_loadu_ps(o[i] + d), o1 = _mm256_loadu_ps(o[i] + d + 8);
+			_mm256_storeu_ps(o[i] + d, _mm256_add_ps(_mm256_mul_ps(o0, c), acc[2 * i]));
+			_mm256_storeu_ps(o[i] + d + 8, _mm256_add_ps(_mm256_mul_ps(o1, c), acc[2 * i + 1]));
+		}
+	}
+	for (; d < vd; d += 8) {
 		int full = vd - d >= 8;
 		__m256i m = full ? _mm256_set1_epi32(-1) : tail_mask(vd - d);
 		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
