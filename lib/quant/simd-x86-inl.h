@@ -64,9 +64,6 @@ static inline __m128 fh4(const void *a, const void *b, const void *c, const void
 	return _mm_cvtph_ps(v);
 }
 
-/* lane q of s, in all 8 lanes of a 256-bit vector (q a constant) */
-#define BCAST4(s8, q) _mm256_permute_ps((s8), (q) * 0x55)
-
 /* 32 bits -> 32 bytes of 0xFF (bit set) or 0 */
 static inline __m256i bits32(const uint8_t *p)
 {

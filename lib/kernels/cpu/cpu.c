@@ -226,8 +226,8 @@ static void isa_fill(const char *isa)
 {
 	memset(&g_isa, 0, sizeof g_isa); /* NULL entries fall back to generic code */
 	g_isa.attn_qk = attn_qk_generic;
-	g_isa.add = tfm_cpu_add_scalar;
 	g_isa.attn_pv = attn_pv_generic;
+	g_isa.add = tfm_cpu_add_scalar;
 	/* the recurrent steps, scalar: the references themselves */
 	g_isa.scan.mamba_scan = tfm_ref_mamba_scan;
 	g_isa.scan.mamba2_scan = tfm_ref_mamba2_scan;

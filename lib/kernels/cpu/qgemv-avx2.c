@@ -37,7 +37,8 @@ static inline void scales4(__m256 sc[4], const void *d0, const void *d1, const v
 {
 	__m128 s = _mm_mul_ps(fh4(d0, d1, d2, d3), _mm_set1_ps(fh(dx)));
 	__m256 s8 = _mm256_set_m128(s, s);
-	sc[0] = BCAST4(s8, 0), sc[1] = BCAST4(s8, 1), sc[2] = BCAST4(s8, 2), sc[3] = BCAST4(s8, 3);
+	sc[0] = _mm256_permute_ps(s8, 0x00), sc[1] = _mm256_permute_ps(s8, 0x55);
+	sc[2] = _mm256_permute_ps(s8, 0xAA), sc[3] = _mm256_permute_ps(s8, 0xFF);
 }
 
 /* q4_0: the weights' nibbles u (0..15) are maddubs' unsigned operand as
@@ -95,13 +96,13 @@ void tfm_cpu_qgemv_q8_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 		}
 		for (int64_t i = 0; i < nb; i++) {
 			__m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
-			float dx = fh(x[i].d);
+			__m256 sc[4];
+			scales4(sc, &w[0][i].d, &w[1][i].d, &w[2][i].d, &w[3][i].d, x[i].d);
 #pragma GCC unroll 4
 			for (int q = 0; q < 4; q++) {
 				_mm_prefetch((const char *)&w[q][i] + 4 * rb, _MM_HINT_T0);
 				__m256i a = _mm256_loadu_si256((const __m256i *)w[q][i].qs);
-				acc[q] = _mm256_fmadd_ps(_mm256_set1_ps(fh(w[q][i].d) * dx),
-							 _mm256_cvtepi32_ps(dot_i8(a, b)), acc[q]);
+				acc[q] = _mm256_fmadd_ps(sc[q], _mm256_cvtepi32_ps(dot_i8(a, b)), acc[q]);
 			}
 		}
 		for (int q = 0; q < 4 && r + q < rows; q++)
