@@ -66,6 +66,8 @@ struct tfm_attn_args {
 	int k_type, v_type;    /* enum tfm_type of the K and V caches (tfm_k_kv_type_ok) */
 };
 
+#define TFM_K_MULTI_MAX 4 /* matrices in one matmul_multi */
+
 /* Activations (same values as enum tfm_act in spec.h). */
 enum { TFM_K_SILU = 0, TFM_K_GELU, TFM_K_GELU_TANH, TFM_K_RELU, TFM_K_RELU2, TFM_K_GELU_QUICK };
 
@@ -81,6 +83,13 @@ struct tfm_backend {
 	 * bias), never by the thread count. */
 	void (*matmul_bias)(struct tfm_kexec *k, float *y, const float *x, const struct tfm_mat *w,
 			    const float *b, int64_t n);
+	/* y[q] = x . W[q]^T (+ b[q]: NULL or [w[q]->out]) for q < nm <=
+	 * TFM_K_MULTI_MAX matrices of the same in (q, k and v; gate and up),
+	 * in one call where the backend can share x's preparation and the
+	 * threads' meeting among them (NULL: the caller runs matmul_bias on
+	 * each).  Each y[q] has the bits matmul_bias gives it. */
+	void (*matmul_multi)(struct tfm_kexec *k, int nm, float *const *y, const float *x,
+			     const struct tfm_mat *const *w, const float *const *b, int64_t n);
 	/* One row of n: y = x / rms(x) * w  (w NULL: 1; plus_one: 1 + w).  y may be x. */
 	void (*rmsnorm)(float *y, const float *x, const float *w, int64_t n, float eps,
 			int plus_one);

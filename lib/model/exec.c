@@ -408,6 +408,20 @@ static void matmul_b(struct tfm_ctx *c, float *y, const float *x, const struct t
 	}
 }
 
+/* y[q] = x . W[q]^T (+ b[q]) for q < nm, in one backend call where the
+ * backend has one (the same bits as matmul_b on each) */
+static void matmul_n(struct tfm_ctx *c, int nm, float *const *y, const float *x,
+		     const struct tfm_mat *const *w, const float *const *b, int64_t n)
+{
+	const struct tfm_backend *be = c->m->be;
+	if (be->matmul_multi && be->matmul_bias && nm <= TFM_K_MULTI_MAX) {
+		be->matmul_multi(&c->kx, nm, y, x, w, b, n);
+		return;
+	}
+	for (int q = 0; q < nm; q++)
+		matmul_b(c, y[q], x, w[q], b[q], n);
+}
+
 /* y = a + b, n rows of width w (y may be a or b) */
 static void add_rows(struct tfm_ctx *c, float *y, const float *a, const float *b, int64_t n,
 		     int64_t w)
@@ -602,9 +616,10 @@ static void attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 		matmul_b(c, c->k, c->xn, &L->wk, L->bk, n);
 		matmul_b(c, c->v, c->xn, &L->wv, L->bv, n);
 	} else {
-		matmul_b(c, c->q, c->xn, &L->wq, L->bq, n);
-		matmul_b(c, c->k, c->xn, &L->wk, L->bk, n);
-		matmul_b(c, c->v, c->xn, &L->wv, L->bv, n);
+		float *y[] = {c->q, c->k, c->v};
+		const struct tfm_mat *w[] = {&L->wq, &L->wk, &L->wv};
+		const float *b[] = {L->bq, L->bk, L->bv};
+		matmul_n(c, 3, y, c->xn, w, b, n);
 	}
 	if (s->qk_norm == TFM_QK_NORM_HEAD) {
 		norm_rows(c, c->q, c->q, n * s->n_head, hd, &L->q_norm);
@@ -873,13 +888,16 @@ static void ffn(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 		moe(c, l, n, out, in);
 		return;
 	}
-	matmul_b(c, c->u, in, &L->up, L->up_b, n);
 	float *a = c->u;
 	if (L->gate.data) {
-		matmul_b(c, c->g, in, &L->gate, L->gate_b, n);
+		float *y[] = {c->u, c->g};
+		const struct tfm_mat *w[] = {&L->up, &L->gate};
+		const float *b[] = {L->up_b, L->gate_b};
+		matmul_n(c, 2, y, in, w, b, n);
 		act_rows(c, c->g, c->u, n, ff, s->act);
 		a = c->g;
 	} else {
+		matmul_b(c, c->u, in, &L->up, L->up_b, n);
 		act_rows(c, c->u, NULL, n, ff, s->act);
 	}
 	matmul_b(c, out, a, &L->down, L->down_b, n);

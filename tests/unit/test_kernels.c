@@ -577,6 +577,64 @@ static void check_matmul(void)
 	free(x), free(y), free(g), free(e), free(w), free(b), free(wq);
 }
 
+/* matmul_multi: each y[q] has the bits matmul_bias gives it alone, where
+ * the matrices share x's quantization and one pool run (q, k and v of one
+ * x type; up and gate), where they do not (x types or widths apart, f32,
+ * more than 16 tokens), with and without biases, on one and two threads
+ * and on the calling thread alone (over par_min) */
+static void check_multi(const struct tfm_backend *be)
+{
+	if (!be->matmul_multi)
+		return;
+	static const int sets[][3] = {
+		{TFM_TYPE_Q4_0, TFM_TYPE_Q4_0, TFM_TYPE_Q4_0}, {TFM_TYPE_Q4_0, TFM_TYPE_Q8_0, TFM_TYPE_Q5_0},
+		{TFM_TYPE_Q4_K, TFM_TYPE_Q6_K, TFM_TYPE_Q5_K}, {TFM_TYPE_Q4_1, TFM_TYPE_Q5_1, -1},
+		{TFM_TYPE_Q4_0, TFM_TYPE_Q4_K, -1}, {TFM_TYPE_F32, TFM_TYPE_F16, TFM_TYPE_Q8_0}};
+	static const int64_t outs[3] = {67, 16, 130}, ntok[] = {1, 3, 17};
+	const int64_t in = 256;
+	float *w = malloc(in * 130 * 4), *x = malloc(in * 17 * 4), *bias = malloc(130 * 4);
+	float *want = malloc(3 * 17 * 130 * 4), *got = malloc(3 * 17 * 130 * 4);
+	uint8_t *wq[3];
+	int bad = 0;
+	for (int q = 0; q < 3; q++)
+		wq[q] = malloc(in * 130 * 4);
+	fill(bias, 130, 1);
+	for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+		int nm = sets[si][2] < 0 ? 2 : 3;
+		struct tfm_mat m[3];
+		const struct tfm_mat *mp[3];
+		for (int q = 0; q < nm; q++) {
+			fill(w, in * outs[q], 1);
+			m[q] = (struct tfm_mat){.data = wq[q], .type = sets[si][q], .in = in, .out = outs[q]};
+			m[q].row_bytes = make_w(sets[si][q], w, in, outs[q], wq[q]);
+			mp[q] = &m[q];
+		}
+		for (int ni = 0; ni < 3; ni++)
+			for (int mode = 0; mode < 3; mode++) { /* one, two threads; inline */
+				int64_t nt = ntok[ni];
+				fill(x, in * nt, 1);
+				struct tfm_kexec k = kx(mode == 1);
+				if (mode == 2)
+					k.n_tasks = 2, k.par_min = 1e12;
+				float *y[3], *yw[3];
+				const float *b[3];
+				for (int q = 0; q < nm; q++) {
+					y[q] = got + q * 17 * 130, yw[q] = want + q * 17 * 130;
+					b[q] = (q + ni) % 2 ? bias : NULL;
+					be->matmul_bias(&k, yw[q], x, mp[q], b[q], nt);
+				}
+				memset(got, 0, 3 * 17 * 130 * 4);
+				be->matmul_multi(&k, nm, y, x, mp, b, nt);
+				for (int q = 0; q < nm; q++)
+					bad += memcmp(y[q], yw[q], (size_t)(nt * outs[q]) * 4) != 0;
+			}
+	}
+	CHECK_MSG(!bad, "%s matmul_multi: %d outputs differ from matmul_bias's", V[cur].label, bad);
+	for (int q = 0; q < 3; q++)
+		free(wq[q]);
+	free(w), free(x), free(bias), free(want), free(got);
+}
+
 /* TFM_TEST_QUICK's attention cases of 17 tokens, of cache types ki, heads
  * hi, head sizes di, masks wi and score variants xi.  The masks, scores and
  * head grouping act on f32 tiles whatever the cache: on the f32 and f16
@@ -796,6 +854,8 @@ static void t_backends(void)
 		check_elementwise(use(v));
 	}
 	check_matmul();
+	for (int v = 0; v < nV; v++)
+		check_multi(use(v));
 	check_attn();
 	check_attn_long();
 	for (int v = 0; v < nV; v++) {

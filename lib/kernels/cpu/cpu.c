@@ -665,42 +665,49 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 	return NULL;
 }
 
-/* y = x . W^T (+ bias: NULL or [w->out], added to each tile while it is
- * in cache, by the task that computed it; an f32 tile starts as the bias
- * and sgemm adds to it) */
-static void cpu_matmul_bias(struct tfm_kexec *k, float *y, const float *x,
-			    const struct tfm_mat *w, const float *bias, int64_t n)
+/* whether a matmul of n tokens by weights of type runs lib/quant's integer
+ * dots against x quantized to *vdot_type: decode and small batches (as
+ * llama.cpp does below its BLAS threshold); larger batches dequantize
+ * tiles for sgemm */
+static tfm_vec_dot_fn mm_vdot(int type, int64_t n, int *vdot_type)
 {
-	struct mm_job j = {.k = k, .y = y, .x = x, .w = w, .n = n, .bias = bias};
-	j.dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
-	j.dot = tfm_cpu_dot(w->type);
-	/* lib/quant's integer dots for decode and small batches (as llama.cpp
-	 * does below its BLAS threshold); larger batches dequantize tiles for
-	 * sgemm */
-	if (!j.dot && n <= VDOT_MAX_BATCH && (j.vdot = tfm_vec_dot(w->type))) {
-		j.vdot_type = tfm_vec_dot_type(w->type);
-		j.qgemv = qgemv_for(w->type);
-	}
-	if (j.vdot) {
+	tfm_vec_dot_fn vd = NULL;
+	if (!tfm_cpu_dot(type) && n <= VDOT_MAX_BATCH && (vd = tfm_vec_dot(type)))
+		*vdot_type = tfm_vec_dot_type(type);
+	return vd;
+}
+
+/* *j set up for y = x . W^T (+ bias: NULL or [w->out], added to each tile
+ * while it is in cache, by the task that computed it; an f32 tile starts
+ * as the bias and sgemm adds to it), in chunks for the pool (par) or in
+ * one; x_done: x is in the last task's scratch already, quantized as this
+ * matmul takes it (cpu_matmul_multi) */
+static void mm_setup(struct mm_job *j, struct tfm_kexec *k, float *y, const float *x,
+		     const struct tfm_mat *w, const float *bias, int64_t n, int par, int x_done)
+{
+	*j = (struct mm_job){.k = k, .y = y, .x = x, .w = w, .n = n, .bias = bias};
+	j->dot_f32 = tfm_cpu_dot(TFM_TYPE_F32);
+	j->dot = tfm_cpu_dot(w->type);
+	if ((j->vdot = mm_vdot(w->type, n, &j->vdot_type)))
+		j->qgemv = qgemv_for(w->type);
+	if (j->vdot) {
 		/* once per matmul, not per tile: into the scratch of the last
 		 * task, which the integer path never uses otherwise */
 		uint8_t *xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task);
-		j.xq_bytes = tfm_quant_row_bytes(j.vdot_type, w->in);
-		for (int64_t t = 0; t < n; t++)
-			tfm_quantize_row(j.vdot_type, x + t * w->in, xq + t * j.xq_bytes, w->in);
-		j.xq = xq;
+		j->xq_bytes = tfm_quant_row_bytes(j->vdot_type, w->in);
+		for (int64_t t = 0; t < n && !x_done; t++)
+			tfm_quantize_row(j->vdot_type, x + t * w->in, xq + t * j->xq_bytes, w->in);
+		j->xq = xq;
 	}
-	double work = (double)n * w->in * w->out;
-	int inline_ = k->n_tasks <= 1 || work < k->par_min;
 	if (n == 1) {
 		/* Any split gives the same values (rows are independent); aim at ~8
 		 * chunks per task, whole multiples of 16 rows (the 4-row kernels),
 		 * and fold a short tail into the last chunk. */
-		j.rows = inline_ ? w->out : (w->out / (8 * (int64_t)k->n_tasks) + 15) & ~(int64_t)15;
-		if (j.rows < 16)
-			j.rows = 16;
-		j.n_chunks = w->out / j.rows > 0 ? w->out / j.rows : 1;
-		j.last = w->out;
+		j->rows = !par ? w->out : (w->out / (8 * (int64_t)k->n_tasks) + 15) & ~(int64_t)15;
+		if (j->rows < 16)
+			j->rows = 16;
+		j->n_chunks = w->out / j->rows > 0 ? w->out / j->rows : 1;
+		j->last = w->out;
 	} else {
 		/* an even number of tiles of at most GEMM_TILE rows, multiples
 		 * of 16: two threads share them evenly (576 rows: 6 of 96), and
@@ -711,31 +718,31 @@ static void cpu_matmul_bias(struct tfm_kexec *k, float *y, const float *x,
 		if (w->type == TFM_TYPE_F32 && n >= 4 * GEMM_TILE)
 			tile = 4 * GEMM_TILE; /* long inputs: x packed less often (f32 tiles need no scratch) */
 		int64_t nt2 = 2 * ((w->out + 2 * tile - 1) / (2 * tile));
-		j.rows = (w->out / nt2 + 15) & ~(int64_t)15;
-		if (j.rows > tile)
-			j.rows = tile;
-		if (j.rows < 16)
-			j.rows = 16;
-		j.n_chunks = (w->out + j.rows - 1) / j.rows;
-		j.last = w->out;
+		j->rows = (w->out / nt2 + 15) & ~(int64_t)15;
+		if (j->rows > tile)
+			j->rows = tile;
+		if (j->rows < 16)
+			j->rows = 16;
+		j->n_chunks = (w->out + j->rows - 1) / j->rows;
+		j->last = w->out;
 	}
 	const struct igemm_fns *ig = n > VDOT_MAX_BATCH && w->in % 32 == 0 ? igemm_for(w->type) : NULL;
 	if (ig) {
 		/* x packed once into kexec.xbuf (cpu_xbuf_need), or without one
 		 * into the end of the last task's scratch, after the room its
 		 * weight tiles take (sgemm when it does not fit) */
-		size_t wb = (ig->w_bytes(j.rows, w->in) + 63) & ~(size_t)63;
+		size_t wb = (ig->w_bytes(j->rows, w->in) + 63) & ~(size_t)63;
 		size_t xb = ig->x_bytes(n, w->in);
 		if (k->xbuf && xb <= k->xbuf_bytes)
-			j.xq = k->xbuf;
+			j->xq = k->xbuf;
 		else if (wb + xb <= k->scratch_per_task * sizeof(float))
-			j.xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
-		if (j.xq) {
-			j.igemm = ig;
-			if (inline_)
-				pack_task(&j, 0, 1);
+			j->xq = (uint8_t *)(k->scratch + (size_t)(k->n_tasks - 1) * k->scratch_per_task) + wb;
+		if (j->xq) {
+			j->igemm = ig;
+			if (!par)
+				pack_task(j, 0, 1);
 			else
-				tfm_pool_run(k->pool, pack_task, &j, k->n_tasks);
+				tfm_pool_run(k->pool, pack_task, j, k->n_tasks);
 		}
 	}
 	/* Many tokens through a small f32 matrix (an encoder's batch of
@@ -749,13 +756,21 @@ static void cpu_matmul_bias(struct tfm_kexec *k, float *y, const float *x,
 	 * batch under TOK_MIN gives it (OpenBLAS's kernels for a block's
 	 * edges sum in another order: 1000 tokens of 384 x 1536 differ), as
 	 * they already could between batches tiled by rows. */
-	if (!j.igemm && !j.vdot && w->type == TFM_TYPE_F32 && n >= TOK_MIN &&
+	if (!j->igemm && !j->vdot && w->type == TFM_TYPE_F32 && n >= TOK_MIN &&
 	    (double)w->out * (double)w->in * sizeof(float) <= TOK_MAX_W) {
-		j.tok_tile = TOK_TILE;
-		j.n_chunks = (n + TOK_TILE - 1) / TOK_TILE;
+		j->tok_tile = TOK_TILE;
+		j->n_chunks = (n + TOK_TILE - 1) / TOK_TILE;
 	}
-	atomic_init(&j.next, 0);
-	if (inline_ || j.n_chunks == 1)
+	atomic_init(&j->next, 0);
+}
+
+static void cpu_matmul_bias(struct tfm_kexec *k, float *y, const float *x,
+			    const struct tfm_mat *w, const float *bias, int64_t n)
+{
+	struct mm_job j;
+	int par = k->n_tasks > 1 && (double)n * w->in * w->out >= k->par_min;
+	mm_setup(&j, k, y, x, w, bias, n, par, 0);
+	if (!par || j.n_chunks == 1)
 		mm_task(&j, 0, 1);
 	else
 		tfm_pool_run(k->pool, mm_task, &j, k->n_tasks);
@@ -765,6 +780,70 @@ static void cpu_matmul(struct tfm_kexec *k, float *y, const float *x, const stru
 		       int64_t n)
 {
 	cpu_matmul_bias(k, y, x, w, NULL, n);
+}
+
+/* Several matrices against one x, their chunks in one pool run: chunk c of
+ * the whole is chunk c - first[q] of matrix q */
+struct mm_multi {
+	struct mm_job *j;
+	int64_t first[TFM_K_MULTI_MAX + 1];
+	atomic_llong next;
+};
+
+static void multi_task(void *ctx, int task, int n_tasks)
+{
+	struct mm_multi *mj = ctx;
+	struct tfm_kexec *k = mj->j[0].k;
+	float *scr = k->scratch + (size_t)task * k->scratch_per_task;
+	int q = 0;
+	(void)n_tasks;
+	for (;;) {
+		int64_t c = atomic_fetch_add(&mj->next, 1);
+		if (c >= mj->first[TFM_K_MULTI_MAX])
+			break;
+		while (c >= mj->first[q + 1]) /* a task's chunks only go up */
+			q++;
+		mm_chunk(&mj->j[q], scr, c - mj->first[q]);
+	}
+}
+
+/* y[q] = x . W[q]^T (+ b[q]) for q < nm (q, k and v; gate and up).  Where
+ * all of them take lib/quant's integer dots against x quantized the same
+ * way (decode), x is quantized once and one pool run does all their chunks,
+ * where one matmul after another quantized it each time and met the
+ * threads after each (and k and v, each under par_min, ran on the calling
+ * thread alone).  Else one after another.  Each y[q] gets the bits
+ * cpu_matmul_bias gives it: its rows come from the same kernels. */
+static void cpu_matmul_multi(struct tfm_kexec *k, int nm, float *const *y, const float *x,
+			     const struct tfm_mat *const *w, const float *const *b, int64_t n)
+{
+	int vt0 = -1, same = nm <= TFM_K_MULTI_MAX;
+	double work = 0;
+	for (int q = 0; q < nm && same; q++) {
+		int vt;
+		same = mm_vdot(w[q]->type, n, &vt) && (q == 0 || (vt == vt0 && w[q]->in == w[0]->in));
+		vt0 = vt;
+		work += (double)n * w[q]->in * w[q]->out;
+	}
+	if (!same) {
+		for (int q = 0; q < nm; q++)
+			cpu_matmul_bias(k, y[q], x, w[q], b[q], n);
+		return;
+	}
+	struct mm_job j[TFM_K_MULTI_MAX];
+	struct mm_multi mj = {.j = j};
+	int par = k->n_tasks > 1 && work >= k->par_min;
+	for (int q = 0; q < nm; q++) {
+		mm_setup(&j[q], k, y[q], x, w[q], b[q], n, par, q > 0);
+		mj.first[q + 1] = mj.first[q] + j[q].n_chunks;
+	}
+	for (int q = nm; q < TFM_K_MULTI_MAX; q++)
+		mj.first[q + 1] = mj.first[q];
+	atomic_init(&mj.next, 0);
+	if (par)
+		tfm_pool_run(k->pool, multi_task, &mj, k->n_tasks);
+	else
+		multi_task(&mj, 0, 1);
 }
 
 /* ---- attention ----
@@ -1314,6 +1393,7 @@ const struct tfm_backend tfm_cpu_backend = {
 	.variant = tfm_cpu_isa,
 	.matmul = cpu_matmul,
 	.matmul_bias = cpu_matmul_bias,
+	.matmul_multi = cpu_matmul_multi,
 	.rmsnorm = tfm_cpu_rmsnorm,
 	.layernorm = tfm_cpu_layernorm,
 	.rope = tfm_cpu_rope,
