@@ -17,6 +17,8 @@ struct tfm_mat {
 	int type;           /* enum tfm_type */
 	int64_t in, out;
 	size_t row_bytes;   /* bytes of one row of in elements */
+	const void *dec;    /* the same weights in the backend's decode layout
+	                       (backend.repack), or NULL */
 };
 
 /* Execution state a backend needs for threaded kernels: the pool, and
@@ -90,6 +92,10 @@ struct tfm_backend {
 	 * each).  Each y[q] has the bits matmul_bias gives it. */
 	void (*matmul_multi)(struct tfm_kexec *k, int nm, float *const *y, const float *x,
 			     const struct tfm_mat *const *w, const float *const *b, int64_t n);
+	/* A copy of w's weights in a layout the backend's decode kernels read
+	 * faster (tfm_amalloc'd; the caller frees it and sets w->dec), or
+	 * NULL where it has none for w (NULL op: never). */
+	void *(*repack)(const struct tfm_mat *w);
 	/* One row of n: y = x / rms(x) * w  (w NULL: 1; plus_one: 1 + w).  y may be x. */
 	void (*rmsnorm)(float *y, const float *x, const float *w, int64_t n, float eps,
 			int plus_one);

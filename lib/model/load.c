@@ -255,6 +255,8 @@ static const struct tfm_model_tensor *find(struct binder *b, const char *name)
 	return r ? *r : NULL;
 }
 
+static int repack(struct tfm_model *m, int64_t n);
+
 static int own(struct tfm_model *m, void *p)
 {
 	if (m->n_owned == m->cap_owned) {
@@ -1575,6 +1577,8 @@ int tfm_model_new(struct tfm_model **out, const struct tfm_spec *s,
 	for (int64_t l = 0; l < n_bound; l++)
 		if ((st = bind_layer(&b, l)))
 			goto fail;
+	if ((st = repack(m, n_bound)))
+		goto fail;
 	for (int64_t l = s->n_layer - 1; s->n_layer_groups > 0 && l >= 0; l--)
 		m->layers[l] = m->layers[tfm_spec_layer_block(s, l)];
 	layer_pattern(m);
@@ -1587,6 +1591,31 @@ fail:
 	free(b.sorted);
 	tfm_model_close(m);
 	return st;
+}
+
+/* The backend's decode layout (backend.repack) of the attention and FFN
+ * matrices of layers [0, n) and of the output head, once each layer's
+ * fused tensors are split (each part is a matrix of its own rows) */
+static int repack(struct tfm_model *m, int64_t n)
+{
+	if (!m->be->repack)
+		return TFM_OK;
+	for (int64_t l = -1; l < n; l++) {
+		struct tfm_layer *L = l >= 0 ? &m->layers[l] : NULL;
+		struct tfm_mat *ws[] = {L ? &L->wq : &m->output, L ? &L->wk : NULL, L ? &L->wv : NULL,
+					L ? &L->wqkv : NULL, L ? &L->wo : NULL, L ? &L->gate : NULL,
+					L ? &L->up : NULL, L ? &L->down : NULL};
+		for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+			if (!ws[i] || !ws[i]->data)
+				continue;
+			void *p = m->be->repack(ws[i]);
+			int st;
+			if (p && (st = own(m, p)))
+				return st;
+			ws[i]->dec = p;
+		}
+	}
+	return TFM_OK;
 }
 
 void tfm_model_close(struct tfm_model *m)

@@ -216,3 +216,49 @@ void tfm_cpu_qgemv_q5_0_avx2(float *y, const void *wv, size_t rb, const void *xq
 			y[r + q] = hsum_ps(acc[q]);
 	}
 }
+
+/* q4_0 in groups of eight rows (q4x8.c has the layout and the sums): four
+ * weights of each row per 32-bit lane, multiplied by the four activations
+ * they meet broadcast to every lane; the eight 16-bit partial sums of a
+ * block stay under 2^15 (8 x 2 x 15 x 127), then one madd gives each
+ * row's sum of u x in its lane, less 8 sum(x) once for all eight rows.
+ * Against the four-row kernel: 576 x 1536 in cache 44-46 GMAC/s where it
+ * runs 22-24, and 576 x 49152 from memory 12-16 GB/s where it streams 9-10
+ * (one thread, 2-core Zen 3 EPYC; the machine's speed moves by 10%). */
+void tfm_cpu_qgemv_q4x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows)
+{
+	const struct tfm_block_q8_0 *x = xq;
+	const int64_t nb = n / TFM_QK;
+	const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+	const __m256i eight = _mm256_set1_epi8(8);
+	const uint8_t *g = g8;
+	for (int64_t r = 0; r < rows; r += 8) {
+		__m256 acc = _mm256_setzero_ps();
+		for (int64_t i = 0; i < nb; i++, g += 144) {
+			_mm_prefetch((const char *)g + 1024, _MM_HINT_T0);
+			_mm_prefetch((const char *)g + 1088, _MM_HINT_T0);
+			const __m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
+			/* 8 sum(x) in every lane */
+			__m256i sx = _mm256_madd_epi16(_mm256_maddubs_epi16(eight, b), ones);
+			sx = _mm256_add_epi32(sx, _mm256_permute2x128_si256(sx, sx, 1));
+			sx = _mm256_add_epi32(sx, _mm256_shuffle_epi32(sx, 0x4E));
+			sx = _mm256_add_epi32(sx, _mm256_shuffle_epi32(sx, 0xB1));
+			int32_t xs[8];
+			memcpy(xs, x[i].qs, 32);
+			__m256i s16 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+			for (int c = 0; c < 4; c++) {
+				__m256i v = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * c));
+				__m256i lo = _mm256_and_si256(v, m4);
+				__m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+				s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(lo, _mm256_set1_epi32(xs[c])));
+				s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(hi, _mm256_set1_epi32(xs[c + 4])));
+			}
+			__m256i s = _mm256_sub_epi32(_mm256_madd_epi16(s16, ones), sx);
+			__m256 sc = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)),
+						  _mm256_set1_ps(fh(x[i].d)));
+			acc = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(s), acc);
+		}
+		_mm256_storeu_ps(y + r, acc);
+	}
+}
