@@ -1200,45 +1200,51 @@ static void t_xbuf(void)
 	free(w), free(x), free(y0), free(y1), free(y2), free(wq), free(xbuf);
 }
 
-/* q4_0 regrouped by eight rows (q4x8.c): the AVX2 kernel gives the scalar
- * definition's bits; both are within 1e-5 (of the largest |y|) of lib/quant's
- * one-row dots, whose sums they take in another order; the largest 16-bit
- * partial sums (every weight 15 or 0 against +-127) stay exact; and the cpu
- * backend's matmul reads the layout (backend.repack) on decode and small
- * batches with the same bits on one thread and two. */
-static void t_q4x8(void)
+/* q4_0 and q8_0 regrouped by eight rows (qx8.c): the AVX2 kernels give the
+ * scalar definitions' bits; both are within 1e-5 (of the largest |y|) of
+ * lib/quant's one-row dots, whose sums they take in another order; the
+ * largest partial sums (q4_0: every weight 15 or 0, q8_0: 127 or -128,
+ * against +-127) stay exact; and the cpu backend's matmul reads the
+ * layouts (backend.repack) on decode and small batches with the same bits
+ * on one thread and two. */
+static void t_qx8(void)
 {
 	static const int64_t rowsv[] = {8, 16, 40}, nv[] = {32, 576, 1536};
+	static const int types[] = {TFM_TYPE_Q4_0, TFM_TYPE_Q8_0};
 	enum { MAXN = 1536, MAXR = 40 };
 	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
 	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
-	uint8_t *wq = malloc(MAXN * MAXR), *g = malloc(MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
+	uint8_t *wq = malloc(2 * MAXN * MAXR), *g = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
 	int avx2 = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0;
 #if defined(__x86_64__)
 	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
 	       __builtin_cpu_supports("f16c");
 #endif
 	const struct tfm_backend *be = tfm_backend_cpu();
-	tfm_vec_dot_fn one = tfm_vec_dot(TFM_TYPE_Q4_0);
+	for (int ti = 0; ti < 2; ti++)
 	for (int ri = 0; ri < 3; ri++)
 		for (int ni = 0; ni < 3; ni++)
 			for (int ext = 0; ext < 3; ext++) {
+				int type = types[ti], q8 = type == TFM_TYPE_Q8_0;
 				int64_t rows = rowsv[ri], n = nv[ni];
-				size_t rb = tfm_quant_row_bytes(TFM_TYPE_Q4_0, n), xb;
+				size_t rb = tfm_quant_row_bytes(type, n), xb, bs = q8 ? 34 : 18;
+				tfm_vec_dot_fn one = tfm_vec_dot(type);
 				fill(w, n * rows, 1);
-				make_w(TFM_TYPE_Q4_0, w, n, rows, wq);
+				make_w(type, w, n, rows, wq);
 				fill(x, n * 3, 1);
-				if (ext) /* every quant 15 (ext 1) or 0 (ext 2), x all 1 or -1 */
+				if (ext) /* every quant at one extreme, x all 1 or -1 */
 					for (int64_t r = 0; r < rows; r++)
 						for (int64_t i = 0; i < n / 32; i++)
-							memset(wq + r * rb + i * 18 + 2, ext == 1 ? 0xff : 0, 16);
+							memset(wq + r * rb + i * bs + 2,
+							       ext == 1 ? (q8 ? 0x7f : 0xff) : (q8 ? 0x80 : 0), bs - 2);
 				for (int64_t i = 0; ext && i < 3 * n; i++)
 					x[i] = ext == 1 ? 1.0f : -1.0f;
 				xb = tfm_quant_row_bytes(TFM_TYPE_Q8_0, n);
 				for (int t = 0; t < 3; t++)
 					tfm_quantize_row(TFM_TYPE_Q8_0, x + t * n, xq + t * xb, n);
-				tfm_cpu_q4x8_pack(g, wq, rb, n, rows);
-				tfm_cpu_qgemv_q4x8_scalar(ys, g, xq, n, rows);
+				(q8 ? tfm_cpu_q8x8_pack : tfm_cpu_q4x8_pack)(g, wq, rb, n, rows);
+				tfm_cpu_qx8_fn sc = q8 ? tfm_cpu_qgemv_q8x8_scalar : tfm_cpu_qgemv_q4x8_scalar;
+				sc(ys, g, xq, n, rows);
 				float big = 0;
 				for (int64_t r = 0; r < rows; r++)
 					big = fmaxf(big, fabsf(ys[r]));
@@ -1246,12 +1252,12 @@ static void t_q4x8(void)
 					bad_dot += fabsf(ys[r] - one(n, wq + r * rb, xq)) > 1e-5f * fmaxf(big, 1);
 #if defined(__x86_64__)
 				if (avx2) {
-					tfm_cpu_qgemv_q4x8_avx2(ya, g, xq, n, rows);
+					(q8 ? tfm_cpu_qgemv_q8x8_avx2 : tfm_cpu_qgemv_q4x8_avx2)(ya, g, xq, n, rows);
 					bad_bits += memcmp(ya, ys, rows * 4) != 0;
 				}
 #endif
 				/* the backend, 1 and 3 tokens, 1 and 2 threads */
-				struct tfm_mat m = {.data = wq, .type = TFM_TYPE_Q4_0, .in = n, .out = rows,
+				struct tfm_mat m = {.data = wq, .type = type, .in = n, .out = rows,
 						    .row_bytes = rb};
 				void *dec = be->repack ? be->repack(&m) : NULL;
 				if (!dec)
@@ -1263,19 +1269,19 @@ static void t_q4x8(void)
 						struct tfm_kexec k = kx(th);
 						be->matmul(&k, th ? y1 : ya, x, &m, nt);
 						for (int64_t t = 0; t < nt; t++) {
-							tfm_cpu_qgemv_q4x8_scalar(ys, g, xq + t * xb, n, rows);
+							sc(ys, g, xq + t * xb, n, rows);
 							bad_mm += memcmp(ys, (th ? y1 : ya) + t * rows, rows * 4) != 0;
 						}
 					}
 				tfm_afree(dec);
 			}
-	CHECK_MSG(!bad_bits, "q4x8: the AVX2 kernel differs from the scalar one in %d cases", bad_bits);
-	CHECK_MSG(!bad_dot, "q4x8: %d rows farther than 1e-5 from the one-row dot", bad_dot);
-	CHECK_MSG(!bad_mm, "q4x8: the backend's matmul on w->dec gave other bits %d times", bad_mm);
+	CHECK_MSG(!bad_bits, "qx8: the AVX2 kernels differ from the scalar ones in %d cases", bad_bits);
+	CHECK_MSG(!bad_dot, "qx8: %d rows farther than 1e-5 from the one-row dot", bad_dot);
+	CHECK_MSG(!bad_mm, "qx8: the backend's matmul on w->dec gave other bits %d times", bad_mm);
 	if (!avx2)
-		fprintf(stderr, "  q4x8: no AVX2 here, the scalar kernel only\n");
+		fprintf(stderr, "  qx8: no AVX2 here, the scalar kernels only\n");
 	if (!mm_ran)
-		fprintf(stderr, "  q4x8: the backend keeps the file's rows here (not the AVX2 path)\n");
+		fprintf(stderr, "  qx8: the backend keeps the file's rows here (not the AVX2 path)\n");
 	free(w), free(x), free(ys), free(ya), free(y1), free(wq), free(g), free(xq);
 }
 
@@ -1341,7 +1347,7 @@ static const struct t_case t_cases[] = {
 	{"add", t_add},
 	{"qgemv_neon", t_qgemv_neon},
 	{"xbuf", t_xbuf},
-	{"q4x8", t_q4x8},
+	{"qx8", t_qx8},
 	{"teardown", t_teardown},
 };
 T_MAIN(t_cases)

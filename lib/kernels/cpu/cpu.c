@@ -431,8 +431,7 @@ struct mm_job {
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
 	tfm_cpu_qgemv_fn qgemv;   /* several rows of vdot at once, or NULL */
-	/* q4_0 rows by eight from w->dec (q4x8.c), or NULL */
-	void (*q4x8)(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+	tfm_cpu_qx8_fn qx8;       /* rows by eight from w->dec (qx8.c), or NULL */
 	const struct igemm_fns *igemm; /* prefill by the 8-bit GEMM (xq: x packed for it) */
 	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
 	size_t xq_bytes;
@@ -484,10 +483,10 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 	if (j->vdot) {
 		/* x was quantized once (cpu_matmul); each weight row against
 		 * each token while it is in cache */
-		if (j->q4x8) { /* chunks are whole groups of eight rows (cpu_repack) */
-			const uint8_t *g = (const uint8_t *)w->dec + (size_t)(o0 / 8) * (w->in / TFM_QK) * 144;
+		if (j->qx8) { /* chunks are whole groups of eight rows (cpu_repack) */
+			const uint8_t *g = (const uint8_t *)w->dec + (size_t)o0 * w->row_bytes;
 			for (int64_t t = 0; t < j->n; t++)
-				j->q4x8(j->y + t * w->out + o0, g, j->xq + t * j->xq_bytes, w->in, o1 - o0);
+				j->qx8(j->y + t * w->out + o0, g, j->xq + t * j->xq_bytes, w->in, o1 - o0);
 		} else if (j->qgemv) {
 			for (int64_t t = 0; t < j->n; t++)
 				j->qgemv(j->y + t * w->out + o0, wd, w->row_bytes,
@@ -676,34 +675,36 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
  * four-row kernels, measured there, and an arm64 one its own; a model
  * loaded on one path and run on another (TFM_ISA, tfm_cpu_set_isa) reads
  * the file's rows. */
-static void (*q4x8_for(const struct tfm_mat *w))(float *, const void *, const void *, int64_t,
-						 int64_t)
+static tfm_cpu_qx8_fn qx8_for(const struct tfm_mat *w)
 {
 #if defined(__x86_64__)
-	if (w->dec && w->type == TFM_TYPE_Q4_0 && g_isa.qgemv_avx2)
+	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q4_0)
 		return tfm_cpu_qgemv_q4x8_avx2;
+	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q8_0)
+		return tfm_cpu_qgemv_q8x8_avx2;
 #endif
 	(void)w;
 	return NULL;
 }
 
-/* q4_0 matrices of whole groups of eight rows, regrouped for decode
- * (q4x8.c) where the AVX2 kernels run: SmolLM2-135M's q4_0 file ...
- * (the file's rows stay for prefill's 8-bit GEMM and for embedding lookups,
- * so its q4_0 weights are in memory twice, as llama.cpp's CPU_REPACK
- * buffer keeps them) */
+/* q4_0 and q8_0 matrices of whole groups of eight rows, regrouped for
+ * decode (qx8.c) where the AVX2 kernels run.  The file's rows stay for
+ * prefill's 8-bit GEMM and for embedding lookups, so these weights are in
+ * memory twice, as llama.cpp's CPU_REPACK buffer keeps them. */
 static void *cpu_repack(const struct tfm_mat *w)
 {
 	pthread_once(&g_once, cpu_init);
-	if (w->type != TFM_TYPE_Q4_0 || w->out % 8 || w->in % TFM_QK || !w->data)
+	if (w->out % 8 || !w->data)
 		return NULL;
 	struct tfm_mat t = *w;
-	t.dec = &t; /* any non-NULL: would q4x8_for take it? */
-	if (!q4x8_for(&t))
+	t.dec = w; /* any non-NULL: would qx8_for take it? */
+	if (!qx8_for(&t))
 		return NULL;
 	uint8_t *p = tfm_amalloc((size_t)w->out * w->row_bytes);
-	if (p)
+	if (p && w->type == TFM_TYPE_Q4_0)
 		tfm_cpu_q4x8_pack(p, w->data, w->row_bytes, w->in, w->out);
+	else if (p)
+		tfm_cpu_q8x8_pack(p, w->data, w->row_bytes, w->in, w->out);
 	return p;
 }
 
@@ -732,7 +733,7 @@ static void mm_setup(struct mm_job *j, struct tfm_kexec *k, float *y, const floa
 	j->dot = tfm_cpu_dot(w->type);
 	if ((j->vdot = mm_vdot(w->type, n, &j->vdot_type))) {
 		j->qgemv = qgemv_for(w->type);
-		j->q4x8 = q4x8_for(w);
+		j->qx8 = qx8_for(w);
 	}
 	if (j->vdot) {
 		/* once per matmul, not per tile: into the scratch of the last

@@ -262,3 +262,38 @@ void tfm_cpu_qgemv_q4x8_avx2(float *y, const void *g8, const void *xq, int64_t n
 		_mm256_storeu_ps(y + r, acc);
 	}
 }
+
+/* q8_0 in groups of eight rows (qx8.c): four signed weights of each row
+ * per 32-bit lane against four activations broadcast, maddubs on |w| and
+ * x with w's sign, each chunk's 16-bit pair sums widened to 32 bits (two
+ * would not fit 16), one FMA a block for the eight rows. */
+void tfm_cpu_qgemv_q8x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows)
+{
+	const struct tfm_block_q8_0 *x = xq;
+	const int64_t nb = n / TFM_QK;
+	const __m256i ones = _mm256_set1_epi16(1);
+	const uint8_t *g = g8;
+	for (int64_t r = 0; r < rows; r += 8) {
+		__m256 acc = _mm256_setzero_ps();
+		for (int64_t i = 0; i < nb; i++, g += 272) {
+			_mm_prefetch((const char *)g + 1024, _MM_HINT_T0);
+			_mm_prefetch((const char *)g + 1088, _MM_HINT_T0);
+			_mm_prefetch((const char *)g + 1152, _MM_HINT_T0);
+			_mm_prefetch((const char *)g + 1216, _MM_HINT_T0);
+			int32_t xs[8];
+			memcpy(xs, x[i].qs, 32);
+			__m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int c = 0; c < 8; c++) {
+				__m256i v = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * c));
+				__m256i xb = _mm256_set1_epi32(xs[c]);
+				__m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(xb, v));
+				s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+			}
+			__m256 sc = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)),
+						  _mm256_set1_ps(fh(x[i].d)));
+			acc = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(s), acc);
+		}
+		_mm256_storeu_ps(y + r, acc);
+	}
+}
