@@ -1200,17 +1200,17 @@ static void t_xbuf(void)
 	free(w), free(x), free(y0), free(y1), free(y2), free(wq), free(xbuf);
 }
 
-/* q4_0 and q8_0 regrouped by eight rows (qx8.c): the AVX2 kernels give the
+/* q4_0, q5_0 and q8_0 regrouped by eight rows (qx8.c): the AVX2 kernels give the
  * scalar definitions' bits; both are within 1e-5 (of the largest |y|) of
  * lib/quant's one-row dots, whose sums they take in another order; the
- * largest partial sums (q4_0: every weight 15 or 0, q8_0: 127 or -128,
+ * largest partial sums (q4_0: every weight 15 or 0, q5_0: 31 or 0, q8_0: 127 or -128,
  * against +-127) stay exact; and the cpu backend's matmul reads the
  * layouts (backend.repack) on decode and small batches with the same bits
  * on one thread and two. */
 static void t_qx8(void)
 {
 	static const int64_t rowsv[] = {8, 16, 40}, nv[] = {32, 576, 1536};
-	static const int types[] = {TFM_TYPE_Q4_0, TFM_TYPE_Q8_0};
+	static const int types[] = {TFM_TYPE_Q4_0, TFM_TYPE_Q8_0, TFM_TYPE_Q5_0};
 	enum { MAXN = 1536, MAXR = 40 };
 	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
 	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
@@ -1221,18 +1221,19 @@ static void t_qx8(void)
 	       __builtin_cpu_supports("f16c");
 #endif
 	const struct tfm_backend *be = tfm_backend_cpu();
-	for (int ti = 0; ti < 2; ti++)
+	for (int ti = 0; ti < 3; ti++)
 	for (int ri = 0; ri < 3; ri++)
 		for (int ni = 0; ni < 3; ni++)
 			for (int ext = 0; ext < 3; ext++) {
-				int type = types[ti], q8 = type == TFM_TYPE_Q8_0;
+				int type = types[ti], q8 = type == TFM_TYPE_Q8_0, q5 = type == TFM_TYPE_Q5_0;
 				int64_t rows = rowsv[ri], n = nv[ni];
-				size_t rb = tfm_quant_row_bytes(type, n), xb, bs = q8 ? 34 : 18;
+				size_t rb = tfm_quant_row_bytes(type, n), xb, bs = q8 ? 34 : q5 ? 22 : 18;
 				tfm_vec_dot_fn one = tfm_vec_dot(type);
 				fill(w, n * rows, 1);
 				make_w(type, w, n, rows, wq);
 				fill(x, n * 3, 1);
-				if (ext) /* every quant at one extreme, x all 1 or -1 */
+				if (ext) /* every quant at one extreme (q5_0: 31 or 0 with
+					  * its fifth bits), x all 1 or -1 */
 					for (int64_t r = 0; r < rows; r++)
 						for (int64_t i = 0; i < n / 32; i++)
 							memset(wq + r * rb + i * bs + 2,
@@ -1242,8 +1243,9 @@ static void t_qx8(void)
 				xb = tfm_quant_row_bytes(TFM_TYPE_Q8_0, n);
 				for (int t = 0; t < 3; t++)
 					tfm_quantize_row(TFM_TYPE_Q8_0, x + t * n, xq + t * xb, n);
-				(q8 ? tfm_cpu_q8x8_pack : tfm_cpu_q4x8_pack)(g, wq, rb, n, rows);
-				tfm_cpu_qx8_fn sc = q8 ? tfm_cpu_qgemv_q8x8_scalar : tfm_cpu_qgemv_q4x8_scalar;
+				(q8 ? tfm_cpu_q8x8_pack : q5 ? tfm_cpu_q5x8_pack : tfm_cpu_q4x8_pack)(g, wq, rb, n, rows);
+				tfm_cpu_qx8_fn sc = q8 ? tfm_cpu_qgemv_q8x8_scalar
+						  : q5 ? tfm_cpu_qgemv_q5x8_scalar : tfm_cpu_qgemv_q4x8_scalar;
 				sc(ys, g, xq, n, rows);
 				float big = 0;
 				for (int64_t r = 0; r < rows; r++)
@@ -1252,7 +1254,8 @@ static void t_qx8(void)
 					bad_dot += fabsf(ys[r] - one(n, wq + r * rb, xq)) > 1e-5f * fmaxf(big, 1);
 #if defined(__x86_64__)
 				if (avx2) {
-					(q8 ? tfm_cpu_qgemv_q8x8_avx2 : tfm_cpu_qgemv_q4x8_avx2)(ya, g, xq, n, rows);
+					(q8 ? tfm_cpu_qgemv_q8x8_avx2 : q5 ? tfm_cpu_qgemv_q5x8_avx2
+					    : tfm_cpu_qgemv_q4x8_avx2)(ya, g, xq, n, rows);
 					bad_bits += memcmp(ya, ys, rows * 4) != 0;
 				}
 #endif

@@ -35,17 +35,20 @@ void tfm_cpu_qgemv_q4_1_avx512(float *y, const void *w, size_t rb, const void *x
  * four rows at a time, each row bit-identical to lib/quant's
  * tfm_vec_dot_*_avx2 */
 void tfm_cpu_qgemv_q4_0_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
-/* qx8.c: q4_0 and q8_0 rows regrouped by eight for decode (the layouts of
+/* qx8.c: q4_0, q5_0 and q8_0 rows regrouped by eight for decode (the layouts of
  * struct tfm_mat.dec: rows % 8 == 0), and y[0..rows) = those rows . x (one
  * q8_0 row of n), scalar (the definitions) and AVX2 (qgemv-avx2.c, the
  * same bits) */
 typedef void (*tfm_cpu_qx8_fn)(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_q4x8_pack(uint8_t *dst, const void *w, size_t rb, int64_t n, int64_t rows);
 void tfm_cpu_q8x8_pack(uint8_t *dst, const void *w, size_t rb, int64_t n, int64_t rows);
+void tfm_cpu_q5x8_pack(uint8_t *dst, const void *w, size_t rb, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4x8_scalar(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q8x8_scalar(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5x8_scalar(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q8x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_1_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5_0_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5_1_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);

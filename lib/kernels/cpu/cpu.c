@@ -682,12 +682,14 @@ static tfm_cpu_qx8_fn qx8_for(const struct tfm_mat *w)
 		return tfm_cpu_qgemv_q4x8_avx2;
 	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q8_0)
 		return tfm_cpu_qgemv_q8x8_avx2;
+	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q5_0)
+		return tfm_cpu_qgemv_q5x8_avx2;
 #endif
 	(void)w;
 	return NULL;
 }
 
-/* q4_0 and q8_0 matrices of whole groups of eight rows, regrouped for
+/* q4_0, q5_0 and q8_0 matrices of whole groups of eight rows, regrouped for
  * decode (qx8.c) where the AVX2 kernels run.  The file's rows stay for
  * prefill's 8-bit GEMM and for embedding lookups, so these weights are in
  * memory twice, as llama.cpp's CPU_REPACK buffer keeps them. */
@@ -701,10 +703,9 @@ static void *cpu_repack(const struct tfm_mat *w)
 	if (!qx8_for(&t))
 		return NULL;
 	uint8_t *p = tfm_amalloc((size_t)w->out * w->row_bytes);
-	if (p && w->type == TFM_TYPE_Q4_0)
-		tfm_cpu_q4x8_pack(p, w->data, w->row_bytes, w->in, w->out);
-	else if (p)
-		tfm_cpu_q8x8_pack(p, w->data, w->row_bytes, w->in, w->out);
+	if (p)
+		(w->type == TFM_TYPE_Q4_0 ? tfm_cpu_q4x8_pack : w->type == TFM_TYPE_Q5_0
+		 ? tfm_cpu_q5x8_pack : tfm_cpu_q8x8_pack)(p, w->data, w->row_bytes, w->in, w->out);
 	return p;
 }
 

@@ -297,3 +297,68 @@ void tfm_cpu_qgemv_q8x8_avx2(float *y, const void *g8, const void *xq, int64_t n
 		_mm256_storeu_ps(y + r, acc);
 	}
 }
+
+/* q5_0 in groups of eight rows (qx8.c): as q4_0, with each weight's fifth
+ * bit spread from its row's qh (one 32-bit lane a row) into bit 4 of its
+ * byte: a byte shuffle copies the qh byte that holds the chunk's four bits
+ * into the lane's four bytes, and a compare against each byte's own bit
+ * makes 0x10 or 0.  The 16-bit partial sums of two chunks (4 x 2 x 31 x
+ * 127) stay under 2^15, so two madds a block. */
+void tfm_cpu_qgemv_q5x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows)
+{
+	const struct tfm_block_q8_0 *x = xq;
+	const int64_t nb = n / TFM_QK;
+	const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+	const __m256i sixteen = _mm256_set1_epi8(16);
+	/* chunk c's bits: qh byte c / 2 (weights 4c..4c+3) and 2 + c / 2 (16 on),
+	 * bits 4c % 8 + e for byte e */
+	const int32_t m1 = 0x01010101;
+	__m256i shlo[4], shhi[4], bit[4];
+	for (int c = 0; c < 4; c++) {
+		int32_t a = c / 2 * m1, b = (2 + c / 2) * m1;
+		shlo[c] = _mm256_setr_epi32(a, a + 4 * m1, a + 8 * m1, a + 12 * m1, a, a + 4 * m1, a + 8 * m1,
+					    a + 12 * m1);
+		shhi[c] = _mm256_setr_epi32(b, b + 4 * m1, b + 8 * m1, b + 12 * m1, b, b + 4 * m1, b + 8 * m1,
+					    b + 12 * m1);
+		bit[c] = _mm256_set1_epi32(c % 2 ? (int32_t)0x80402010u : 0x08040201);
+	}
+	const uint8_t *g = g8;
+	for (int64_t r = 0; r < rows; r += 8) {
+		__m256 acc = _mm256_setzero_ps();
+		for (int64_t i = 0; i < nb; i++, g += 176) {
+			_mm_prefetch((const char *)g + 1024, _MM_HINT_T0);
+			_mm_prefetch((const char *)g + 1088, _MM_HINT_T0);
+			_mm_prefetch((const char *)g + 1152, _MM_HINT_T0);
+			const __m256i b = _mm256_loadu_si256((const __m256i *)x[i].qs);
+			/* 16 sum(x) in every lane */
+			__m256i sx = _mm256_madd_epi16(_mm256_maddubs_epi16(sixteen, b), ones);
+			sx = _mm256_add_epi32(sx, _mm256_permute2x128_si256(sx, sx, 1));
+			sx = _mm256_add_epi32(sx, _mm256_shuffle_epi32(sx, 0x4E));
+			sx = _mm256_add_epi32(sx, _mm256_shuffle_epi32(sx, 0xB1));
+			const __m256i qh = _mm256_loadu_si256((const __m256i *)(g + 16));
+			int32_t xs[8];
+			memcpy(xs, x[i].qs, 32);
+			__m256i s16[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+#pragma GCC unroll 4
+			for (int c = 0; c < 4; c++) {
+				__m256i v = _mm256_loadu_si256((const __m256i *)(g + 48 + 32 * c));
+				__m256i hl = _mm256_and_si256(_mm256_shuffle_epi8(qh, shlo[c]), bit[c]);
+				__m256i hh = _mm256_and_si256(_mm256_shuffle_epi8(qh, shhi[c]), bit[c]);
+				hl = _mm256_and_si256(_mm256_cmpeq_epi8(hl, bit[c]), sixteen);
+				hh = _mm256_and_si256(_mm256_cmpeq_epi8(hh, bit[c]), sixteen);
+				__m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4), hl);
+				__m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), hh);
+				s16[c / 2] = _mm256_add_epi16(s16[c / 2],
+							      _mm256_maddubs_epi16(lo, _mm256_set1_epi32(xs[c])));
+				s16[c / 2] = _mm256_add_epi16(s16[c / 2],
+							      _mm256_maddubs_epi16(hi, _mm256_set1_epi32(xs[c + 4])));
+			}
+			__m256i s = _mm256_add_epi32(_mm256_madd_epi16(s16[0], ones), _mm256_madd_epi16(s16[1], ones));
+			s = _mm256_sub_epi32(s, sx);
+			__m256 sc = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)),
+						  _mm256_set1_ps(fh(x[i].d)));
+			acc = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(s), acc);
+		}
+		_mm256_storeu_ps(y + r, acc);
+	}
+}
