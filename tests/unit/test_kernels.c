@@ -1284,7 +1284,7 @@ static void t_qx8(void)
 	if (!avx2)
 		fprintf(stderr, "  qx8: no AVX2 here, the scalar kernels only\n");
 	if (!mm_ran)
-		fprintf(stderr, "  qx8: the backend keeps the file's rows here (not the AVX2 path)\n");
+		fprintf(stderr, "  qx8: the backend keeps the file's rows here (no regrouped kernel for this instruction set)\n");
 	free(w), free(x), free(ys), free(ya), free(y1), free(wq), free(g), free(xq);
 }
 

@@ -152,6 +152,12 @@ void tfm_cpu_attn_pv_neon(float *const *o, const float *corr, const float *p, in
 TFM_CPU_QGEMV_NEON(neon)
 TFM_CPU_QGEMV_NEON(dotprod)
 #undef TFM_CPU_QGEMV_NEON
+/* qx8-neon.h in qgemv-dotprod.c: the rows regrouped by eight (qx8.c), with
+ * SDOT, whose lanes sum four bytes each (the SMULL form of qgemv-neon.c
+ * does not keep them apart) */
+void tfm_cpu_qgemv_q4x8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5x8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q8x8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);

@@ -587,7 +587,10 @@ int tfm_cpu_igemm_takes(int type)
 }
 
 /* The multi-row integer kernel for a weight type on this CPU, or NULL (then
- * lib/quant's one-row dot products).  AVX-512: not q8_0, its rows stream
+ * lib/quant's one-row dot products).  On AVX2, matrices of q4_0, q5_0 and
+ * q8_0 in whole groups of eight rows decode from their regrouped copy
+ * instead (qx8_for, cpu_repack); what follows is for the others.
+ * AVX-512: not q8_0, its rows stream
  * from memory at 24 GB/s one at a time but ~20 four at a time (measured, one
  * thread, 576 x 49152), and decode of q8_0 weights is bound by that stream.
  * AVX2: not q8_0 either: on a 2-core Zen 3 EPYC, SmolLM2-135M's q8_0 file
@@ -671,12 +674,20 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 }
 
 /* The kernel for w->dec on the instruction set in use, or NULL (then w's
- * rows as the file has them).  AVX2 only: an AVX-512 processor keeps its
- * four-row kernels, measured there, and an arm64 one its own; a model
- * loaded on one path and run on another (TFM_ISA, tfm_cpu_set_isa) reads
- * the file's rows. */
+ * rows as the file has them).  AVX2, and arm64 with SDOT (unmeasured there:
+ * qx8-neon.h): an AVX-512 processor keeps its four-row kernels, measured
+ * there, and so does arm64 without SDOT; a model loaded on one path and
+ * run on another (TFM_ISA, tfm_cpu_set_isa) reads the file's rows. */
 static tfm_cpu_qx8_fn qx8_for(const struct tfm_mat *w)
 {
+#if defined(__aarch64__)
+	if (w->dec && !strcmp(tfm_quant_isa(), "dotprod"))
+		switch (w->type) {
+		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4x8_dotprod;
+		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5x8_dotprod;
+		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8x8_dotprod;
+		}
+#endif
 #if defined(__x86_64__)
 	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q4_0)
 		return tfm_cpu_qgemv_q4x8_avx2;

@@ -14,3 +14,4 @@ static inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b)
 
 #include "kernels/cpu/qgemv-neon.h"
 #include "kernels/cpu/qgemv-k-neon.h"
+#include "kernels/cpu/qx8-neon.h"
