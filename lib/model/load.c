@@ -1595,24 +1595,39 @@ fail:
 
 /* The backend's decode layout (backend.repack) of the attention and FFN
  * matrices of layers [0, n) and of the output head, once each layer's
- * fused tensors are split (each part is a matrix of its own rows) */
+ * fused tensors are split (each part is a matrix of its own rows).  The
+ * copies count against the memory limit (tfm_mem_check): where they would
+ * pass it, none is made and decode reads the file's rows. */
 static int repack(struct tfm_model *m, int64_t n)
 {
 	if (!m->be->repack)
 		return TFM_OK;
-	for (int64_t l = -1; l < n; l++) {
-		struct tfm_layer *L = l >= 0 ? &m->layers[l] : NULL;
-		struct tfm_mat *ws[] = {L ? &L->wq : &m->output, L ? &L->wk : NULL, L ? &L->wv : NULL,
-					L ? &L->wqkv : NULL, L ? &L->wo : NULL, L ? &L->gate : NULL,
-					L ? &L->up : NULL, L ? &L->down : NULL};
-		for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
-			if (!ws[i] || !ws[i]->data)
-				continue;
-			void *p = m->be->repack(ws[i]);
-			int st;
-			if (p && (st = own(m, p)))
-				return st;
-			ws[i]->dec = p;
+	for (int pass = 0; pass < 2; pass++) {
+		double bytes = 0;
+		for (int64_t l = -1; l < n; l++) {
+			struct tfm_layer *L = l >= 0 ? &m->layers[l] : NULL;
+			struct tfm_mat *ws[] = {L ? &L->wq : &m->output, L ? &L->wk : NULL,
+						L ? &L->wv : NULL, L ? &L->wqkv : NULL, L ? &L->wo : NULL,
+						L ? &L->gate : NULL, L ? &L->up : NULL, L ? &L->down : NULL};
+			for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+				if (!ws[i] || !ws[i]->data)
+					continue;
+				if (pass == 0) { /* at most this much */
+					if (ws[i]->type == TFM_TYPE_Q4_0 || ws[i]->type == TFM_TYPE_Q5_0 ||
+					    ws[i]->type == TFM_TYPE_Q8_0)
+						bytes += (double)ws[i]->out * (double)ws[i]->row_bytes;
+					continue;
+				}
+				void *p = m->be->repack(ws[i]);
+				int st;
+				if (p && (st = own(m, p)))
+					return st;
+				ws[i]->dec = p;
+			}
+		}
+		if (pass == 0 && bytes > 0 && tfm_mem_check(bytes, "decode's copy of the weights")) {
+			tfm_log(TFM_LOG_INFO, "%s; decode reads the file's rows", tfm_errmsg());
+			return TFM_OK;
 		}
 	}
 	return TFM_OK;
