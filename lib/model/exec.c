@@ -532,6 +532,7 @@ static void mla_attention(struct tfm_ctx *c, int64_t l, int64_t n, int64_t pos0)
 	/* out_h = W_UV[h] o_lat */
 	for (int64_t h = 0; h < nh; h++) {
 		struct tfm_mat uv = L->mla_uv;
+		uv.dec = NULL;
 		uv.data = (const uint8_t *)L->mla_uv.data + (size_t)h * L->mla_uv_stride;
 		for (int64_t t = 0; t < n; t++)
 			memcpy(c->mt1 + t * kl, c->mout + (t * nh + h) * kl, (size_t)kl * sizeof(float));
@@ -850,6 +851,7 @@ static void moe(struct tfm_ctx *c, int64_t l, int64_t n, float *out, const float
 				c->wl[i] = 1.0f;
 			}
 		struct tfm_mat g = L->gate, u = L->up, dn = L->down;
+		g.dec = u.dec = dn.dec = NULL; /* (never set on experts: load.c's repack) */
 		g.data = (const uint8_t *)g.data + (size_t)e * L->exp_stride[0];
 		u.data = (const uint8_t *)u.data + (size_t)e * L->exp_stride[1];
 		dn.data = (const uint8_t *)dn.data + (size_t)e * L->exp_stride[2];

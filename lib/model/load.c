@@ -1606,9 +1606,13 @@ static int repack(struct tfm_model *m, int64_t n)
 		double bytes = 0;
 		for (int64_t l = -1; l < n; l++) {
 			struct tfm_layer *L = l >= 0 ? &m->layers[l] : NULL;
+			/* an MoE layer's gate, up and down are its experts stacked
+			 * (exec.c's moe() takes each expert's rows): not one matrix */
+			int ffn = L && !L->moe;
 			struct tfm_mat *ws[] = {L ? &L->wq : &m->output, L ? &L->wk : NULL,
 						L ? &L->wv : NULL, L ? &L->wqkv : NULL, L ? &L->wo : NULL,
-						L ? &L->gate : NULL, L ? &L->up : NULL, L ? &L->down : NULL};
+						ffn ? &L->gate : NULL, ffn ? &L->up : NULL,
+						ffn ? &L->down : NULL};
 			for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
 				if (!ws[i] || !ws[i]->data)
 					continue;

@@ -439,6 +439,7 @@ static void time_mix6(struct tfm_ctx *c, const struct tfm_layer *L, int64_t n, c
 	for (int j = 0; j < 5; j++) {
 		/* m = mx2's j-th {rank, n_embd} times the j-th rank-slice */
 		struct tfm_mat w2 = L->mx2;
+		w2.dec = NULL;
 		w2.data = (const uint8_t *)w2.data + (size_t)(j * d) * w2.row_bytes;
 		w2.out = d;
 		for (int64_t t = 0; t < n; t++)
