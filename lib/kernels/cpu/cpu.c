@@ -701,7 +701,8 @@ static tfm_cpu_qx8_fn qx8_for(const struct tfm_mat *w)
 }
 
 /* q4_0, q5_0 and q8_0 matrices of whole groups of eight rows, regrouped for
- * decode (qx8.c) where the AVX2 kernels run.  The file's rows stay for
+ * decode (qx8.c) where qx8_for has a kernel (AVX2; arm64 with SDOT).  The
+ * caller (load.c) skips stacked experts.  The file's rows stay for
  * prefill's 8-bit GEMM and for embedding lookups, so these weights are in
  * memory twice, as llama.cpp's CPU_REPACK buffer keeps them. */
 static void *cpu_repack(const struct tfm_mat *w)
