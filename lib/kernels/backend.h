@@ -92,10 +92,11 @@ struct tfm_backend {
 	 * each).  Each y[q] has the bits matmul_bias gives it. */
 	void (*matmul_multi)(struct tfm_kexec *k, int nm, float *const *y, const float *x,
 			     const struct tfm_mat *const *w, const float *const *b, int64_t n);
-	/* A copy of w's weights in a layout the backend's decode kernels read
-	 * faster (tfm_amalloc'd; the caller frees it and sets w->dec), or
-	 * NULL where it has none for w (NULL op: never). */
-	void *(*repack)(const struct tfm_mat *w);
+	/* The bytes of a copy of w's weights in a layout the backend's decode
+	 * kernels read faster, 0 where it has none for w (NULL op: never);
+	 * with dst (that many bytes), the copy is written there.  The caller
+	 * owns dst and sets w->dec to it. */
+	size_t (*repack)(const struct tfm_mat *w, void *dst);
 	/* One row of n: y = x / rms(x) * w  (w NULL: 1; plus_one: 1 + w).  y may be x. */
 	void (*rmsnorm)(float *y, const float *x, const float *w, int64_t n, float eps,
 			int plus_one);

@@ -1616,16 +1616,18 @@ static int repack(struct tfm_model *m, int64_t n)
 			for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
 				if (!ws[i] || !ws[i]->data)
 					continue;
-				if (pass == 0) { /* at most this much */
-					if (ws[i]->type == TFM_TYPE_Q4_0 || ws[i]->type == TFM_TYPE_Q5_0 ||
-					    ws[i]->type == TFM_TYPE_Q8_0)
-						bytes += (double)ws[i]->out * (double)ws[i]->row_bytes;
+				size_t need = m->be->repack(ws[i], NULL);
+				if (pass == 0 || !need) {
+					bytes += (double)need;
 					continue;
 				}
-				void *p = m->be->repack(ws[i]);
+				void *p = tfm_amalloc(need);
 				int st;
-				if (p && (st = own(m, p)))
+				if (!p) /* no room: this one reads the file's rows */
+					continue;
+				if ((st = own(m, p)))
 					return st;
+				m->be->repack(ws[i], p);
 				ws[i]->dec = p;
 			}
 		}

@@ -673,30 +673,30 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 	return NULL;
 }
 
-/* The kernel for w->dec on the instruction set in use, or NULL (then w's
- * rows as the file has them).  AVX2, and arm64 with SDOT (unmeasured there:
+/* The kernel for weights of type regrouped by eight (w->dec) on the
+ * instruction set in use, or NULL (then w's rows as the file has them).  AVX2, and arm64 with SDOT (unmeasured there:
  * qx8-neon.h): an AVX-512 processor keeps its four-row kernels, measured
  * there, and so does arm64 without SDOT; a model loaded on one path and
  * run on another (TFM_ISA, tfm_cpu_set_isa) reads the file's rows. */
-static tfm_cpu_qx8_fn qx8_for(const struct tfm_mat *w)
+static tfm_cpu_qx8_fn qx8_for(int type)
 {
 #if defined(__aarch64__)
-	if (w->dec && !strcmp(tfm_quant_isa(), "dotprod"))
-		switch (w->type) {
+	if (!strcmp(tfm_quant_isa(), "dotprod"))
+		switch (type) {
 		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4x8_dotprod;
 		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5x8_dotprod;
 		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8x8_dotprod;
 		}
 #endif
 #if defined(__x86_64__)
-	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q4_0)
-		return tfm_cpu_qgemv_q4x8_avx2;
-	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q8_0)
-		return tfm_cpu_qgemv_q8x8_avx2;
-	if (w->dec && g_isa.qgemv_avx2 && w->type == TFM_TYPE_Q5_0)
-		return tfm_cpu_qgemv_q5x8_avx2;
+	if (g_isa.qgemv_avx2)
+		switch (type) {
+		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4x8_avx2;
+		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5x8_avx2;
+		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8x8_avx2;
+		}
 #endif
-	(void)w;
+	(void)type;
 	return NULL;
 }
 
@@ -705,20 +705,15 @@ static tfm_cpu_qx8_fn qx8_for(const struct tfm_mat *w)
  * caller (load.c) skips stacked experts.  The file's rows stay for
  * prefill's 8-bit GEMM and for embedding lookups, so these weights are in
  * memory twice, as llama.cpp's CPU_REPACK buffer keeps them. */
-static void *cpu_repack(const struct tfm_mat *w)
+static size_t cpu_repack(const struct tfm_mat *w, void *dst)
 {
 	pthread_once(&g_once, cpu_init);
-	if (w->out % 8 || !w->data)
-		return NULL;
-	struct tfm_mat t = *w;
-	t.dec = w; /* any non-NULL: would qx8_for take it? */
-	if (!qx8_for(&t))
-		return NULL;
-	uint8_t *p = tfm_amalloc((size_t)w->out * w->row_bytes);
-	if (p)
+	if (w->out % 8 || !w->data || !qx8_for(w->type))
+		return 0;
+	if (dst)
 		(w->type == TFM_TYPE_Q4_0 ? tfm_cpu_q4x8_pack : w->type == TFM_TYPE_Q5_0
-		 ? tfm_cpu_q5x8_pack : tfm_cpu_q8x8_pack)(p, w->data, w->row_bytes, w->in, w->out);
-	return p;
+		 ? tfm_cpu_q5x8_pack : tfm_cpu_q8x8_pack)(dst, w->data, w->row_bytes, w->in, w->out);
+	return (size_t)w->out * w->row_bytes;
 }
 
 /* whether a matmul of n tokens by weights of type runs lib/quant's integer
@@ -746,7 +741,7 @@ static void mm_setup(struct mm_job *j, struct tfm_kexec *k, float *y, const floa
 	j->dot = tfm_cpu_dot(w->type);
 	if ((j->vdot = mm_vdot(w->type, n, &j->vdot_type))) {
 		j->qgemv = qgemv_for(w->type);
-		j->qx8 = qx8_for(w);
+		j->qx8 = w->dec ? qx8_for(w->type) : NULL;
 	}
 	if (j->vdot) {
 		/* once per matmul, not per tile: into the scratch of the last
