@@ -1291,6 +1291,103 @@ static void t_qx8(void)
 	free(w), free(x), free(ys), free(ya), free(y1), free(wq), free(g), free(xq);
 }
 
+/* q4_K, q5_K and q6_K regrouped by eight rows (qx8k.c): as t_qx8.  The AVX2
+ * kernels give the scalar definitions' bits; both are within 1e-5 (of the
+ * largest |y|) of lib/quant's one-row dots; the largest 16-bit partial
+ * sums stay exact (every quant at its top, 15 / 31 / 63, or at 0, every
+ * scale and min at 63, q6_K's at 127 or -128, x all +-1: +-127); and the
+ * cpu backend's matmul on w->dec (rows a super-block of bytes apart that
+ * differ from the file's for q4_K and q5_K) has the same bits on one
+ * thread and two, at 1 and 3 tokens. */
+static void t_qx8k(void)
+{
+	static const int64_t rowsv[] = {8, 16, 40}, nv[] = {256, 1536};
+	static const int types[] = {TFM_TYPE_Q4_K, TFM_TYPE_Q5_K, TFM_TYPE_Q6_K};
+	enum { MAXN = 1536, MAXR = 40 };
+	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
+	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
+	uint8_t *wq = malloc(2 * MAXN * MAXR), *g = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
+	int avx2 = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0, cases = 0;
+#if defined(__x86_64__)
+	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+	const struct tfm_backend *be = tfm_backend_cpu();
+	for (int ti = 0; ti < 3; ti++)
+	for (int ri = 0; ri < 3; ri++)
+		for (int ni = 0; ni < 2; ni++)
+			for (int ext = 0; ext < 3; ext++) {
+				int type = types[ti];
+				int64_t rows = rowsv[ri], n = nv[ni], nb = n / 256;
+				size_t rb = tfm_quant_row_bytes(type, n), xb;
+				tfm_vec_dot_fn one = tfm_vec_dot(type);
+				fill(w, n * rows, 1);
+				make_w(type, w, n, rows, wq);
+				fill(x, n * 3, 1);
+				for (int64_t r = 0; ext && r < rows; r++)
+					for (int64_t i = 0; i < nb; i++) {
+						uint8_t *b = wq + r * rb + i * (rb / nb);
+						int top = ext == 1;
+						if (type == TFM_TYPE_Q6_K) { /* ql, qh, then int8 scales */
+							memset(b, top ? 0xff : 0, 192);
+							memset(b + 192, top ? 0x7f : 0x80, 16);
+						} else { /* scales and mins all 63, quants at top or 0 */
+							memset(b + 4, 0xff, 12);
+							memset(b + 16, top ? 0xff : 0, rb / nb - 16);
+						}
+					}
+				for (int64_t i = 0; ext && i < 3 * n; i++)
+					x[i] = ext == 1 ? 1.0f : -1.0f;
+				xb = tfm_quant_row_bytes(TFM_TYPE_Q8_K, n);
+				for (int t = 0; t < 3; t++)
+					tfm_quantize_row(TFM_TYPE_Q8_K, x + t * n, xq + t * xb, n);
+				tfm_cpu_qx8k_pack(type, g, wq, rb, n, rows);
+				tfm_cpu_qgemv_qx8k_scalar(type, ys, g, xq, n, rows);
+				cases++;
+				float big = 0;
+				for (int64_t r = 0; r < rows; r++)
+					big = fmaxf(big, fabsf(ys[r]));
+				for (int64_t r = 0; r < rows; r++)
+					bad_dot += fabsf(ys[r] - one(n, wq + r * rb, xq)) > 1e-5f * fmaxf(big, 1);
+#if defined(__x86_64__)
+				if (avx2) {
+					(type == TFM_TYPE_Q4_K ? tfm_cpu_qgemv_q4kx8_avx2
+					 : type == TFM_TYPE_Q5_K ? tfm_cpu_qgemv_q5kx8_avx2
+								 : tfm_cpu_qgemv_q6kx8_avx2)(ya, g, xq, n, rows);
+					bad_bits += memcmp(ya, ys, rows * 4) != 0;
+				}
+#endif
+				struct tfm_mat m = {.data = wq, .type = type, .in = n, .out = rows,
+						    .row_bytes = rb};
+				size_t need = be->repack ? be->repack(&m, NULL) : 0;
+				void *dec = need ? malloc(need) : NULL;
+				if (!dec)
+					continue;
+				CHECK(need == (size_t)rows * nb * tfm_cpu_qx8k_block_bytes(type));
+				be->repack(&m, dec);
+				mm_ran++;
+				m.dec = dec;
+				for (int64_t nt = 1; nt <= 3; nt += 2)
+					for (int th = 0; th < 2; th++) {
+						struct tfm_kexec k = kx(th);
+						be->matmul(&k, th ? y1 : ya, x, &m, nt);
+						for (int64_t t = 0; t < nt; t++) {
+							tfm_cpu_qgemv_qx8k_scalar(type, ys, g, xq + t * xb, n, rows);
+							bad_mm += memcmp(ys, (th ? y1 : ya) + t * rows, rows * 4) != 0;
+						}
+					}
+				free(dec);
+			}
+	CHECK(cases == 54);
+	CHECK_MSG(!bad_bits, "qx8k: the AVX2 kernels differ from the scalar ones in %d cases", bad_bits);
+	CHECK_MSG(!bad_dot, "qx8k: %d rows farther than 1e-5 from the one-row dot", bad_dot);
+	CHECK_MSG(!bad_mm, "qx8k: the backend's matmul on w->dec gave other bits %d times", bad_mm);
+	if (!avx2)
+		fprintf(stderr, "  qx8k: no AVX2 here, the scalar kernels only\n");
+	if (!mm_ran)
+		fprintf(stderr, "  qx8k: the backend keeps the file's rows here (no regrouped kernel for this instruction set)\n");
+	free(w), free(x), free(ys), free(ya), free(y1), free(wq), free(g), free(xq);
+}
+
 static void setup(void)
 {
 	tfm_pool_new(&pool, 2);
@@ -1354,6 +1451,7 @@ static const struct t_case t_cases[] = {
 	{"qgemv_neon", t_qgemv_neon},
 	{"xbuf", t_xbuf},
 	{"qx8", t_qx8},
+	{"qx8k", t_qx8k},
 	{"teardown", t_teardown},
 };
 T_MAIN(t_cases)

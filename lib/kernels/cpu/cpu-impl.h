@@ -49,6 +49,17 @@ void tfm_cpu_qgemv_q5x8_scalar(float *y, const void *g8, const void *xq, int64_t
 void tfm_cpu_qgemv_q4x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q8x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+/* qx8k.c: q4_K, q5_K and q6_K regrouped by eight rows (B bytes a row per
+ * super-block: tfm_cpu_qx8k_block_bytes), y = those rows . x (one q8_K row
+ * of n); scalar (the definitions, type a parameter) and AVX2
+ * (qx8k-avx2.c, the same bits) */
+size_t tfm_cpu_qx8k_block_bytes(int type);
+void tfm_cpu_qx8k_pack(int type, uint8_t *dst, const void *w, size_t rb, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_qx8k_scalar(int type, float *y, const void *g8, const void *xq, int64_t n,
+			       int64_t rows);
+void tfm_cpu_qgemv_q4kx8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5kx8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q6kx8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q4_1_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5_0_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5_1_avx2(float *y, const void *w, size_t rb, const void *xq, int64_t n, int64_t rows);

@@ -431,7 +431,8 @@ struct mm_job {
 	tfm_vec_dot_fn vdot;      /* lib/quant's integer dot against x quantized to vdot_type */
 	int vdot_type;
 	tfm_cpu_qgemv_fn qgemv;   /* several rows of vdot at once, or NULL */
-	tfm_cpu_qx8_fn qx8;       /* rows by eight from w->dec (qx8.c), or NULL */
+	tfm_cpu_qx8_fn qx8;       /* rows by eight from w->dec (qx8.c, qx8k.c), or NULL */
+	size_t dec_rb;            /* bytes a row takes in w->dec */
 	const struct igemm_fns *igemm; /* prefill by the 8-bit GEMM (xq: x packed for it) */
 	const uint8_t *xq;        /* [n][xq_bytes]: x quantized to vdot_type, shared by the tasks */
 	size_t xq_bytes;
@@ -484,7 +485,7 @@ static void mm_chunk(struct mm_job *j, float *scr, int64_t c)
 		/* x was quantized once (cpu_matmul); each weight row against
 		 * each token while it is in cache */
 		if (j->qx8) { /* chunks are whole groups of eight rows (cpu_repack) */
-			const uint8_t *g = (const uint8_t *)w->dec + (size_t)o0 * w->row_bytes;
+			const uint8_t *g = (const uint8_t *)w->dec + (size_t)o0 * j->dec_rb;
 			for (int64_t t = 0; t < j->n; t++)
 				j->qx8(j->y + t * w->out + o0, g, j->xq + t * j->xq_bytes, w->in, o1 - o0);
 		} else if (j->qgemv) {
@@ -694,26 +695,41 @@ static tfm_cpu_qx8_fn qx8_for(int type)
 		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4x8_avx2;
 		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5x8_avx2;
 		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8x8_avx2;
+		case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4kx8_avx2;
+		case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5kx8_avx2;
+		case TFM_TYPE_Q6_K: return tfm_cpu_qgemv_q6kx8_avx2;
 		}
 #endif
 	(void)type;
 	return NULL;
 }
 
-/* q4_0, q5_0 and q8_0 matrices of whole groups of eight rows, regrouped for
- * decode (qx8.c) where qx8_for has a kernel (AVX2; arm64 with SDOT).  The
- * caller (load.c) skips stacked experts.  The file's rows stay for
- * prefill's 8-bit GEMM and for embedding lookups, so these weights are in
- * memory twice, as llama.cpp's CPU_REPACK buffer keeps them. */
+/* bytes a row of w takes in its regrouped copy: the file's, but q4_K's and
+ * q5_K's unpacked scales (qx8k.c) */
+static size_t dec_row_bytes(const struct tfm_mat *w)
+{
+	size_t kb = tfm_cpu_qx8k_block_bytes(w->type);
+	return kb ? (size_t)(w->in / TFM_QK_K) * kb : w->row_bytes;
+}
+
+/* q4_0, q5_0 and q8_0 (qx8.c) and q4_K, q5_K and q6_K (qx8k.c; AVX2 only)
+ * matrices of whole groups of eight rows, regrouped for decode where
+ * qx8_for has a kernel (AVX2; arm64 with SDOT).  The caller (load.c) skips
+ * stacked experts.  The file's rows stay for prefill's 8-bit GEMM and for
+ * embedding lookups, so these weights are in memory twice, as llama.cpp's
+ * CPU_REPACK buffer keeps them. */
 static size_t cpu_repack(const struct tfm_mat *w, void *dst)
 {
 	pthread_once(&g_once, cpu_init);
 	if (w->out % 8 || !w->data || !qx8_for(w->type))
 		return 0;
-	if (dst)
+	size_t kb = tfm_cpu_qx8k_block_bytes(w->type);
+	if (dst && kb)
+		tfm_cpu_qx8k_pack(w->type, dst, w->data, w->row_bytes, w->in, w->out);
+	else if (dst)
 		(w->type == TFM_TYPE_Q4_0 ? tfm_cpu_q4x8_pack : w->type == TFM_TYPE_Q5_0
 		 ? tfm_cpu_q5x8_pack : tfm_cpu_q8x8_pack)(dst, w->data, w->row_bytes, w->in, w->out);
-	return (size_t)w->out * w->row_bytes;
+	return (size_t)w->out * dec_row_bytes(w);
 }
 
 /* whether a matmul of n tokens by weights of type runs lib/quant's integer
@@ -742,6 +758,7 @@ static void mm_setup(struct mm_job *j, struct tfm_kexec *k, float *y, const floa
 	if ((j->vdot = mm_vdot(w->type, n, &j->vdot_type))) {
 		j->qgemv = qgemv_for(w->type);
 		j->qx8 = w->dec ? qx8_for(w->type) : NULL;
+		j->dec_rb = dec_row_bytes(w);
 	}
 	if (j->vdot) {
 		/* once per matmul, not per tile: into the scratch of the last
