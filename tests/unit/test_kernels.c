@@ -1292,7 +1292,9 @@ static void t_qx8(void)
 }
 
 /* q4_K, q5_K and q6_K regrouped by eight rows (qx8k.c): as t_qx8.  The AVX2
- * kernels give the scalar definitions' bits; both are within 1e-5 (of the
+ * kernels (x86) and the SDOT ones (aarch64, where lib/quant runs "dotprod":
+ * QEMU_CPU=max, not cortex-a57), called here directly, give the scalar
+ * definitions' bits; both are within 1e-5 (of the
  * largest |y|) of lib/quant's one-row dots; the largest 16-bit partial
  * sums stay exact (every quant at its top, 15 / 31 / 63, or at 0, every
  * scale and min at 63, q6_K's at 127 or -128, x all +-1: +-127); and the
@@ -1307,9 +1309,16 @@ static void t_qx8k(void)
 	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
 	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *g = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
-	int avx2 = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0, cases = 0;
+	int fast = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0, cases = 0;
 #if defined(__x86_64__)
-	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	const char *fast_name = "AVX2", *no_fast = "no AVX2 here";
+	fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#elif defined(__aarch64__)
+	/* as cpu.c's qx8_for chooses them */
+	const char *fast_name = "SDOT", *no_fast = "lib/quant does not run dotprod here";
+	fast = !strcmp(tfm_quant_isa(), "dotprod");
+#else
+	const char *fast_name = "", *no_fast = "no regrouped kernel for this processor";
 #endif
 	const struct tfm_backend *be = tfm_backend_cpu();
 	for (int ti = 0; ti < 3; ti++)
@@ -1349,10 +1358,17 @@ static void t_qx8k(void)
 				for (int64_t r = 0; r < rows; r++)
 					bad_dot += fabsf(ys[r] - one(n, wq + r * rb, xq)) > 1e-5f * fmaxf(big, 1);
 #if defined(__x86_64__)
-				if (avx2) {
+				if (fast) {
 					(type == TFM_TYPE_Q4_K ? tfm_cpu_qgemv_q4kx8_avx2
 					 : type == TFM_TYPE_Q5_K ? tfm_cpu_qgemv_q5kx8_avx2
 								 : tfm_cpu_qgemv_q6kx8_avx2)(ya, g, xq, n, rows);
+					bad_bits += memcmp(ya, ys, rows * 4) != 0;
+				}
+#elif defined(__aarch64__)
+				if (fast) {
+					(type == TFM_TYPE_Q4_K ? tfm_cpu_qgemv_q4kx8_dotprod
+					 : type == TFM_TYPE_Q5_K ? tfm_cpu_qgemv_q5kx8_dotprod
+								 : tfm_cpu_qgemv_q6kx8_dotprod)(ya, g, xq, n, rows);
 					bad_bits += memcmp(ya, ys, rows * 4) != 0;
 				}
 #endif
@@ -1378,11 +1394,12 @@ static void t_qx8k(void)
 				free(dec);
 			}
 	CHECK(cases == 54);
-	CHECK_MSG(!bad_bits, "qx8k: the AVX2 kernels differ from the scalar ones in %d cases", bad_bits);
+	CHECK_MSG(!bad_bits, "qx8k: the %s kernels differ from the scalar ones in %d cases", fast_name,
+		  bad_bits);
 	CHECK_MSG(!bad_dot, "qx8k: %d rows farther than 1e-5 from the one-row dot", bad_dot);
 	CHECK_MSG(!bad_mm, "qx8k: the backend's matmul on w->dec gave other bits %d times", bad_mm);
-	if (!avx2)
-		fprintf(stderr, "  qx8k: no AVX2 here, the scalar kernels only\n");
+	if (!fast)
+		fprintf(stderr, "  qx8k: %s, the scalar kernels only\n", no_fast);
 	if (!mm_ran)
 		fprintf(stderr, "  qx8k: the backend keeps the file's rows here (no regrouped kernel for this instruction set)\n");
 	free(w), free(x), free(ys), free(ya), free(y1), free(wq), free(g), free(xq);

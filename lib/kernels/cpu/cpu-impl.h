@@ -51,8 +51,8 @@ void tfm_cpu_qgemv_q8x8_avx2(float *y, const void *g8, const void *xq, int64_t n
 void tfm_cpu_qgemv_q5x8_avx2(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 /* qx8k.c: q4_K, q5_K and q6_K regrouped by eight rows (B bytes a row per
  * super-block: tfm_cpu_qx8k_block_bytes), y = those rows . x (one q8_K row
- * of n); scalar (the definitions, type a parameter) and AVX2
- * (qx8k-avx2.c, the same bits) */
+ * of n); scalar (the definitions, type a parameter), AVX2 (qx8k-avx2.c)
+ * and SDOT (qx8k-neon.h, below), the same bits */
 size_t tfm_cpu_qx8k_block_bytes(int type);
 void tfm_cpu_qx8k_pack(int type, uint8_t *dst, const void *w, size_t rb, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_qx8k_scalar(int type, float *y, const void *g8, const void *xq, int64_t n,
@@ -169,6 +169,11 @@ TFM_CPU_QGEMV_NEON(dotprod)
 void tfm_cpu_qgemv_q4x8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q5x8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 void tfm_cpu_qgemv_q8x8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+/* qx8k-neon.h in qgemv-dotprod.c: q4_K, q5_K and q6_K regrouped by eight
+ * (qx8k.c), with SDOT: the scalar definitions' bits */
+void tfm_cpu_qgemv_q4kx8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q5kx8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
+void tfm_cpu_qgemv_q6kx8_dotprod(float *y, const void *g8, const void *xq, int64_t n, int64_t rows);
 
 /* g = act(g) * u (u may be NULL) for act SILU or GELU_TANH */
 void tfm_cpu_act_mul_avx512(float *g, const float *u, int64_t n, int act);

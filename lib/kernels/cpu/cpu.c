@@ -687,6 +687,9 @@ static tfm_cpu_qx8_fn qx8_for(int type)
 		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4x8_dotprod;
 		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5x8_dotprod;
 		case TFM_TYPE_Q8_0: return tfm_cpu_qgemv_q8x8_dotprod;
+		case TFM_TYPE_Q4_K: return tfm_cpu_qgemv_q4kx8_dotprod;
+		case TFM_TYPE_Q5_K: return tfm_cpu_qgemv_q5kx8_dotprod;
+		case TFM_TYPE_Q6_K: return tfm_cpu_qgemv_q6kx8_dotprod;
 		}
 #endif
 #if defined(__x86_64__)
@@ -712,7 +715,7 @@ static size_t dec_row_bytes(const struct tfm_mat *w)
 	return kb ? (size_t)(w->in / TFM_QK_K) * kb : w->row_bytes;
 }
 
-/* q4_0, q5_0 and q8_0 (qx8.c) and q4_K, q5_K and q6_K (qx8k.c; AVX2 only)
+/* q4_0, q5_0 and q8_0 (qx8.c) and q4_K, q5_K and q6_K (qx8k.c)
  * matrices of whole groups of eight rows, regrouped for decode where
  * qx8_for has a kernel (AVX2; arm64 with SDOT).  The caller (load.c) skips
  * stacked experts.  The file's rows stay for prefill's 8-bit GEMM and for

@@ -1,6 +1,6 @@
 /* qx8k.c: the K-quants (q4_K, q5_K, q6_K) in groups of eight rows for
  * decode, as qx8.c does q4_0, q5_0 and q8_0, and the scalar kernels that
- * define what the SIMD ones (qx8k-avx2.c) compute.
+ * define what the SIMD ones (qx8k-avx2.c, qx8k-neon.h) compute.
  *
  * Each super-block of 256 weights is cut into eight units of 32, and unit
  * u of a group (8 rows) is held in chunks of 32 bytes, row r's four bytes
