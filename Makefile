@@ -170,10 +170,12 @@ deps:
 # there) on Cortex-A57.  TFM_TEST_QUICK=1: test_kernels' reduced grid
 # (fewer attention cases of 17 tokens, see tests/unit/test_kernels.c);
 # make check runs the whole grid natively.  The whole of check-arm64,
-# cross-build included, took 4.6 minutes on a 2-core AVX2 EPYC (the full test_kernels on max, 4 of them).  The loader and libc come from Debian's
-# arm64 multiarch root (/), not the cross toolchain's /usr/aarch64-linux-gnu:
-# the arm64 libraries bring libc6:arm64, whose libc must not meet another
-# build's ld.so.
+# cross-build included, took 4.7 minutes on a 2-core AVX2 EPYC (the full
+# test_kernels on max, 4 of them); Cortex-A57 also runs the regrouped
+# decode cases (qx8, qx8k: their scalar definitions, no SDOT there).  The
+# loader and libc come from Debian's arm64 multiarch root (/), not the
+# cross toolchain's /usr/aarch64-linux-gnu: the arm64 libraries bring
+# libc6:arm64, whose libc must not meet another build's ld.so.
 ARM64_B   := build-arm64
 ARM64_ENV := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
 ARM64_RUN := QEMU_LD_PREFIX=/ OPENBLAS_NUM_THREADS=1 TFM_TEST_QUICK=1 qemu-aarch64
@@ -184,6 +186,7 @@ check-arm64:
 	@set -e; for run in "max test_quant" "max test_model_real stories260k" \
 	    "cortex-a57 test_quant" "cortex-a57 test_model_real stories260k" \
 	    "cortex-a57 test_kernels scans" "cortex-a57 test_kernels qgemv_neon" \
+	    "cortex-a57 test_kernels qx8" \
 	    "max test_kernels"; do \
 	  set -- $$run; cpu=$$1; shift; \
 	  echo "check-arm64: QEMU_CPU=$$cpu $$*" >&2; \

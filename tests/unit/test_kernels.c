@@ -1215,11 +1215,18 @@ static void t_qx8(void)
 	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
 	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *g = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
-	int avx2 = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0;
+	int fast = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0;
 #if defined(__x86_64__)
 	/* (clang's __builtin_cpu_supports has no "f16c"; every AVX2 + FMA
 	 * processor has it, as cpu.c's dispatch assumes) */
-	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	const char *fast_name = "AVX2", *no_fast = "no AVX2 here";
+	fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#elif defined(__aarch64__)
+	/* as cpu.c's qx8_for chooses them */
+	const char *fast_name = "SDOT", *no_fast = "lib/quant does not run dotprod here";
+	fast = !strcmp(tfm_quant_isa(), "dotprod");
+#else
+	const char *fast_name = "", *no_fast = "no regrouped kernel for this processor";
 #endif
 	const struct tfm_backend *be = tfm_backend_cpu();
 	for (int ti = 0; ti < 3; ti++)
@@ -1254,9 +1261,15 @@ static void t_qx8(void)
 				for (int64_t r = 0; r < rows; r++)
 					bad_dot += fabsf(ys[r] - one(n, wq + r * rb, xq)) > 1e-5f * fmaxf(big, 1);
 #if defined(__x86_64__)
-				if (avx2) {
+				if (fast) {
 					(q8 ? tfm_cpu_qgemv_q8x8_avx2 : q5 ? tfm_cpu_qgemv_q5x8_avx2
 					    : tfm_cpu_qgemv_q4x8_avx2)(ya, g, xq, n, rows);
+					bad_bits += memcmp(ya, ys, rows * 4) != 0;
+				}
+#elif defined(__aarch64__)
+				if (fast) {
+					(q8 ? tfm_cpu_qgemv_q8x8_dotprod : q5 ? tfm_cpu_qgemv_q5x8_dotprod
+					    : tfm_cpu_qgemv_q4x8_dotprod)(ya, g, xq, n, rows);
 					bad_bits += memcmp(ya, ys, rows * 4) != 0;
 				}
 #endif
@@ -1281,11 +1294,12 @@ static void t_qx8(void)
 					}
 				free(dec);
 			}
-	CHECK_MSG(!bad_bits, "qx8: the AVX2 kernels differ from the scalar ones in %d cases", bad_bits);
+	CHECK_MSG(!bad_bits, "qx8: the %s kernels differ from the scalar ones in %d cases", fast_name,
+		  bad_bits);
 	CHECK_MSG(!bad_dot, "qx8: %d rows farther than 1e-5 from the one-row dot", bad_dot);
 	CHECK_MSG(!bad_mm, "qx8: the backend's matmul on w->dec gave other bits %d times", bad_mm);
-	if (!avx2)
-		fprintf(stderr, "  qx8: no AVX2 here, the scalar kernels only\n");
+	if (!fast)
+		fprintf(stderr, "  qx8: %s, the scalar kernels only\n", no_fast);
 	if (!mm_ran)
 		fprintf(stderr, "  qx8: the backend keeps the file's rows here (no regrouped kernel for this instruction set)\n");
 	free(w), free(x), free(ys), free(ya), free(y1), free(wq), free(g), free(xq);

@@ -675,10 +675,11 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 }
 
 /* The kernel for weights of type regrouped by eight (w->dec) on the
- * instruction set in use, or NULL (then w's rows as the file has them).  AVX2, and arm64 with SDOT (unmeasured there:
- * qx8-neon.h): an AVX-512 processor keeps its four-row kernels, measured
- * there, and so does arm64 without SDOT; a model loaded on one path and
- * run on another (TFM_ISA, tfm_cpu_set_isa) reads the file's rows. */
+ * instruction set in use, or NULL (then w's rows as the file has them).
+ * AVX2, and arm64 with SDOT (unmeasured there: qx8-neon.h, qx8k-neon.h):
+ * an AVX-512 processor keeps its four-row kernels, measured there, and so
+ * does arm64 without SDOT; a model loaded on one path and run on another
+ * (TFM_ISA, tfm_cpu_set_isa) reads the file's rows. */
 static tfm_cpu_qx8_fn qx8_for(int type)
 {
 #if defined(__aarch64__)
