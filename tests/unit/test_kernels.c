@@ -1200,6 +1200,67 @@ static void t_xbuf(void)
 	free(w), free(x), free(y0), free(y1), free(y2), free(wq), free(xbuf);
 }
 
+/* Whether the regrouped decode kernels of this processor run (as cpu.c's
+ * qx8_for chooses them), their name, and what to say when they do not */
+static int regroup_fast(const char **fast_name, const char **no_fast)
+{
+#if defined(__x86_64__)
+	/* (clang's __builtin_cpu_supports has no "f16c"; every AVX2 + FMA
+	 * processor has it, as cpu.c's dispatch assumes) */
+	*fast_name = "AVX2", *no_fast = "no AVX2 here";
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#elif defined(__aarch64__)
+	*fast_name = "SDOT", *no_fast = "lib/quant does not run dotprod here";
+	return !strcmp(tfm_quant_isa(), "dotprod");
+#else
+	*fast_name = "", *no_fast = "no regrouped kernel for this processor";
+	return 0;
+#endif
+}
+
+/* the scalar definition of the rows regrouped by eight of any type */
+typedef void (*regroup_scalar_fn)(int type, float *y, const void *g8, const void *xq, int64_t n,
+				  int64_t rows);
+
+/* The cpu backend's matmul of m (the file's rows) on its regrouped copy,
+ * at 1 and 3 tokens of x (quantized in xq, xb bytes a row), on one
+ * thread and two, against the scalar definition on g (the same copy,
+ * packed by the test): how many token rows differ in a bit, or -1 when
+ * the backend makes no copy here.  want: the size the copy must have
+ * (0: not checked). */
+static int regroup_backend(struct tfm_mat *m, const float *x, const uint8_t *xq, size_t xb,
+			   const uint8_t *g, regroup_scalar_fn sc, size_t want, float *ys, float *ya,
+			   float *y1)
+{
+	const struct tfm_backend *be = tfm_backend_cpu();
+	size_t need = be->repack ? be->repack(m, NULL) : 0;
+	void *dec = need ? malloc(need) : NULL;
+	int bad = 0;
+	if (!dec)
+		return -1;
+	CHECK(!want || need == want);
+	be->repack(m, dec);
+	m->dec = dec;
+	for (int64_t nt = 1; nt <= 3; nt += 2)
+		for (int th = 0; th < 2; th++) {
+			struct tfm_kexec k = kx(th);
+			be->matmul(&k, th ? y1 : ya, x, m, nt);
+			for (int64_t t = 0; t < nt; t++) {
+				sc(m->type, ys, g, xq + t * xb, m->in, m->out);
+				bad += memcmp(ys, (th ? y1 : ya) + t * m->out, m->out * 4) != 0;
+			}
+		}
+	m->dec = NULL;
+	free(dec);
+	return bad;
+}
+
+static void qx8_scalar(int type, float *y, const void *g8, const void *xq, int64_t n, int64_t rows)
+{
+	(type == TFM_TYPE_Q8_0 ? tfm_cpu_qgemv_q8x8_scalar : type == TFM_TYPE_Q5_0
+	 ? tfm_cpu_qgemv_q5x8_scalar : tfm_cpu_qgemv_q4x8_scalar)(y, g8, xq, n, rows);
+}
+
 /* q4_0, q5_0 and q8_0 regrouped by eight rows (qx8.c): the AVX2 kernels give the
  * scalar definitions' bits; both are within 1e-5 (of the largest |y|) of
  * lib/quant's one-row dots, whose sums they take in another order; the
@@ -1215,20 +1276,9 @@ static void t_qx8(void)
 	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
 	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *g = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
-	int fast = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0;
-#if defined(__x86_64__)
-	/* (clang's __builtin_cpu_supports has no "f16c"; every AVX2 + FMA
-	 * processor has it, as cpu.c's dispatch assumes) */
-	const char *fast_name = "AVX2", *no_fast = "no AVX2 here";
-	fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#elif defined(__aarch64__)
-	/* as cpu.c's qx8_for chooses them */
-	const char *fast_name = "SDOT", *no_fast = "lib/quant does not run dotprod here";
-	fast = !strcmp(tfm_quant_isa(), "dotprod");
-#else
-	const char *fast_name = "", *no_fast = "no regrouped kernel for this processor";
-#endif
-	const struct tfm_backend *be = tfm_backend_cpu();
+	int bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0;
+	const char *fast_name, *no_fast;
+	int fast = regroup_fast(&fast_name, &no_fast);
 	for (int ti = 0; ti < 3; ti++)
 	for (int ri = 0; ri < 3; ri++)
 		for (int ni = 0; ni < 3; ni++)
@@ -1252,9 +1302,7 @@ static void t_qx8(void)
 				for (int t = 0; t < 3; t++)
 					tfm_quantize_row(TFM_TYPE_Q8_0, x + t * n, xq + t * xb, n);
 				(q8 ? tfm_cpu_q8x8_pack : q5 ? tfm_cpu_q5x8_pack : tfm_cpu_q4x8_pack)(g, wq, rb, n, rows);
-				tfm_cpu_qx8_fn sc = q8 ? tfm_cpu_qgemv_q8x8_scalar
-						  : q5 ? tfm_cpu_qgemv_q5x8_scalar : tfm_cpu_qgemv_q4x8_scalar;
-				sc(ys, g, xq, n, rows);
+				qx8_scalar(type, ys, g, xq, n, rows);
 				float big = 0;
 				for (int64_t r = 0; r < rows; r++)
 					big = fmaxf(big, fabsf(ys[r]));
@@ -1276,23 +1324,9 @@ static void t_qx8(void)
 				/* the backend, 1 and 3 tokens, 1 and 2 threads */
 				struct tfm_mat m = {.data = wq, .type = type, .in = n, .out = rows,
 						    .row_bytes = rb};
-				size_t need = be->repack ? be->repack(&m, NULL) : 0;
-				void *dec = need ? malloc(need) : NULL;
-				if (!dec)
-					continue;
-				be->repack(&m, dec);
-				mm_ran++;
-				m.dec = dec;
-				for (int64_t nt = 1; nt <= 3; nt += 2)
-					for (int th = 0; th < 2; th++) {
-						struct tfm_kexec k = kx(th);
-						be->matmul(&k, th ? y1 : ya, x, &m, nt);
-						for (int64_t t = 0; t < nt; t++) {
-							sc(ys, g, xq + t * xb, n, rows);
-							bad_mm += memcmp(ys, (th ? y1 : ya) + t * rows, rows * 4) != 0;
-						}
-					}
-				free(dec);
+				int bad = regroup_backend(&m, x, xq, xb, g, qx8_scalar, 0, ys, ya, y1);
+				if (bad >= 0)
+					mm_ran++, bad_mm += bad;
 			}
 	CHECK_MSG(!bad_bits, "qx8: the %s kernels differ from the scalar ones in %d cases", fast_name,
 		  bad_bits);
@@ -1323,18 +1357,9 @@ static void t_qx8k(void)
 	float *w = malloc(MAXN * MAXR * 4), *x = malloc(MAXN * 4 * 3);
 	float *ys = malloc(MAXR * 3 * 4), *ya = malloc(MAXR * 3 * 4), *y1 = malloc(MAXR * 3 * 4);
 	uint8_t *wq = malloc(2 * MAXN * MAXR), *g = malloc(2 * MAXN * MAXR), *xq = malloc(2 * MAXN * 3);
-	int fast = 0, bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0, cases = 0;
-#if defined(__x86_64__)
-	const char *fast_name = "AVX2", *no_fast = "no AVX2 here";
-	fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#elif defined(__aarch64__)
-	/* as cpu.c's qx8_for chooses them */
-	const char *fast_name = "SDOT", *no_fast = "lib/quant does not run dotprod here";
-	fast = !strcmp(tfm_quant_isa(), "dotprod");
-#else
-	const char *fast_name = "", *no_fast = "no regrouped kernel for this processor";
-#endif
-	const struct tfm_backend *be = tfm_backend_cpu();
+	int bad_bits = 0, bad_dot = 0, bad_mm = 0, mm_ran = 0, cases = 0;
+	const char *fast_name, *no_fast;
+	int fast = regroup_fast(&fast_name, &no_fast);
 	for (int ti = 0; ti < 3; ti++)
 	for (int ri = 0; ri < 3; ri++)
 		for (int ni = 0; ni < 2; ni++)
@@ -1388,24 +1413,11 @@ static void t_qx8k(void)
 #endif
 				struct tfm_mat m = {.data = wq, .type = type, .in = n, .out = rows,
 						    .row_bytes = rb};
-				size_t need = be->repack ? be->repack(&m, NULL) : 0;
-				void *dec = need ? malloc(need) : NULL;
-				if (!dec)
-					continue;
-				CHECK(need == (size_t)rows * nb * tfm_cpu_qx8k_block_bytes(type));
-				be->repack(&m, dec);
-				mm_ran++;
-				m.dec = dec;
-				for (int64_t nt = 1; nt <= 3; nt += 2)
-					for (int th = 0; th < 2; th++) {
-						struct tfm_kexec k = kx(th);
-						be->matmul(&k, th ? y1 : ya, x, &m, nt);
-						for (int64_t t = 0; t < nt; t++) {
-							tfm_cpu_qgemv_qx8k_scalar(type, ys, g, xq + t * xb, n, rows);
-							bad_mm += memcmp(ys, (th ? y1 : ya) + t * rows, rows * 4) != 0;
-						}
-					}
-				free(dec);
+				int bad = regroup_backend(&m, x, xq, xb, g, tfm_cpu_qgemv_qx8k_scalar,
+							  (size_t)rows * nb * tfm_cpu_qx8k_block_bytes(type),
+							  ys, ya, y1);
+				if (bad >= 0)
+					mm_ran++, bad_mm += bad;
 			}
 	CHECK(cases == 54);
 	CHECK_MSG(!bad_bits, "qx8k: the %s kernels differ from the scalar ones in %d cases", fast_name,
