@@ -2,11 +2,14 @@
  * f32/f16/bf16 weights is a matrix-vector product with AVX2/AVX-512 dot
  * products; decode and batches up to 16 tokens of quantized weights use
  * integer dots against the activations quantized once per matmul to q8_0 /
- * q8_1 / q8_K (llama.cpp's numerics): the 4-row AVX-512 VNNI kernels of
- * qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for q4_K, q5_K,
- * q6_K (AVX2: qgemv-avx2.c for q4_0, q4_1, q5_0, q5_1, qgemv-k-avx2.c for
- * q4_K, q5_K; qgemv_for says why not q8_0 and q6_K),
- * lib/quant's one-row dots for the others.  Prefill (more tokens) of every
+ * q8_1 / q8_K (llama.cpp's numerics): on AVX2 and AVX-512 alike, the
+ * 8-row kernels of a copy regrouped by eight rows for q4_0, q5_0, q8_0
+ * (qx8.c, qgemv-avx2.c) and q4_K, q5_K, q6_K (qx8k.c, qx8k-avx2.c;
+ * qx8_for); where a matrix has no such copy, the 4-row AVX-512 VNNI
+ * kernels of qgemv-avx512.c for q4_0, q5_0, q4_1 and qgemv-k-avx512.c for
+ * q4_K, q5_K, q6_K (AVX2: qgemv-avx2.c for q4_0, q4_1, q5_0, q5_1,
+ * qgemv-k-avx2.c for q4_K, q5_K; qgemv_for), lib/quant's one-row dots for
+ * the others.  Prefill (more tokens) of every
  * quantized type is an 8-bit GEMM (x quantized to q8_0 once, as
  * llama.cpp): igemm-avx512.c with VNNI, igemm-avx2.c on any other AVX2
  * processor and for q5_1 and q6_K everywhere; f32/f16/bf16, and the scalar
@@ -588,9 +591,10 @@ int tfm_cpu_igemm_takes(int type)
 }
 
 /* The multi-row integer kernel for a weight type on this CPU, or NULL (then
- * lib/quant's one-row dot products).  On AVX2, matrices of q4_0, q5_0 and
- * q8_0 in whole groups of eight rows decode from their regrouped copy
- * instead (qx8_for, cpu_repack); what follows is for the others.
+ * lib/quant's one-row dot products).  On AVX2 and AVX-512, matrices of
+ * q4_0, q5_0, q8_0, q4_K, q5_K and q6_K in whole groups of eight rows
+ * decode from their regrouped copy instead (qx8_for, cpu_repack); what
+ * follows is for the others (and was measured before that copy).
  * AVX-512: not q8_0, its rows stream
  * from memory at 24 GB/s one at a time but ~20 four at a time (measured, one
  * thread, 576 x 49152), and decode of q8_0 weights is bound by that stream.
@@ -676,10 +680,16 @@ static tfm_cpu_qgemv_fn qgemv_for(int type)
 
 /* The kernel for weights of type regrouped by eight (w->dec) on the
  * instruction set in use, or NULL (then w's rows as the file has them).
- * AVX2, and arm64 with SDOT (unmeasured there: qx8-neon.h, qx8k-neon.h):
- * an AVX-512 processor keeps its four-row kernels, measured there, and so
- * does arm64 without SDOT; a model loaded on one path and run on another
- * (TFM_ISA, tfm_cpu_set_isa) reads the file's rows. */
+ * AVX2, AVX-512 (the same AVX2 kernels) and arm64 with SDOT (unmeasured
+ * there: qx8-neon.h, qx8k-neon.h); arm64 without SDOT keeps its four-row
+ * kernels; a model loaded on one path and run on another (TFM_ISA,
+ * tfm_cpu_set_isa) reads the file's rows.  AVX-512: on a 2-core Zen 4
+ * EPYC (AVX-512 VNNI, 32 MiB L3), SmolLM2-135M's files decode with the
+ * regrouped AVX2 kernels at q4_0 160-182 tokens/s on one thread (the
+ * AVX-512 four-row kernels: 110-115), q4_K_M 137-138 (95-98), q8_0
+ * 122-123 (99-102, the one-row dot), and on two threads q4_0 228-252
+ * (158-194), q4_K_M 149-190 (128-134), q8_0 160-167 (147-151) (tg128,
+ * two rounds, each file and thread count with and without in turn). */
 static tfm_cpu_qx8_fn qx8_for(int type)
 {
 #if defined(__aarch64__)
@@ -694,7 +704,7 @@ static tfm_cpu_qx8_fn qx8_for(int type)
 		}
 #endif
 #if defined(__x86_64__)
-	if (g_isa.qgemv_avx2)
+	if (g_isa.qgemv_avx2 || g_isa.qgemv_ok)
 		switch (type) {
 		case TFM_TYPE_Q4_0: return tfm_cpu_qgemv_q4x8_avx2;
 		case TFM_TYPE_Q5_0: return tfm_cpu_qgemv_q5x8_avx2;
@@ -718,7 +728,7 @@ static size_t dec_row_bytes(const struct tfm_mat *w)
 
 /* q4_0, q5_0 and q8_0 (qx8.c) and q4_K, q5_K and q6_K (qx8k.c)
  * matrices of whole groups of eight rows, regrouped for decode where
- * qx8_for has a kernel (AVX2; arm64 with SDOT).  The caller (load.c) skips
+ * qx8_for has a kernel (AVX2, AVX-512; arm64 with SDOT).  The caller (load.c) skips
  * stacked experts.  The file's rows stay for prefill's 8-bit GEMM and for
  * embedding lookups, so these weights are in memory twice, as llama.cpp's
  * CPU_REPACK buffer keeps them. */
