@@ -283,6 +283,27 @@ static void nlin(float *y, const float *W, const float *b, const float *x, int64
 	}
 }
 
+/* the smallest gap, over the naive pass's routings since it was last set
+ * to 1e30, between the router logits of the k-th expert and the next */
+static double moe_margin = 1e30;
+
+/* moe_margin after a routing of K of E experts by probabilities p (of
+ * sigmoids or of a softmax) */
+static void note_margin(const double *p, int64_t E, int64_t K, int sigmoid)
+{
+	double l[64];
+	for (int64_t e = 0; e < E; e++) /* logits, up to a constant for the softmax */
+		l[e] = sigmoid ? log(p[e] / (1 - p[e])) : log(p[e]);
+	for (int64_t a = 0; a < E; a++) /* descending */
+		for (int64_t b = a + 1; b < E; b++)
+			if (l[b] > l[a]) {
+				double t = l[a];
+				l[a] = l[b], l[b] = t;
+			}
+	if (K < E && l[K - 1] - l[K] < moe_margin)
+		moe_margin = l[K - 1] - l[K];
+}
+
 /* naive mixture of experts for one token: y = sum over the top-k experts of
  * weight * down(silu(gate x) * up x) (moe.weight_in: down(silu(gate wx) *
  * up wx)), + sigmoid(g . x) * shared(x) (no gate without its tensor) */
@@ -307,6 +328,7 @@ static void nmoe(const struct tm *m, int64_t l, const float *x, float *y)
 		for (int64_t e = 0; e < E; e++)
 			p[e] /= sum;
 	}
+	note_margin(p, E, K, s->moe_gate == TFM_MOE_GATE_SIGMOID);
 	int used[64] = {0};
 	int64_t pick[8];
 	double wsum = 0;
@@ -617,6 +639,28 @@ static int run(struct tm *tm, const int32_t *tok, int64_t T, int64_t n_ctx, int 
 	return st;
 }
 
+/* T tokens in [0, V), as check_model draws them */
+static void draw_tokens(int32_t *tok, int64_t T, int64_t V)
+{
+	for (int64_t t = 0; t < T; t++)
+		tok[t] = (int32_t)((frand() + 1) * 0.5f * (float)(V - 1));
+}
+
+/* moe_margin of the naive pass over the T tokens check_model will draw next
+ * (the generator is left as it was) */
+static double naive_moe_margin(const struct tm *tm, int64_t T)
+{
+	uint64_t keep = rng;
+	int32_t tok[64];
+	draw_tokens(tok, T, tm->s.n_vocab);
+	rng = keep;
+	float *want = malloc(T * tm->s.n_vocab * 4);
+	moe_margin = 1e30;
+	naive(tm, tok, T, want);
+	free(want);
+	return moe_margin;
+}
+
 /* check_model's tolerance against the naive pass, relative to the largest
  * logit; 0: 1e-4 absolute (f32 activations throughout) */
 static double naive_rtol;
@@ -625,8 +669,7 @@ static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ct
 {
 	int64_t V = tm->s.n_vocab;
 	int32_t tok[64];
-	for (int64_t t = 0; t < T; t++)
-		tok[t] = (int32_t)((frand() + 1) * 0.5f * (float)(V - 1));
+	draw_tokens(tok, T, V);
 	float *pre1 = malloc(T * V * 4), *dec1 = malloc(T * V * 4), *want = malloc(T * V * 4);
 	float *pre2 = malloc(T * V * 4), *dec2 = malloc(T * V * 4);
 	CHECK_OK(run(tm, tok, T, n_ctx, 1, pre1, dec1));
@@ -639,8 +682,11 @@ static void check_model(const char *what, struct tm *tm, int64_t T, int64_t n_ct
 		scale = fabs(want[i]) > scale ? fabs(want[i]) : scale;
 	fprintf(stderr, "  %-28s prefill-decode %.2g, prefill-naive %.2g, decode-naive %.2g "
 		"(|logit| <= %.2g)\n", what, dpd, dnv, dnd, scale);
-	CHECK_MSG(dpd < 1e-4, "%s: prefill vs decode %g", what, dpd);
 	double tol = naive_rtol > 0 ? naive_rtol * scale : 1e-4;
+	/* quantized weights on "scalar": a prefill of 16 tokens or more is
+	 * sgemm on f32 rows (no 8-bit GEMM), decode the 8-bit dots */
+	double ptol = naive_rtol > 0 && !strcmp(tfm_cpu_isa(), "scalar") ? tol : 1e-4;
+	CHECK_MSG(dpd < ptol, "%s: prefill vs decode %g", what, dpd);
 	CHECK_MSG(dnv < tol, "%s: prefill vs naive %g", what, dnv);
 	CHECK_MSG(dnd < tol, "%s: decode vs naive %g", what, dnd);
 	CHECK_MSG(!memcmp(pre1, pre2, T * V * 4), "%s: prefill differs with 2 threads", what);
@@ -924,13 +970,31 @@ static void t_moe(void)
 	 * expert's rows are not a matrix the cpu backend may regroup for
 	 * decode (a regrouped copy of the stack's first rows gave every
 	 * expert the first one's weights); 17 tokens: prefill takes the
-	 * 8-bit GEMM on the file's rows, decode the integer dots */
-	m = (struct tm){.wtype = TFM_TYPE_Q8_0};
-	t_base_spec(&m.s);
-	m.s.n_embd = 32, m.s.head_dim = 8, m.s.n_ff = 64;
-	m.s.n_expert = 4, m.s.n_expert_used = 2, m.s.n_ff_expert = 32;
-	m.s.layer_moe[0] = m.s.layer_moe[1] = 1;
-	build(&m);
+	 * 8-bit GEMM on the file's rows, decode the integer dots.
+	 * The 8-bit activations move a router logit by some 0.07 from the
+	 * naive pass's: over 300 seeds (Zen 4, AVX-512), tfm sent a token to
+	 * another expert (logits 0.3-1.0 from naive, against a tolerance of
+	 * 0.19) at smallest naive gaps between the second and third expert as
+	 * wide as 0.068, never at 0.1 or more (44 seeds).  So the weights
+	 * are those of the first seed whose naive routing has a gap of 0.2 or
+	 * more at every token and layer, whatever earlier tests drew; a
+	 * near-tie made the test pass or fail by instruction set and test
+	 * order. */
+	double margin = 0;
+	for (uint64_t seed = 1; seed <= 64 && margin < 0.2; seed++) {
+		if (seed > 1)
+			tm_free(&m);
+		m = (struct tm){.wtype = TFM_TYPE_Q8_0};
+		t_base_spec(&m.s);
+		m.s.n_embd = 32, m.s.head_dim = 8, m.s.n_ff = 64;
+		m.s.n_expert = 4, m.s.n_expert_used = 2, m.s.n_ff_expert = 32;
+		m.s.layer_moe[0] = m.s.layer_moe[1] = 1;
+		rng = seed * 0x9E3779B97F4A7C15ull;
+		build(&m);
+		margin = naive_moe_margin(&m, 17);
+	}
+	CHECK_MSG(margin >= 0.2, "moe q8_0 experts: no seed of 64 routes with a gap of 0.2 (%g)", margin);
+	fprintf(stderr, "  %-28s router gap >= %.2g in the naive pass\n", "moe q8_0 experts", margin);
 	naive_rtol = 0.05;
 	check_model("moe q8_0 experts", &m, 17, 32);
 	naive_rtol = 0;
